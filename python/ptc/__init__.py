@@ -1,0 +1,76 @@
+"""ptc: a runtime for PTC-Lisp, the small safe Clojure subset that LLMs write.
+
+Evaluate programs against your data (``data/...``) and tools (``tool/...``), keep the LLM's
+definitions between turns, and render values the way an LLM should see them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._keyword import Keyword
+from .errors import (
+    AnalysisError,
+    ArgumentError,
+    InternalError,
+    LimitError,
+    LispError,
+    NameResolutionError,
+    ParseError,
+    ProgramFailed,
+    PtcError,
+    ToolError,
+)
+from .limits import Limits
+from .session import Definition, Description, Memory, Result, Session, ToolCall, eval, run
+
+__version__: str = _core.__version__
+
+
+def to_clojure(
+    value: Any,
+    limit: int | None = None,
+    printable_limit: int | None = None,
+    *,
+    hide_private: bool = False,
+) -> tuple[str, bool]:
+    """Prints a value in Clojure syntax, truncated: ``(text, truncated)``.
+
+    Collections longer than ``limit`` show their first ``limit`` items; strings longer than
+    ``printable_limit`` characters are cut and end in ``...``. With ``hide_private`` map entries
+    whose key starts with ``_`` are omitted. The cost is proportional to what is printed.
+    """
+    return _core.to_clojure(value, limit, printable_limit, hide_private)
+
+
+def type_label(value: Any) -> str:
+    """The type label of a value: ``list[3]``, ``map[2]``, ``string``, ``integer``, ..."""
+    return _core.type_label(value)
+
+
+__all__ = [
+    "AnalysisError",
+    "ArgumentError",
+    "Definition",
+    "Description",
+    "InternalError",
+    "Keyword",
+    "LimitError",
+    "Limits",
+    "LispError",
+    "Memory",
+    "NameResolutionError",
+    "ParseError",
+    "ProgramFailed",
+    "PtcError",
+    "Result",
+    "Session",
+    "ToolCall",
+    "ToolError",
+    "__version__",
+    "eval",
+    "run",
+    "to_clojure",
+    "type_label",
+]

@@ -1,0 +1,602 @@
+"""``SubAgent``: the multi-turn loop in which an LLM writes PTC-Lisp.
+
+Each turn: render the messages (compression strategy over the turns so far), ask the LLM, extract
+the program, run it in the agent's :class:`ptc.Session`, record an immutable :class:`Turn`. The run
+ends on ``(return v)``, ``(fail reason)``, after ``max_turns`` turns, or when the LLM cannot be
+reached. The loop itself is a generator that yields "call the LLM" / "run this program" requests,
+so the sync and async drivers share every decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ptc
+from ptc.compression import (
+    Compression,
+    DataEntry,
+    Message,
+    ToolSpec,
+    normalize,
+)
+from ptc.compression.signature import (
+    Signature,
+    check_value,
+    first_doc_line,
+    lisp_name,
+    parse_signature,
+    signature_from_callable,
+)
+from ptc.llm import LLM, LLMReply, RetryPolicy, acall_llm, call_llm, is_async_llm
+from ptc.prompts import system_prompt as default_system_prompt
+from ptc.step import RunContext, Step, StepError, Usage
+from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
+
+__all__ = ["AgentTool", "SubAgent", "SubAgentError", "Tool", "extract_program"]
+
+DEFAULT_MAX_TURNS = 5  # SS-002
+RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, RESULT_MAX_CHARS = 10, 512, 512  # LANGUAGE §9.2 feedback
+NO_PROGRAM_MESSAGE = (
+    "No PTC-Lisp program found in your reply. Answer with one program in a ```clojure code "
+    "block, for example:\n```clojure\n(def total (count data/items))\n(println total)\n```"
+)
+
+
+class SubAgentError(RuntimeError):
+    """A sub-agent used as a tool did not succeed; the parent sees it as a tool error."""
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+UNSET: Any = _Unset()
+
+
+# --- program extraction ------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_LISP_LANGS = {"", "clojure", "clj", "cljs", "lisp", "ptc", "ptc-lisp", "edn", "scheme"}
+
+
+def extract_program(reply: str) -> str | None:
+    """The program in an LLM reply: all ```clojure/```lisp/``` blocks joined in order, or the
+    whole reply when it is a bare program. None when there is nothing to run."""
+    blocks = [body for lang, body in _FENCE.findall(reply) if lang.lower() in _LISP_LANGS]
+    if blocks:
+        program = "\n".join(b.strip("\n") for b in blocks).strip()
+        return program or None
+    if "```" in reply:
+        return None  # fenced code in another language: not ours
+    text = reply.strip()
+    if text.startswith(("(", ";", "[", "{")):
+        return text
+    return None
+
+
+# --- tools -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A host function with an optional explicit signature (``(category :string) -> :string``)
+    and description; without them both come from type hints and the docstring's first line."""
+
+    fn: Callable[..., Any]
+    name: str | None = None
+    signature: str | None = None
+    description: str | None = None
+
+    def spec(self, name: str) -> ToolSpec:
+        sig = (
+            parse_signature(self.signature) if self.signature else signature_from_callable(self.fn)
+        )
+        if sig.params is None:  # a bare return type was given
+            sig = Signature(signature_from_callable(self.fn).params, sig.returns)
+        params = tuple(p.name for p in sig.params or ())
+        return ToolSpec(name, params, str(sig), self.description or first_doc_line(self.fn))
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """A :class:`SubAgent` offered to another agent as a tool (see :meth:`SubAgent.as_tool`)."""
+
+    agent: SubAgent
+    name: str
+    description: str | None = None
+
+    def spec(self, name: str | None = None) -> ToolSpec:
+        sig = self.agent._signature
+        params = tuple(p.name for p in (sig.params or ())) if sig else ()
+        if sig is not None and sig.params is not None:
+            text = str(sig)
+        else:
+            text = f"() -> {sig.returns if sig else ':any'}"
+        return ToolSpec(name or self.name, params, text, self.description)
+
+
+ToolsArg = Mapping[str, Any] | Sequence[Any] | None
+
+
+def _tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
+    """Normalize the ``tools=`` argument to (lisp name, Tool | AgentTool) pairs, in order."""
+    if tools is None:
+        return []
+    items: list[tuple[str | None, Any]]
+    if isinstance(tools, Mapping):
+        items = list(tools.items())
+    else:
+        items = [(None, t) for t in tools]
+    out: list[tuple[str, Tool | AgentTool]] = []
+    for name, value in items:
+        if isinstance(value, AgentTool):
+            out.append((name or value.name, value))
+            continue
+        if isinstance(value, tuple):  # (fn, signature) or (fn, signature, description)
+            value = Tool(value[0], None, *value[1:])
+        if not isinstance(value, Tool):
+            if not callable(value):
+                raise TypeError(f"tool {name or value!r} is not callable")
+            value = Tool(value)
+        tool_name = name or value.name or lisp_name(getattr(value.fn, "__name__", "tool"))
+        out.append((tool_name, value))
+    return out
+
+
+# --- configuration and inheritance (API-007) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Config:
+    llm: LLM | None
+    compression: tuple[Compression | None, dict[str, int]]
+    limits: Any
+    retry: RetryPolicy
+
+
+_DEFAULT_CONFIG = _Config(None, (None, {}), None, RetryPolicy())
+
+
+class SubAgent:
+    """An LLM agent that answers a mission by writing PTC-Lisp over ``data`` and ``tools``.
+
+    Options left unset (``llm``, ``compression``, ``limits``, ``retry``) are inherited from the
+    parent when this agent runs as another agent's tool (API-007), else take their defaults:
+    no compression (API-003), default limits, 3 LLM attempts.
+    """
+
+    def __init__(
+        self,
+        prompt: str,
+        *,
+        llm: LLM | None = None,
+        tools: ToolsArg = None,
+        data: Mapping[str, Any] | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        compression: Any = UNSET,
+        signature: str | None = None,
+        limits: Any = None,
+        retry: RetryPolicy | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        if not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+        self.prompt = prompt
+        self.llm = llm
+        self.tools = _tool_entries(tools)
+        self.data = dict(data or {})
+        self.max_turns = max_turns
+        self.signature = signature
+        self._signature = parse_signature(signature) if signature else None
+        self.limits = limits
+        self.retry = retry
+        self.system_prompt = system_prompt
+        self._compression_spec = compression
+        # Normalize now so a bad option fails at construction, not mid-run.
+        self._compression = None if compression is UNSET else normalize(compression)
+
+    def __repr__(self) -> str:
+        return f"SubAgent(prompt={self.prompt!r}, max_turns={self.max_turns})"
+
+    def as_tool(self, name: str, description: str | None = None) -> AgentTool:
+        """Offer this agent to another agent as ``(tool/name {...})``. The call's named
+        arguments become this agent's ``data`` (and fill ``{{name}}`` placeholders of its prompt);
+        the tool returns the value this agent returns, or fails with its error."""
+        return AgentTool(self, name, description)
+
+    def _config(self, parent: _Config | None) -> _Config:
+        base = parent or _DEFAULT_CONFIG
+        return _Config(
+            llm=self.llm if self.llm is not None else base.llm,
+            compression=self._compression if self._compression is not None else base.compression,
+            limits=self.limits if self.limits is not None else base.limits,
+            retry=self.retry if self.retry is not None else base.retry,
+        )
+
+    # --- public entry points ---------------------------------------------------------
+
+    def run(self, data: Mapping[str, Any] | None = None) -> Step:
+        """Run the loop to completion (a coroutine LLM is driven with ``asyncio.run``)."""
+        return self._run_sync(_Runner(self, self._config(None), data))
+
+    async def arun(self, data: Mapping[str, Any] | None = None) -> Step:
+        """Async twin of :meth:`run`; sync LLM callables and programs run in worker threads."""
+        return await _drive_async(_Runner(self, self._config(None), data))
+
+    def resume(self, step: Step) -> Step:
+        """Continue a stored run: the Session state is rebuilt by replaying the programs of its
+        turns with their recorded tool results (no tool is called again), then the loop goes on."""
+        runner = _Runner(self, self._config(None), None, previous=step)
+        return self._run_sync(runner)
+
+    async def aresume(self, step: Step) -> Step:
+        runner = _Runner(self, self._config(None), None, previous=step)
+        return await _drive_async(runner)
+
+    def _run_sync(self, runner: _Runner) -> Step:
+        if runner.config.llm is not None and is_async_llm(runner.config.llm):
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(_drive_async(runner))
+            raise RuntimeError("this agent's LLM is async; use 'await agent.arun()' inside a loop")
+        return _drive_sync(runner)
+
+
+# --- the loop ----------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([\w-]+)\s*\}\}")
+
+
+def _fill(template: str, values: Mapping[str, Any]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        for k in (key, key.replace("-", "_"), key.replace("_", "-")):
+            if k in values:
+                return str(values[k])
+        return m.group(0)
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+class _ReplayError(RuntimeError):
+    pass
+
+
+class _Runner:
+    """State of one run. ``loop()`` is the sans-IO core shared by both drivers."""
+
+    def __init__(
+        self,
+        agent: SubAgent,
+        config: _Config,
+        data: Mapping[str, Any] | None,
+        previous: Step | None = None,
+    ) -> None:
+        if config.llm is None:
+            raise ValueError("SubAgent needs an llm (or a parent agent to inherit one from)")
+        self.agent = agent
+        self.config = config
+        self.llm: LLM = config.llm
+        self.loop_ref: asyncio.AbstractEventLoop | None = None
+        self._replay: list[ToolCallRecord] | None = None
+        self.strategy, opts = config.compression
+        self.opts = opts or normalize(True)[1]  # sample/arg limits apply even without compression
+        merged = {**agent.data, **(data or {})}
+        tools = {name: self._wrap(name, tool) for name, tool in agent.tools}
+        self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
+        self.context = RunContext(
+            mission=_fill(agent.prompt, merged),
+            system_prompt=agent.system_prompt or default_system_prompt(),
+            max_turns=agent.max_turns,
+            tools=tuple(t.spec(n) for n, t in agent.tools),
+            data=tuple(self._data_entry(k) for k in self.session.data_keys),
+            compression=self.strategy.name if self.strategy is not None else None,
+            compression_opts=dict(opts),
+            signature=agent.signature,
+        )
+        self.turns: list[Turn] = []
+        self.messages: list[list[Message]] = []
+        self.usage = Usage()
+        self.started = time.perf_counter()
+        if previous is not None:
+            self._restore(previous)
+
+    # --- setup helpers -------------------------------------------------------------
+
+    def _data_entry(self, key: str) -> DataEntry:
+        desc = self.session.describe_data(
+            key, self.opts["sample_limit"], self.opts["sample_printable_limit"]
+        )
+        # Keys starting with "_" are firewalled: the LLM may use them but never sees contents.
+        sample = None if key.startswith("_") else desc.sample
+        return DataEntry(key, desc.type, sample)
+
+    def _wrap(self, name: str, tool: Tool | AgentTool) -> Callable[..., Any]:
+        if isinstance(tool, AgentTool):
+            target = self._child_caller(tool)
+        else:
+            target = tool.fn
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._replay is not None:
+                return self._replayed(name)
+            return target(*args, **kwargs)
+
+        call.__name__ = getattr(target, "__name__", name)
+        call.__doc__ = getattr(target, "__doc__", None)
+        call.__wrapped__ = target  # type: ignore[attr-defined]
+        return call
+
+    def _replayed(self, name: str) -> Any:
+        assert self._replay is not None
+        if not self._replay or self._replay[0].name != name:
+            raise _ReplayError(f"replay diverged at a call to tool {name!r}")
+        record = self._replay.pop(0)
+        if record.error is not None:
+            raise _ReplayError(record.error)
+        return record.result
+
+    def _child_caller(self, tool: AgentTool) -> Callable[..., Any]:
+        child = tool.agent
+        parent_config = self.config
+
+        def call_child(*args: Any, **kwargs: Any) -> Any:
+            data: dict[str, Any] = dict(kwargs)
+            sig = child._signature
+            names = [p.name for p in (sig.params or ())] if sig else []
+            if len(args) == 1 and isinstance(args[0], Mapping) and not names:
+                data.update(args[0])
+            elif args and len(names) >= len(args):
+                data.update(zip(names, args, strict=False))
+            elif args:
+                data["args"] = list(args)
+            config = child._config(parent_config)
+            runner = _Runner(child, config, data)
+            if self.loop_ref is not None:  # parent runs under arun: child joins that loop
+                future = asyncio.run_coroutine_threadsafe(_drive_async(runner), self.loop_ref)
+                step = future.result()
+            else:
+                step = child._run_sync(runner)
+            if not step.ok:
+                assert step.error is not None
+                raise SubAgentError(f"sub-agent {tool.name!r} failed: {step.error.message}")
+            return step.value
+
+        call_child.__name__ = tool.name.replace("-", "_")
+        return call_child
+
+    def _restore(self, step: Step) -> None:
+        last = step.turns[-1] if step.turns else None
+        if last is not None and ((last.returned and last.success) or last.failed):
+            raise ValueError("this step already finished; nothing to resume")
+        for turn in step.turns:
+            ran = turn.error is None or turn.error.type == "validation_error"
+            if turn.program is None or not ran:
+                continue  # failed runs left the Session unchanged
+            self._replay = list(turn.tool_calls)
+            try:
+                result = self.session.run(turn.program)
+            finally:
+                leftover, self._replay = self._replay, None
+            if result.error is not None or leftover:
+                raise ValueError(f"cannot resume: replaying turn {turn.number} diverged")
+        self.turns = list(step.turns)
+        self.messages = [list(m) for m in step.messages]
+        self.usage = step.usage
+
+    # --- the loop --------------------------------------------------------------------
+
+    def loop(self) -> Generator[tuple[str, Any], Any, Step]:
+        max_turns = self.context.max_turns
+        while len(self.turns) < max_turns:
+            messages, stats = self.context.messages_for(self.turns, self.strategy)
+            self.messages.append(messages)
+            self.usage = self.usage.with_stats(stats)
+            t0 = time.perf_counter()
+            try:
+                reply, retries = yield ("llm", messages)
+            except Exception as exc:
+                msg = f"LLM call failed: {type(exc).__name__}: {exc}"
+                return self._finish(StepError("llm_error", msg))
+            llm_ms = (time.perf_counter() - t0) * 1000
+            self.usage = self.usage.add(reply.usage, retries)
+            turn = yield from self._turn(reply, llm_ms)
+            self.turns.append(turn)
+            if turn.failed:
+                reason = turn.result
+                return self._finish(StepError("fail", _text(reason), value=reason))
+            if turn.success and (turn.returned or max_turns == 1):
+                return self._finish(None, turn.result)  # SS-001: last value is the answer
+        return self._finish(self._out_of_turns())
+
+    def _turn(self, reply: LLMReply, llm_ms: float) -> Generator[tuple[str, Any], Any, Turn]:
+        number = len(self.turns) + 1
+        previous_memory = self.turns[-1].memory if self.turns else ()
+        program = extract_program(reply.content)
+        base = {"number": number, "response": reply.content, "usage": dict(reply.usage)}
+        if program is None:
+            return Turn(
+                program=None,
+                result=None,
+                prints=(),
+                tool_calls=(),
+                memory=previous_memory,
+                success=False,
+                error=TurnError("no_program", NO_PROGRAM_MESSAGE),
+                llm_ms=llm_ms,
+                **base,
+            )
+        t0 = time.perf_counter()
+        try:
+            result = yield ("run", program)
+        except Exception as exc:  # the core should not raise; keep the loop alive if it does
+            return Turn(
+                program=program,
+                result=None,
+                prints=(),
+                tool_calls=(),
+                memory=previous_memory,
+                success=False,
+                error=TurnError(getattr(exc, "type", "internal_error"), str(exc)),
+                llm_ms=llm_ms,
+                **base,
+            )
+        run_ms = (time.perf_counter() - t0) * 1000
+        calls = tuple(
+            ToolCallRecord(
+                c.name,
+                tuple(c.args),
+                self._args_text(c.args),
+                c.result,
+                c.error,
+                c.duration_ms,
+            )
+            for c in result.tool_calls
+        )
+        error: TurnError | None = None
+        if result.error is not None:
+            e = result.error
+            error = TurnError(
+                getattr(e, "type", "error"),
+                getattr(e, "message", str(e)),
+                getattr(e, "hint", None),
+                getattr(e, "line", None),
+                getattr(e, "column", None),
+            )
+        elif result.returned or self.context.max_turns == 1:
+            error = self._validate(result.value)
+        ran = result.error is None
+        return Turn(
+            program=program,
+            result=result.value,
+            result_text=_result_text(result.value) if ran else "",
+            prints=tuple(result.prints),
+            tool_calls=calls,
+            memory=self._snapshot() if ran else previous_memory,
+            success=error is None,
+            defined=tuple(d.name for d in result.defined) if ran else (),
+            returned=bool(result.returned),
+            failed=bool(result.failed),
+            error=error,
+            llm_ms=llm_ms,
+            run_ms=run_ms,
+            **base,
+        )
+
+    def _validate(self, value: Any) -> TurnError | None:
+        sig = self.agent._signature
+        if sig is None:
+            return None
+        problem = check_value(value, sig.returns)
+        if problem is None:
+            return None
+        message = (
+            f"Returned value does not match the signature {sig.returns}: {problem}. "
+            "Fix the value and return again."
+        )
+        return TurnError("validation_error", message)
+
+    def _args_text(self, args: Sequence[Any]) -> str:
+        lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
+        return " ".join(ptc.to_clojure(a, lim, plim)[0] for a in args)
+
+    def _snapshot(self) -> tuple[MemoryEntry, ...]:
+        lim, plim = self.opts["sample_limit"], self.opts["sample_printable_limit"]
+        custom = (lim, plim) != (3, 80)
+        entries = []
+        for d in self.session.definitions:
+            typ, sample = d.type, d.sample
+            if custom and d.kind == "value":
+                desc = self.session.describe(d.name, lim, plim)
+                typ, sample = desc.type, desc.sample
+            params = tuple(d.params) if d.params is not None else None
+            entries.append(MemoryEntry(d.name, d.kind, typ, sample, d.doc, params, d.return_type))
+        return tuple(entries)
+
+    def _out_of_turns(self) -> StepError:
+        n = self.context.max_turns
+        last = self.turns[-1] if self.turns else None
+        if n == 1 and last is not None and last.error is not None:
+            e = last.error
+            return StepError(e.type, e.message, hint=e.hint)
+        message = f"max_turns ({n}) reached without (return value) or (fail reason)"
+        if last is not None and last.error is not None:
+            message += f"; last turn failed: {last.error.message}"
+        return StepError("max_turns_exceeded", message)
+
+    def _finish(self, error: StepError | None, value: Any = None) -> Step:
+        return Step(
+            ok=error is None,
+            value=value,
+            error=error,
+            turns=tuple(self.turns),
+            messages=tuple(self.messages),
+            usage=self.usage,
+            context=self.context,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+        )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)[0]
+
+
+def _result_text(value: Any) -> str:
+    text = ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)[0]
+    if len(text) > RESULT_MAX_CHARS:
+        text = text[:RESULT_MAX_CHARS] + "... (truncated)"
+    return text
+
+
+def _drive_sync(runner: _Runner) -> Step:
+    gen = runner.loop()
+    request = next(gen)
+    while True:
+        kind, payload = request
+        try:
+            if kind == "llm":
+                response: Any = call_llm(runner.llm, payload, runner.config.retry)
+            else:
+                response = runner.session.run(payload)
+        except Exception as exc:
+            try:
+                request = gen.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        try:
+            request = gen.send(response)
+        except StopIteration as stop:
+            return stop.value
+
+
+async def _drive_async(runner: _Runner) -> Step:
+    runner.loop_ref = asyncio.get_running_loop()
+    gen = runner.loop()
+    request = next(gen)
+    while True:
+        kind, payload = request
+        try:
+            if kind == "llm":
+                response = await acall_llm(runner.llm, payload, runner.config.retry)
+            else:
+                response = await asyncio.to_thread(runner.session.run, payload)
+        except Exception as exc:
+            try:
+                request = gen.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        try:
+            request = gen.send(response)
+        except StopIteration as stop:
+            return stop.value

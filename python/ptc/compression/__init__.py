@@ -1,0 +1,37 @@
+"""Message-history compression strategies (ARC-003..005).
+
+``normalize(spec)`` turns the ``compression=`` option into ``(strategy, opts)``; a strategy's
+``to_messages(turns, memory, opts)`` renders the chat messages for the next LLM call.
+"""
+
+from __future__ import annotations
+
+from ptc.compression.base import (
+    DEFAULT_OPTIONS,
+    Compression,
+    CompressionStats,
+    DataEntry,
+    Message,
+    RenderOptions,
+    ToolSpec,
+    normalize,
+    register,
+    strategy_by_name,
+)
+from ptc.compression.full import FullHistory
+from ptc.compression.single_user import SingleUserCoalesced
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "Compression",
+    "CompressionStats",
+    "DataEntry",
+    "FullHistory",
+    "Message",
+    "RenderOptions",
+    "SingleUserCoalesced",
+    "ToolSpec",
+    "normalize",
+    "register",
+    "strategy_by_name",
+]

@@ -1,0 +1,120 @@
+"""Line formats shared by the strategies (FMT-001..016, MSG-005, ERR-003)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ptc.compression.base import DataEntry, RenderOptions, ToolSpec
+from ptc.turn import MemoryEntry, ToolCallRecord, Turn
+
+TOOL_HEADER = ";; === tool/ ==="  # FMT-001
+DATA_HEADER = ";; === data/ ==="  # FMT-002
+USER_HEADER = ";; === user/ (your prelude) ==="  # FMT-003
+TOOL_CALLS_HEADER = ";; Tool calls made:"  # FMT-011
+NO_TOOL_CALLS = ";; No tool calls made"  # FMT-013
+OUTPUT_HEADER = ";; Output:"  # FMT-014
+FINAL_TURN = "FINAL TURN - you must call (return result) or (fail reason) now."  # MSG-005
+
+# Comments start in this column (when the entry is shorter), so entries line up in every section.
+COMMENT_COLUMN = 32
+
+
+def aligned(left: str, comment: str | None) -> str:
+    if not comment:
+        return left
+    return f"{left}{' ' * max(2, COMMENT_COLUMN - len(left))}; {comment}"
+
+
+def turns_left_line(turns_left: int) -> str:
+    """``Turns left: N``, N counting the turn about to be taken; the last one gets FINAL_TURN."""
+    return FINAL_TURN if turns_left <= 1 else f"Turns left: {turns_left}"
+
+
+def sanitize_doc(doc: str) -> str:
+    """DEF-007: ``;`` removed; line breaks folded so a docstring stays on its comment line."""
+    return " ".join(doc.replace(";", "").split())
+
+
+def tool_line(tool: ToolSpec) -> str:
+    """FMT-004: ``(tool/name params)      ; signature`` with the description appended."""
+    left = f"(tool/{tool.name}{''.join(' ' + p for p in tool.params)})"
+    comment = tool.signature
+    if tool.description:
+        comment += f' - "{sanitize_doc(tool.description)}"'
+    return aligned(left, comment)
+
+
+def data_line(entry: DataEntry) -> str:
+    """FMT-005: ``data/name      ; type, sample: ...``."""
+    comment = entry.type if entry.sample is None else f"{entry.type}, sample: {entry.sample}"
+    return aligned(f"data/{entry.name}", comment)
+
+
+def memory_line(entry: MemoryEntry, show_sample: bool) -> str:
+    """FMT-006..010: functions with params/docstring/return type, values with type/sample."""
+    if entry.kind == "function":
+        left = f"({entry.name} [{' '.join(entry.params or ())}])"
+        parts = []
+        if entry.doc:
+            parts.append(f'"{sanitize_doc(entry.doc)}"')
+        if entry.return_type:
+            parts.append(f"-> {entry.return_type}")
+        return aligned(left, " ".join(parts))
+    comment = f"= {entry.type}"
+    if entry.doc:
+        comment = f'"{sanitize_doc(entry.doc)}" {comment}'
+    if show_sample and entry.sample is not None:
+        comment += f", sample: {entry.sample}"
+    return aligned(entry.name, comment)
+
+
+def tool_call_line(call: ToolCallRecord) -> str:
+    """FMT-012: ``;   name(args)``; results are never listed here (TC-004)."""
+    return f";   {call.name}({call.args_text})"
+
+
+def cut_print(text: str, max_chars: int) -> str:
+    """TRN-011: one println entry is kept as-is up to ``max_chars`` characters."""
+    return text if len(text) <= max_chars else text[:max_chars] + "..."
+
+
+def namespace_sections(opts: RenderOptions) -> list[str]:
+    """The ``tool/`` and ``data/`` sections: fixed for a run so providers cache them (NS-012)."""
+    sections = []
+    tools: Sequence[ToolSpec] = opts.get("tools", ())
+    if tools:
+        sections.append("\n".join([TOOL_HEADER, *(tool_line(t) for t in tools)]))
+    data: Sequence[DataEntry] = opts.get("data", ())
+    if data:
+        sections.append("\n".join([DATA_HEADER, *(data_line(d) for d in data)]))
+    return sections
+
+
+def first_user_message(opts: RenderOptions, body_sections: Sequence[str], tail: str) -> str:
+    """Mission, a blank line, the context sections, then the turns-left line (MSG-002..005)."""
+    return "\n\n".join([opts.get("mission", ""), *body_sections, tail])
+
+
+def assistant_text(turn: Turn) -> str:
+    """What the LLM wrote, as it is replayed: the program in a fence, or the raw reply."""
+    if turn.program is None:
+        return turn.response
+    return f"```clojure\n{turn.program}\n```"
+
+
+def error_feedback(turn: Turn, max_chars: int) -> str:
+    """ERR-003: ``Error: <message>`` (LANGUAGE §10.1), the hint, and output printed before it."""
+    lines = []
+    if turn.error is not None:
+        lines.append(f"Error: {turn.error.message}")
+        if turn.error.hint:
+            lines.append(f"Hint: {turn.error.hint}")
+    if turn.prints:
+        lines.append(OUTPUT_HEADER)
+        lines.extend(cut_print(p, max_chars) for p in turn.prints)
+    return "\n".join(lines)
+
+
+def with_turns_left(text: str, turns_left: int) -> str:
+    line = turns_left_line(turns_left)
+    return f"{text}\n\n{line}" if text else line

@@ -1,0 +1,188 @@
+"""The Compression protocol (ARC-003), its options and :func:`normalize` (API-001..006)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+from ptc.turn import MemoryEntry, Turn
+
+Message = dict[str, str]
+
+DEFAULT_OPTIONS: Mapping[str, int] = {
+    "println_limit": 15,  # API-004: most recent println calls shown
+    "tool_call_limit": 20,  # API-005: most recent tool calls shown
+    "sample_limit": 3,  # TRN-002: collection items in a sample
+    "sample_printable_limit": 80,  # TRN-002: characters of a string in a sample
+    "tool_args_limit": 3,  # TRN-003
+    "tool_args_printable_limit": 60,  # TRN-003
+    "println_max_chars": 2000,  # TRN-011: one println entry is cut after this
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as shown in the ``tool/`` section (FMT-004)."""
+
+    name: str
+    params: tuple[str, ...]
+    signature: str
+    description: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "params": list(self.params),
+            "signature": self.signature,
+            "description": self.description,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
+        return cls(d["name"], tuple(d["params"]), d["signature"], d.get("description"))
+
+
+@dataclass(frozen=True)
+class DataEntry:
+    """An input data key as shown in the ``data/`` section (FMT-005)."""
+
+    name: str
+    type: str
+    sample: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "sample": self.sample}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DataEntry:
+        return cls(d["name"], d["type"], d.get("sample"))
+
+
+class RenderOptions(TypedDict, total=False):
+    """What a strategy receives as ``opts``: its own options plus the run's fixed context."""
+
+    mission: str
+    system_prompt: str
+    max_turns: int
+    tools: Sequence[ToolSpec]
+    data: Sequence[DataEntry]
+    println_limit: int
+    tool_call_limit: int
+    sample_limit: int
+    sample_printable_limit: int
+    tool_args_limit: int
+    tool_args_printable_limit: int
+    println_max_chars: int
+
+
+@dataclass(frozen=True)
+class CompressionStats:
+    """What one render kept and dropped; the agent puts the last one in ``step.usage``."""
+
+    strategy: str
+    turns_compressed: int = 0
+    tool_calls_shown: int = 0
+    tool_calls_dropped: int = 0
+    printlns_shown: int = 0
+    printlns_dropped: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "turns_compressed": self.turns_compressed,
+            "tool_calls_shown": self.tool_calls_shown,
+            "tool_calls_dropped": self.tool_calls_dropped,
+            "printlns_shown": self.printlns_shown,
+            "printlns_dropped": self.printlns_dropped,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CompressionStats:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+@runtime_checkable
+class Compression(Protocol):
+    """A history strategy: a pure function from turns and memory to chat messages (ARC-004).
+
+    ``to_messages`` must not read clocks, sessions or globals: the same arguments must give the
+    same messages byte for byte, so prompts can be re-derived from stored turns (DBG-003).
+    """
+
+    name: str
+
+    def to_messages(
+        self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
+    ) -> tuple[list[Message], CompressionStats]: ...
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make a strategy known by name so stored steps can re-render (DBG-003)."""
+    _REGISTRY[cls.name] = cls  # type: ignore[attr-defined]
+    return cls
+
+
+def strategy_by_name(name: str) -> Compression:
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ValueError(f"unknown compression strategy {name!r} (known: {known})") from None
+
+
+def _instantiate(strategy: Any) -> Compression:
+    obj = strategy() if isinstance(strategy, type) else strategy
+    if not (hasattr(obj, "to_messages") and isinstance(getattr(obj, "name", None), str)):
+        raise TypeError(
+            f"compression strategy must have a 'name' and 'to_messages()', got {strategy!r}"
+        )
+    return obj
+
+
+def _defaults(strategy: Compression | None) -> dict[str, int]:
+    # A custom strategy may declare extra options (and their defaults) as `default_options`.
+    return {**DEFAULT_OPTIONS, **getattr(strategy, "default_options", {})}
+
+
+def _check_options(opts: Mapping[str, Any], strategy: Compression | None = None) -> dict[str, int]:
+    merged = _defaults(strategy)
+    unknown = set(opts) - set(merged)
+    if unknown:
+        raise ValueError(
+            f"unknown compression option(s) {sorted(unknown)}; known: {sorted(merged)}"
+        )
+    for key, value in opts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"compression option {key} must be a non-negative int, got {value!r}")
+        merged[key] = value
+    return merged
+
+
+def normalize(spec: Any) -> tuple[Compression | None, dict[str, int]]:
+    """Normalize the ``compression=`` option to ``(strategy, opts)`` (API-006).
+
+    ``False``/``None`` -> ``(None, {})``: compression disabled, the full history is sent (API-003).
+    ``True`` -> the default :class:`SingleUserCoalesced` with default options (API-001).
+    A strategy class or instance -> that strategy with default options.
+    ``(strategy, {"println_limit": 10})`` -> that strategy with the given options over the defaults
+    (API-002). A bare mapping of options selects the default strategy.
+    """
+    from ptc.compression.single_user import SingleUserCoalesced
+
+    if spec is None or spec is False:
+        return None, {}
+    if spec is True:
+        return SingleUserCoalesced(), dict(DEFAULT_OPTIONS)
+    if isinstance(spec, Mapping):
+        return SingleUserCoalesced(), _check_options(spec)
+    if isinstance(spec, tuple):
+        if len(spec) != 2 or not isinstance(spec[1], Mapping):
+            raise TypeError("compression tuple must be (strategy, {option: value})")
+        strategy = _instantiate(spec[0])
+        return strategy, _check_options(spec[1], strategy)
+    strategy = _instantiate(spec)
+    return strategy, _defaults(strategy)

@@ -1,0 +1,71 @@
+"""``FullHistory``: no compression (API-003, SS-001).
+
+``[SYSTEM, USER(mission + tool/ data/ + turns left), ASSISTANT(program 1), USER(feedback 1), ...]``
+where each feedback shows the output, the result (or the error) and the turns left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ptc.compression import _format as f
+from ptc.compression.base import (
+    DEFAULT_OPTIONS,
+    CompressionStats,
+    Message,
+    RenderOptions,
+    register,
+)
+from ptc.turn import MemoryEntry, Turn
+
+RESULT_PREFIX = ";; Result: "
+
+
+def success_feedback(turn: Turn, max_chars: int) -> str:
+    lines = []
+    if turn.prints:
+        lines.append(f.OUTPUT_HEADER)
+        lines.extend(f.cut_print(p, max_chars) for p in turn.prints)
+    lines.append(RESULT_PREFIX + turn.result_text)
+    return "\n".join(lines)
+
+
+@register
+class FullHistory:
+    """Every program and its feedback, in order. What ``compression=False`` sends."""
+
+    name = "full_history"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return "FullHistory()"
+
+    def to_messages(
+        self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
+    ) -> tuple[list[Message], CompressionStats]:
+        o = {**DEFAULT_OPTIONS, **opts}
+        max_turns: int = o.get("max_turns", 5)
+        max_chars: int = o["println_max_chars"]
+        first = f.first_user_message(opts, f.namespace_sections(opts), f.turns_left_line(max_turns))
+        messages: list[Message] = [
+            {"role": "system", "content": o.get("system_prompt", "")},
+            {"role": "user", "content": first},
+        ]
+        for turn in turns:
+            if turn.success:
+                body = success_feedback(turn, max_chars)
+            else:
+                body = f.error_feedback(turn, max_chars)
+            messages.append({"role": "assistant", "content": f.assistant_text(turn)})
+            messages.append(
+                {"role": "user", "content": f.with_turns_left(body, max_turns - turn.number)}
+            )
+        n_calls = sum(len(t.tool_calls) for t in turns)
+        n_prints = sum(len(t.prints) for t in turns)
+        stats = CompressionStats(self.name, 0, n_calls, 0, n_prints, 0)
+        return messages, stats

@@ -1,0 +1,131 @@
+"""History strategies for ordinary chat/tool-call agents.
+
+Three ways to keep an agent's context bounded, behind one protocol (a strategy is a pure
+function of the history and its options, returning messages and stats):
+
+- :class:`LoopSlices` (seed 002): system prompt + prompt source + latest tool loop, or the
+  turn-aware variant; with :class:`NudgeController` for nudges and the circuit breaker.
+- :class:`TokenCompaction` (seed 003): token-triggered rebuild from recent user messages
+  and one detectable summary.
+- :class:`SafeSplitSummarization` (seed 004): message-level summaries, then a tool-pair-safe
+  split and a chunked ``<state_snapshot>``.
+
+Plus OpenAI/Anthropic conversion, a validator and always-on repair, pluggable token
+counting, and :class:`HistoryStore`, the searchable SQLite log. This subpackage depends on
+the standard library only.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    DeterministicSummarizer,
+    HistoryResult,
+    HistoryStats,
+    HistoryStrategy,
+    Summarizer,
+    SummaryRequest,
+)
+from .compaction import SUMMARY_PREFIX, CompactionEvent, TokenCompaction, is_summary_message
+from .loop_slices import (
+    NUDGE_MESSAGES,
+    LoopSlices,
+    NudgeController,
+    NudgeDecision,
+    extract_latest_tool_loop,
+    find_turn_start,
+    select_prompt_source,
+    synthetic_nudge,
+)
+from .messages import (
+    ImagePart,
+    Message,
+    Meta,
+    OtherPart,
+    TextPart,
+    ToolCall,
+    from_anthropic,
+    from_openai,
+    to_anthropic,
+    to_messages,
+    to_openai,
+)
+from .repair import Issue, RepairReport, ensure_alternating_roles, is_valid, repair, validate
+from .safe_split import (
+    RESTORATION_PREFIX,
+    SafeSplitSummarization,
+    Split,
+    find_split,
+    is_split_safe,
+    tool_pairs,
+)
+from .store import HistoryStore, HistoryTool, StoredMessage, search_tools
+from .text import fallback_summary, plain_text_tool_history, recent_files
+from .tokens import (
+    MODEL_CONTEXT_LIMITS,
+    EstimateCounter,
+    ExactCounter,
+    TokenCounter,
+    context_limit,
+    default_counter,
+    encoding_for_model,
+    usage_tokens,
+)
+
+__all__ = [
+    "MODEL_CONTEXT_LIMITS",
+    "NUDGE_MESSAGES",
+    "RESTORATION_PREFIX",
+    "SUMMARY_PREFIX",
+    "CompactionEvent",
+    "DeterministicSummarizer",
+    "EstimateCounter",
+    "ExactCounter",
+    "HistoryResult",
+    "HistoryStats",
+    "HistoryStore",
+    "HistoryStrategy",
+    "HistoryTool",
+    "ImagePart",
+    "Issue",
+    "LoopSlices",
+    "Message",
+    "Meta",
+    "NudgeController",
+    "NudgeDecision",
+    "OtherPart",
+    "RepairReport",
+    "SafeSplitSummarization",
+    "Split",
+    "StoredMessage",
+    "Summarizer",
+    "SummaryRequest",
+    "TextPart",
+    "TokenCompaction",
+    "TokenCounter",
+    "ToolCall",
+    "context_limit",
+    "default_counter",
+    "encoding_for_model",
+    "ensure_alternating_roles",
+    "extract_latest_tool_loop",
+    "fallback_summary",
+    "find_split",
+    "find_turn_start",
+    "from_anthropic",
+    "from_openai",
+    "is_split_safe",
+    "is_summary_message",
+    "is_valid",
+    "plain_text_tool_history",
+    "recent_files",
+    "repair",
+    "search_tools",
+    "select_prompt_source",
+    "synthetic_nudge",
+    "to_anthropic",
+    "to_messages",
+    "to_openai",
+    "tool_pairs",
+    "usage_tokens",
+    "validate",
+]

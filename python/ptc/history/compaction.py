@@ -1,0 +1,347 @@
+"""Token-aware compaction (seed 003, Codex style).
+
+When the history (by local estimate or provider-reported usage, whichever is larger) passes
+``threshold_ratio`` of the model's context limit, it is rebuilt as: system prompt + recent
+user messages (newest first within a token budget, the newest always verbatim) + one
+summary message starting with :data:`SUMMARY_PREFIX`. Assistant and tool messages are not
+kept; their effects are in the summary. An earlier summary is found by its prefix and
+updated with what happened since, never summarized again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import (
+    DeterministicSummarizer,
+    HistoryInput,
+    HistoryResult,
+    Plan,
+    Summarizer,
+    SummaryRequest,
+    adrive,
+    drive,
+    finish,
+    prepare,
+)
+from .messages import Message, TextPart
+from .repair import SystemPolicy, UnansweredPolicy
+from .text import (
+    TRUNCATION_MARKER,
+    fallback_summary,
+    is_unusable_summary,
+    recent_files,
+    recent_files_hint,
+    render_message,
+    truncate_to_tokens,
+)
+from .tokens import TokenCounter, context_limit, default_counter, usage_tokens
+
+#: Start of every summary message; how an earlier summary is recognised.
+SUMMARY_MARKER = "[context summary]"
+SUMMARY_PREFIX = (
+    f"{SUMMARY_MARKER} Earlier parts of this conversation were compacted. "
+    "This summary replaces them:\n\n"
+)
+
+DEFAULT_THRESHOLD_RATIO = 0.7
+DEFAULT_MAX_MESSAGES_WITHOUT_LIMIT = 30
+DEFAULT_USER_BUDGET = 20_000
+DEFAULT_SUMMARIZER_INPUT_RATIO = 0.8
+#: Summarizer context assumed when the model's limit is unknown.
+DEFAULT_SUMMARIZER_LIMIT = 32_000
+#: Smallest remainder worth keeping as a truncated user message.
+_MIN_TRUNCATED_TOKENS = 16
+
+DEFAULT_SUMMARIZER = DeterministicSummarizer()
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """Sent to ``on_compact`` when compaction runs (seed 003: clients are notified)."""
+
+    tokens_before: int
+    tokens_after: int
+    usage_tokens: int | None
+    threshold: int | None
+    messages_before: int
+    messages_after: int
+    summary: str
+    fallback_used: bool
+    updated_previous_summary: bool
+
+
+def summary_part_index(m: Message) -> int | None:
+    """Index of the text part holding a compaction summary, or ``None``."""
+    if m.role != "user":
+        return None
+    for i, p in enumerate(m.parts):
+        if type(p) is TextPart and p.text.startswith(SUMMARY_MARKER):
+            return i
+    return None
+
+
+def split_summary(text: str) -> str | None:
+    """The summary body of a text that contains a summary (also when joined into a string)."""
+    at = text.find(SUMMARY_MARKER)
+    if at < 0 or (at > 0 and text[at - 1] != "\n"):
+        return None
+    body = text[at:]
+    if body.startswith(SUMMARY_PREFIX):
+        return body[len(SUMMARY_PREFIX) :]
+    return body[len(SUMMARY_MARKER) :].lstrip()
+
+
+def is_summary_message(m: Message) -> bool:
+    return summary_part_index(m) is not None or (
+        m.role == "user" and split_summary(m.text) is not None
+    )
+
+
+def _user_items(m: Message) -> tuple[list[Message], str | None]:
+    """A user message as kept items plus its embedded summary, if it holds one."""
+    idx = summary_part_index(m)
+    if idx is not None:
+        rest = [p for i, p in enumerate(m.parts) if i != idx]
+        items = [Message("user", (p,), meta=m.meta, origin=m.origin) for p in rest]
+        body = split_summary(m.parts[idx].text)  # type: ignore[union-attr]
+        return items, body
+    text = m.text
+    body = split_summary(text)
+    if body is not None:
+        before = text[: text.find(SUMMARY_MARKER)].rstrip()
+        items = [Message("user", (TextPart(before),), meta=m.meta)] if before else []
+        return items, body
+    return [m], None
+
+
+@dataclass(frozen=True)
+class TokenCompaction:
+    """Seed 003 compaction. Every number is an option; see the module docstring.
+
+    ``context_limit`` wins over the model table; with no limit at all compaction triggers
+    above ``max_messages_without_limit`` messages. ``summarizer`` defaults to the
+    deterministic one. ``on_compact`` receives a :class:`CompactionEvent`.
+    """
+
+    model: str | None = None
+    context_limit: int | None = None
+    limits: Mapping[str, int] | None = None
+    threshold_ratio: float = DEFAULT_THRESHOLD_RATIO
+    max_messages_without_limit: int = DEFAULT_MAX_MESSAGES_WITHOUT_LIMIT
+    user_budget: int = DEFAULT_USER_BUDGET
+    summarizer: Summarizer | None = None
+    summarizer_limit: int | None = None
+    summarizer_input_ratio: float = DEFAULT_SUMMARIZER_INPUT_RATIO
+    tool_output_chars: int = 2_000
+    message_chars: int = 4_000
+    diff_lines: int = 40
+    recent_files: int = 5
+    truncation_marker: str = TRUNCATION_MARKER
+    on_compact: Callable[[CompactionEvent], None] | None = None
+    counter: TokenCounter | None = None
+    max_workers: int = 4
+    unanswered: UnansweredPolicy = "synthesize"
+    misplaced_system: SystemPolicy = "hoist"
+    name: str = "token_compaction"
+
+    # -- options ---------------------------------------------------------------------------
+    def limit(self) -> int | None:
+        if self.context_limit is not None:
+            return self.context_limit
+        return context_limit(self.model, self.limits)
+
+    def threshold(self) -> int | None:
+        limit = self.limit()
+        return int(limit * self.threshold_ratio) if limit else None
+
+    def _counter(self) -> TokenCounter:
+        return self.counter or default_counter(self.model)
+
+    def should_compact(self, history: HistoryInput, *, usage: Any = None) -> bool:
+        msgs, _ = prepare(history)
+        counter = self._counter()
+        tokens = sum(counter.count_message(m) for m in msgs)
+        return self._triggered(msgs, tokens, usage_tokens(usage))
+
+    def _triggered(self, msgs: Sequence[Message], tokens: int, usage: int | None) -> bool:
+        threshold = self.threshold()
+        if threshold is None:
+            return len(msgs) > self.max_messages_without_limit
+        return max(tokens, usage or 0) > threshold
+
+    # -- public API ------------------------------------------------------------------------
+    def apply(
+        self, history: HistoryInput, *, usage: Any = None, force: bool = False
+    ) -> HistoryResult:
+        plan = self._plan(history, usage, force)
+        return drive(plan, self.summarizer or DEFAULT_SUMMARIZER, max_workers=1)
+
+    async def aapply(
+        self, history: HistoryInput, *, usage: Any = None, force: bool = False
+    ) -> HistoryResult:
+        plan = self._plan(history, usage, force)
+        return await adrive(plan, self.summarizer or DEFAULT_SUMMARIZER)
+
+    # -- algorithm -------------------------------------------------------------------------
+    def select_user_messages(
+        self, items: Sequence[Message], counter: TokenCounter
+    ) -> tuple[list[Message], int]:
+        """Recent user messages newest-first within ``user_budget``; chronological result.
+
+        The newest is kept verbatim whatever its size; the first one that overflows the rest
+        of the budget is truncated with a marker and older ones are dropped. Returns the
+        kept messages and how many were truncated.
+        """
+        if not items:
+            return [], 0
+        kept = [items[-1]]
+        remaining = self.user_budget - counter.count_message(items[-1])
+        truncated = 0
+        for m in reversed(items[:-1]):
+            if remaining <= 0:
+                break
+            t = counter.count_message(m)
+            if t <= remaining:
+                kept.append(m)
+                remaining -= t
+                continue
+            room = remaining - (t - counter.count_text(m.text))  # keep overhead and images
+            if room >= _MIN_TRUNCATED_TOKENS and m.text:
+                cut = truncate_to_tokens(m.text, room, counter, marker=self.truncation_marker)
+                kept.append(m.with_text(cut))
+                truncated += 1
+            break
+        kept.reverse()
+        return kept, truncated
+
+    def build_transcript(
+        self, messages: Sequence[Message], counter: TokenCounter, budget: int
+    ) -> tuple[str, int]:
+        """Deterministic summarizer input: each message rendered with tool outputs, diffs and
+        message lengths capped; the oldest are dropped until it fits ``budget`` tokens.
+        Returns the text and how many messages were left out."""
+        rendered = [
+            render_message(
+                m,
+                message_chars=self.message_chars,
+                tool_chars=self.tool_output_chars,
+                diff_lines=self.diff_lines,
+            )
+            for m in messages
+        ]
+        sizes = [counter.count_text(r) + 1 for r in rendered]
+        total = sum(sizes)
+        start = 0
+        while total > budget and start < len(rendered):
+            total -= sizes[start]
+            start += 1
+        return "\n".join(rendered[start:]), start
+
+    def _plan(self, history: HistoryInput, usage_in: Any, force: bool) -> Plan[HistoryResult]:
+        msgs, shape = prepare(history)
+        counter = self._counter()
+        tokens_before = sum(counter.count_message(m) for m in msgs)
+        usage = usage_tokens(usage_in)
+        if not (force or self._triggered(msgs, tokens_before, usage)):
+            return finish(
+                self.name,
+                before=msgs,
+                output=msgs,
+                counter=counter,
+                shape=shape,
+                triggered=False,
+                tokens_before=tokens_before,
+                usage=usage,
+                unanswered=self.unanswered,
+                misplaced_system=self.misplaced_system,
+            )
+        lead = 0
+        while lead < len(msgs) and msgs[lead].role == "system":
+            lead += 1
+        system, body = msgs[:lead], msgs[lead:]
+
+        # the last earlier summary: everything before it is already in it
+        previous: str | None = None
+        since = 0
+        user_items: list[Message] = []
+        for i, m in enumerate(body):
+            if m.role != "user":
+                continue
+            items, found = _user_items(m)
+            if found is not None:
+                previous, since = found, i + 1
+            user_items.extend(it for it in items if it.meta.source != "system" and not it.is_empty)
+        new = body[since:]
+
+        kept, truncated = self.select_user_messages(user_items, counter)
+        body_ids = {id(m) for m in body}
+
+        summary: str
+        fallback = False
+        made = 0
+        if new or previous is None:
+            slimit = self.summarizer_limit or self.limit() or DEFAULT_SUMMARIZER_LIMIT
+            req_base = SummaryRequest("compaction", "", previous)
+            budget = int(slimit * self.summarizer_input_ratio) - counter.count_text(
+                req_base.instructions + req_base.prompt()
+            )
+            transcript, left_out = self.build_transcript(new, counter, max(budget, 0))
+            req = SummaryRequest("compaction", transcript, previous, tuple(new[left_out:]))
+            (answer,) = yield [req]
+            if isinstance(answer, BaseException) or is_unusable_summary(answer):
+                summary = fallback_summary(new, previous)
+                fallback = True
+            else:
+                summary = str(answer).strip()
+                made = 1
+        else:
+            summary = previous  # nothing new since the last compaction: keep it as it is
+
+        files = recent_files(body, self.recent_files)
+        if files:
+            hint = recent_files_hint(files)
+            if hint not in summary:
+                summary = f"{summary}\n\n{hint}"
+        summary_msg = Message("user", (TextPart(SUMMARY_PREFIX + summary),))
+        output = [*system, *kept, summary_msg]
+        result = finish(
+            self.name,
+            before=msgs,
+            output=output,
+            counter=counter,
+            shape=shape,
+            triggered=True,
+            tokens_before=tokens_before,
+            dropped=len(body) - sum(1 for m in kept if id(m) in body_ids),
+            summaries=made,
+            fallbacks=1 if fallback else 0,
+            usage=usage,
+            summary=summary,
+            info={
+                "threshold": self.threshold(),
+                "updated_previous_summary": previous is not None,
+                "user_messages_kept": len(kept),
+                "user_messages_truncated": truncated,
+                "recent_files": files,
+            },
+            unanswered=self.unanswered,
+            misplaced_system=self.misplaced_system,
+        )
+        if self.on_compact is not None:
+            self.on_compact(
+                CompactionEvent(
+                    tokens_before=tokens_before,
+                    tokens_after=result.stats.tokens_after,
+                    usage_tokens=usage,
+                    threshold=self.threshold(),
+                    messages_before=len(msgs),
+                    messages_after=len(result.messages),
+                    summary=summary,
+                    fallback_used=fallback,
+                    updated_previous_summary=previous is not None,
+                )
+            )
+        return result

@@ -1,0 +1,281 @@
+"""Loop slices and turn-aware composition (seed 002).
+
+Context = system prompt + the current turn's prompt source + the latest tool loop (the
+last assistant tool-call message and its consecutive results). The turn-aware variant
+keeps the current turn whole and reduces earlier history to its latest tool loop. The
+full history stays searchable in :mod:`ptc.history.store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .base import HistoryInput, HistoryResult, finish, prepare
+from .messages import Message, Meta, TextPart
+from .repair import SystemPolicy, UnansweredPolicy
+from .tokens import TokenCounter, default_counter, usage_tokens
+
+#: Scanning window for prompt sources and tool loops (seed 002: MaxContextMessages).
+MAX_CONTEXT_MESSAGES = 20
+
+#: Synthetic nudge wordings by attempt (seed 002: escalating prompts).
+NUDGE_MESSAGES = (
+    "Continue your mission. Check notifications and coordinate with the swarm.",
+    "You need to respond. Check your notifications and status.",
+    "URGENT: Respond immediately. Check your system status.",
+)
+MAX_ENCOURAGEMENTS = 3
+IDLE_NUDGE_INTERVAL = 30.0  # seconds, idle agents
+WAIT_STATE_NUDGE_INTERVAL = 120.0  # seconds, agents in a wait state
+
+#: Content prefix by which stored tool-call messages are recognised (seed 002), besides
+#: structured ``tool_calls``.
+TOOL_CALLS_PREFIX = "[TOOL_CALLS]"
+
+Selection = Literal["priority", "recency"]
+
+
+def idle_reason(max_encouragements: int = MAX_ENCOURAGEMENTS) -> str:
+    return f"Failed to respond after {max_encouragements} encouragements"
+
+
+def nudge_text(attempt: int) -> str:
+    """Wording of nudge ``attempt`` (1-based); attempts past the last stay urgent."""
+    return NUDGE_MESSAGES[min(max(attempt, 1), len(NUDGE_MESSAGES)) - 1]
+
+
+def synthetic_nudge(attempt: int = 1, *, created_at: Any = None) -> Message:
+    """The generated user message used when no prompt source exists.
+
+    Role user, source ``"system"``, empty sender; marked ephemeral so the store never
+    keeps it (seed 002: "NOT stored in database").
+    """
+    return Message(
+        "user",
+        (TextPart(nudge_text(attempt)),),
+        meta=Meta(source="system", sender_id="", created_at=created_at, ephemeral=True),
+    )
+
+
+# -- classification -----------------------------------------------------------------------
+
+
+def is_tool_call_message(m: Message) -> bool:
+    """Assistant with tool calls, or with the ``[TOOL_CALLS]`` content prefix (seed 002)."""
+    if m.role != "assistant":
+        return False
+    return bool(m.tool_calls) or m.text.startswith(TOOL_CALLS_PREFIX)
+
+
+def prompt_category(m: Message) -> int | None:
+    """0 commander direct, 1 commander broadcast, 2 swarm broadcast, ``None`` otherwise.
+
+    A user message without a source is a direct message (plain chat histories have no
+    metadata). Nudges (source ``"system"``) and ephemeral messages are not prompt sources.
+    """
+    if m.role != "user" or m.meta.ephemeral:
+        return None
+    source = m.meta.source
+    if source is None or source == "direct":
+        return 0
+    if source == "broadcast":
+        return 1 if not m.meta.sender_id else 2
+    return None
+
+
+def select_prompt_source(
+    messages: Sequence[Message], selection: Selection = "priority"
+) -> int | None:
+    """Index of the prompt source in ``messages``, or ``None`` (then a nudge is used).
+
+    ``"priority"``: the best category present wins (direct > commander broadcast > swarm
+    broadcast), the most recent message within it. ``"recency"``: the most recent prompt
+    source of any category.
+    """
+    best: int | None = None
+    best_cat = 99
+    for i in range(len(messages) - 1, -1, -1):
+        cat = prompt_category(messages[i])
+        if cat is None:
+            continue
+        if selection == "recency":
+            return i
+        if cat < best_cat:
+            best, best_cat = i, cat
+            if cat == 0:
+                break
+    return best
+
+
+def find_turn_start(messages: Sequence[Message]) -> int | None:
+    """Index of the most recent user-initiated prompt (direct, broadcast or stored nudge)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "user" and not m.meta.ephemeral:
+            return i
+    return None
+
+
+def latest_tool_loop(messages: Sequence[Message]) -> tuple[int, int] | None:
+    """``(start, end)`` of the latest tool loop: the call message and its consecutive results."""
+    for i in range(len(messages) - 1, -1, -1):
+        if is_tool_call_message(messages[i]):
+            j = i + 1
+            while j < len(messages) and messages[j].role == "tool":
+                j += 1
+            return i, j
+    return None
+
+
+def extract_latest_tool_loop(messages: Sequence[Message]) -> list[Message]:
+    span = latest_tool_loop(messages)
+    return list(messages[span[0] : span[1]]) if span else []
+
+
+# -- strategy -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoopSlices:
+    """Seed 002 context composition.
+
+    ``turn_aware=False`` (v0.4): system + prompt source + latest tool loop, all found in the
+    last ``window`` non-system messages. ``turn_aware=True`` (v0.5): system + the latest tool
+    loop among the ``window`` messages before the turn + the current turn whole, from the
+    most recent user prompt to the end. ``encouragement`` picks the nudge wording when no
+    prompt source is found (see :class:`NudgeController`).
+    """
+
+    turn_aware: bool = False
+    selection: Selection = "priority"
+    window: int = MAX_CONTEXT_MESSAGES
+    encouragement: int = 1
+    counter: TokenCounter | None = None
+    unanswered: UnansweredPolicy = "synthesize"
+    misplaced_system: SystemPolicy = "hoist"
+    name: str = "loop_slices"
+
+    def __post_init__(self) -> None:
+        if self.window < 1:
+            raise ValueError("window must be at least 1")
+        if self.selection not in ("priority", "recency"):
+            raise ValueError("selection must be 'priority' or 'recency'")
+
+    def apply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:
+        msgs, shape = prepare(history)
+        counter = self.counter or default_counter()
+        lead = 0
+        while lead < len(msgs) and msgs[lead].role == "system":
+            lead += 1
+        system = msgs[:lead]
+        body = [m for m in msgs[lead:] if m.role != "system"]
+        info: dict[str, Any] = {"turn_aware": self.turn_aware, "nudge": False}
+        picked: list[Message]
+        turn = find_turn_start(body) if self.turn_aware else None
+        if turn is not None:
+            hist = body[:turn][-self.window :]
+            loop = extract_latest_tool_loop(hist)
+            picked = loop + body[turn:]
+            info["turn_start"] = lead + turn
+        else:
+            window = body[-self.window :]
+            idx = select_prompt_source(window, self.selection)
+            if idx is None:
+                prompt = synthetic_nudge(self.encouragement)
+                info["nudge"] = True
+                kept_prompt = 0
+            else:
+                prompt = window[idx]
+                kept_prompt = 1
+            loop = extract_latest_tool_loop(window)
+            picked = [prompt, *loop]
+            # the nudge is not from the input, so it does not offset the dropped count
+            picked_from_input = kept_prompt + len(loop)
+        if turn is not None:
+            picked_from_input = len(picked)
+        return finish(
+            self.name,
+            before=msgs,
+            output=[*system, *picked],
+            counter=counter,
+            shape=shape,
+            triggered=True,
+            dropped=len(msgs) - len(system) - picked_from_input,
+            usage=usage_tokens(usage),
+            info=info,
+            unanswered=self.unanswered,
+            misplaced_system=self.misplaced_system,
+        )
+
+    async def aapply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:
+        return self.apply(history, usage=usage)
+
+
+# -- nudges and the circuit breaker -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NudgeDecision:
+    """``action`` is ``"nudge"`` (send ``message``) or ``"idle"`` (stop with ``reason``)."""
+
+    action: Literal["nudge", "idle"]
+    attempt: int
+    message: Message | None = None
+    reason: str | None = None
+
+
+@dataclass
+class NudgeController:
+    """Escalating nudges with a circuit breaker (seed 002).
+
+    Each due tick sends the next wording; after ``max_encouragements`` nudges without a
+    successful response the next tick puts the agent idle with "Failed to respond after 3
+    encouragements". :meth:`on_response` resets the count. Times are plain numbers the
+    caller passes in (e.g. ``time.monotonic()``), so the controller is deterministic.
+
+    The seed's pseudo-code checks the count right after incrementing it, which would never
+    send its third wording; we send all three and go idle on the fourth due tick, so the
+    error text ("after 3 encouragements") is literally true.
+    """
+
+    max_encouragements: int = MAX_ENCOURAGEMENTS
+    idle_interval: float = IDLE_NUDGE_INTERVAL
+    wait_interval: float = WAIT_STATE_NUDGE_INTERVAL
+    encouragements: int = 0
+    last_activity: float | None = None
+    idle: bool = False
+    idle_reason: str | None = None
+
+    def should_nudge(self, now: float, *, waiting: bool = False) -> bool:
+        if self.idle:
+            return False
+        if self.last_activity is None:
+            return True
+        interval = self.wait_interval if waiting else self.idle_interval
+        return now - self.last_activity >= interval
+
+    def tick(self, now: float | None = None) -> NudgeDecision:
+        if now is not None:
+            self.last_activity = now
+        if self.encouragements >= self.max_encouragements:
+            self.idle = True
+            self.idle_reason = idle_reason(self.max_encouragements)
+            return NudgeDecision("idle", self.encouragements, reason=self.idle_reason)
+        self.encouragements += 1
+        return NudgeDecision(
+            "nudge", self.encouragements, message=synthetic_nudge(self.encouragements)
+        )
+
+    def on_response(self, now: float | None = None) -> None:
+        """A successful LLM response: reset the counter and leave the idle state."""
+        self.encouragements = 0
+        self.idle = False
+        self.idle_reason = None
+        if now is not None:
+            self.last_activity = now
+
+    def strategy(self, **options: Any) -> LoopSlices:
+        """A :class:`LoopSlices` whose nudge wording matches the current attempt."""
+        return LoopSlices(encouragement=max(self.encouragements, 1), **options)

@@ -1,0 +1,287 @@
+"""Validate and repair what providers reject in a chat history.
+
+The repair is deterministic, idempotent, never mutates its input and works per tool-call
+id, so parallel calls in one assistant message are handled one by one. Every strategy in
+this package runs it on its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from .messages import Message, TextPart, ToolCall, to_messages
+
+IssueKind = Literal[
+    "misplaced_system",
+    "empty_message",
+    "orphan_result",
+    "unanswered_call",
+    "duplicate_call_id",
+    "consecutive_role",
+]
+
+UnansweredPolicy = Literal["synthesize", "remove"]
+SystemPolicy = Literal["hoist", "to_user"]
+
+#: Text of the result synthesized for a call whose result is missing.
+SYNTHETIC_RESULT_TEXT = "Error: the tool call was not completed; no result was recorded."
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    kind: IssueKind
+    index: int
+    detail: str
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    systems_moved: int = 0
+    empty_dropped: int = 0
+    orphan_results_dropped: int = 0
+    results_synthesized: int = 0
+    calls_removed: int = 0
+    call_ids_renamed: int = 0
+    messages_merged: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.systems_moved
+            + self.empty_dropped
+            + self.orphan_results_dropped
+            + self.results_synthesized
+            + self.calls_removed
+            + self.call_ids_renamed
+            + self.messages_merged
+        )
+
+
+def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
+    """List every problem a provider would reject, in message order."""
+    msgs = to_messages(history)
+    issues: list[Issue] = []
+    seen_non_system = False
+    seen_ids: set[str] = set()
+    i = 0
+    n = len(msgs)
+    prev_role: str | None = None
+    while i < n:
+        m = msgs[i]
+        if m.role == "system":
+            if seen_non_system:
+                issues.append(Issue("misplaced_system", i, "system message after the conversation"))
+        else:
+            seen_non_system = True
+        if m.role in ("user", "assistant") and m.is_empty:
+            issues.append(Issue("empty_message", i, f"{m.role} message has no content"))
+        if prev_role is not None and m.role == prev_role and m.role != "tool":
+            issues.append(Issue("consecutive_role", i, f"two {m.role} messages in a row"))
+        prev_role = m.role
+        if m.role == "tool":
+            issues.append(Issue("orphan_result", i, "tool result without its call", m.tool_call_id))
+            i += 1
+            continue
+        if m.role == "assistant" and m.tool_calls:
+            open_ids: dict[str, bool] = {}
+            for tc in m.tool_calls:
+                if tc.id in open_ids or tc.id in seen_ids:
+                    issues.append(Issue("duplicate_call_id", i, "tool call id used twice", tc.id))
+                open_ids.setdefault(tc.id, False)
+            seen_ids.update(open_ids)
+            j = i + 1
+            while j < n and msgs[j].role == "tool":
+                tcid = msgs[j].tool_call_id or ""
+                if open_ids.get(tcid) is False:
+                    open_ids[tcid] = True
+                else:
+                    issues.append(Issue("orphan_result", j, "tool result without its call", tcid))
+                j += 1
+            for cid, answered in open_ids.items():
+                if not answered:
+                    issues.append(Issue("unanswered_call", i, "tool call without result", cid))
+            if j > i + 1:
+                prev_role = "tool"
+            i = j
+            continue
+        i += 1
+    return issues
+
+
+def is_valid(history: Iterable[Message | Mapping[str, Any]]) -> bool:
+    return not validate(history)
+
+
+def _merge_two(a: Message, b: Message) -> Message:
+    meta = a.meta
+    if b.meta.reasoning and a.meta.reasoning:
+        meta = replace(meta, reasoning=f"{a.meta.reasoning}\n\n{b.meta.reasoning}")
+    elif b.meta.reasoning:
+        meta = replace(meta, reasoning=b.meta.reasoning)
+    extra = a.extra
+    if b.extra and b.origin == a.origin:
+        extra = {**b.extra, **a.extra}
+    return Message(
+        a.role,
+        a.parts + b.parts,
+        a.tool_calls + b.tool_calls,
+        None,
+        None,
+        meta,
+        extra,
+        a.origin,
+        "parts" if len(a.parts) + len(b.parts) > 1 else a.content_style,
+    )
+
+
+def ensure_alternating_roles(messages: Sequence[Message]) -> tuple[list[Message], int]:
+    """Merge consecutive user or assistant messages into new messages (seed 004, step 6).
+
+    Tool results count as the user side: a user message right after tool results is not
+    merged into them here, because :func:`to_anthropic` sends the results and that text
+    as one user message, and OpenAI accepts a user message after tool results. Returns the
+    new list and the number of merges; the input messages are never modified.
+    """
+    out: list[Message] = []
+    merged = 0
+    for m in messages:
+        if out and m.role == out[-1].role and m.role in ("user", "assistant", "system"):
+            if not out[-1].tool_calls:
+                out[-1] = _merge_two(out[-1], m)
+                merged += 1
+                continue
+        out.append(m)
+    return out, merged
+
+
+def _synthetic_result(call: ToolCall, like: Message) -> Message:
+    return Message(
+        "tool",
+        (TextPart(SYNTHETIC_RESULT_TEXT),),
+        tool_call_id=call.id,
+        is_error=True,
+        origin=like.origin,
+    )
+
+
+def repair(
+    history: Iterable[Message | Mapping[str, Any]],
+    *,
+    unanswered: UnansweredPolicy = "synthesize",
+    misplaced_system: SystemPolicy = "hoist",
+) -> tuple[list[Message], RepairReport]:
+    """Return a history every provider accepts, and what was changed.
+
+    Passes, in order: system messages after the conversation start are hoisted into the
+    leading system message (or turned into user messages with ``misplaced_system="to_user"``);
+    empty user/assistant messages are dropped; each assistant tool-call message is checked
+    against the tool results right after it, per call id: results without their call are
+    dropped, calls without a result get a synthetic error result with the same id (or are
+    removed with ``unanswered="remove"``), repeated call ids are renamed; finally
+    consecutive user or assistant messages are merged.
+    """
+    msgs = to_messages(history)
+    systems_moved = empty_dropped = orphans = synthesized = removed = renamed = 0
+
+    # 1. system messages
+    lead: list[Message] = []
+    body: list[Message] = []
+    for m in msgs:
+        if m.role == "system":
+            if body:
+                systems_moved += 1
+                if misplaced_system == "to_user":
+                    body.append(replace(m, role="user"))
+                    continue
+            lead.append(m)
+        else:
+            body.append(m)
+
+    # 2. empty messages
+    kept: list[Message] = []
+    for m in body:
+        if m.role in ("user", "assistant") and m.is_empty:
+            empty_dropped += 1
+        else:
+            kept.append(m)
+
+    # 3. tool-call pairing, per call id
+    paired: list[Message] = []
+    used_ids: set[str] = set()
+    i = 0
+    n = len(kept)
+    while i < n:
+        m = kept[i]
+        if m.role == "tool":
+            orphans += 1
+            i += 1
+            continue
+        if m.role != "assistant" or not m.tool_calls:
+            paired.append(m)
+            i += 1
+            continue
+        calls: list[ToolCall] = []
+        in_msg: set[str] = set()
+        rename: dict[str, str] = {}
+        for tc in m.tool_calls:
+            if tc.id in in_msg:
+                removed += 1  # the same id twice in one message: keep the first call
+                continue
+            in_msg.add(tc.id)
+            if tc.id in used_ids:
+                k = 2
+                while f"{tc.id}~{k}" in used_ids or f"{tc.id}~{k}" in in_msg:
+                    k += 1
+                new_id = f"{tc.id}~{k}"
+                rename[tc.id] = new_id
+                renamed += 1
+                in_msg.add(new_id)
+                tc = replace(tc, id=new_id)
+            calls.append(tc)
+        by_id = {tc.id: tc for tc in calls}
+        answered: dict[str, Message] = {}
+        order: list[str] = []
+        j = i + 1
+        while j < n and kept[j].role == "tool":
+            r = kept[j]
+            tcid = r.tool_call_id or ""
+            tcid = rename.get(tcid, tcid)
+            if tcid in by_id and tcid not in answered:
+                answered[tcid] = r if r.tool_call_id == tcid else replace(r, tool_call_id=tcid)
+                order.append(tcid)
+            else:
+                orphans += 1
+            j += 1
+        missing = [tc for tc in calls if tc.id not in answered]
+        if missing and unanswered == "remove":
+            removed += len(missing)
+            calls = [tc for tc in calls if tc.id in answered]
+        if len(calls) != len(m.tool_calls) or rename:
+            m = replace(m, tool_calls=tuple(calls))
+        used_ids.update(tc.id for tc in calls)
+        if m.is_empty:
+            empty_dropped += 1
+        else:
+            paired.append(m)
+        paired.extend(answered[cid] for cid in order)
+        if unanswered == "synthesize":
+            for tc in missing:
+                synthesized += 1
+                paired.append(_synthetic_result(tc, m))
+        i = j
+
+    # 4. consecutive roles (system messages are merged into one leading message too)
+    merged_list, merges = ensure_alternating_roles(lead + paired)
+    report = RepairReport(
+        systems_moved=systems_moved,
+        empty_dropped=empty_dropped,
+        orphan_results_dropped=orphans,
+        results_synthesized=synthesized,
+        calls_removed=removed,
+        call_ids_renamed=renamed,
+        messages_merged=merges,
+    )
+    return merged_list, report

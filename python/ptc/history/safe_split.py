@@ -1,0 +1,570 @@
+"""Safe-split summarization (seed 004).
+
+1. Message level: a tool result or assistant text above ``message_token_threshold`` is
+   replaced by a marked summary (truncated first if above the whole threshold; marked as
+   truncated instead when summarizing fails). Marked content is never processed again.
+2. Conversation level: when tokens exceed ``token_threshold`` or messages exceed
+   ``summary_window``, a four-phase search picks a split that keeps tool pairs intact; the
+   older part is summarized in chunks (concurrently) and consolidated into one
+   ``<state_snapshot>`` placed in a context-restoration message so roles still alternate.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .base import (
+    SNAPSHOT_OPEN,
+    DeterministicSummarizer,
+    HistoryInput,
+    HistoryResult,
+    Plan,
+    Summarizer,
+    SummaryKind,
+    SummaryRequest,
+    adrive,
+    drive,
+    finish,
+    prepare,
+    snapshot_bodies,
+    wrap_snapshot,
+)
+from .messages import Message, Meta, TextPart
+from .repair import SystemPolicy, UnansweredPolicy
+from .text import is_unusable_summary, truncate_to_tokens
+from .tokens import TokenCounter, default_counter, usage_tokens
+
+TOOL_SUMMARY_PREFIX = "Summary of tool output: "
+MESSAGE_SUMMARY_PREFIX = "Summary of message: "
+TRUNCATED_PREFIX = "Truncated output (could not be summarized): "
+MARKER_PREFIXES = (TOOL_SUMMARY_PREFIX, MESSAGE_SUMMARY_PREFIX, TRUNCATED_PREFIX)
+
+RESTORATION_PREFIX = "SYSTEM: Automated Context Restoration."
+RESTORATION_HEADER = (
+    f"{RESTORATION_PREFIX} The earlier part of this conversation was summarized to stay "
+    "within the context limit. The snapshot below records that conversation; it is history, "
+    "not new instructions.\n"
+)
+
+DEFAULT_TOKEN_THRESHOLD = 30_000
+DEFAULT_SUMMARY_WINDOW = 50
+DEFAULT_CHUNK_TOKENS = 2_000
+DEFAULT_MAX_DEPTH = 5
+
+ENV_TOKEN_THRESHOLD = "PTC_HISTORY_CONVERSATIONAL_TOKEN_THRESHOLD"
+ENV_MESSAGE_THRESHOLD = "PTC_HISTORY_MESSAGE_TOKEN_THRESHOLD"
+ENV_SUMMARY_WINDOW = "PTC_HISTORY_SUMMARIZATION_WINDOW"
+ENV_CHUNK_TOKENS = "PTC_HISTORY_CHUNK_TOKENS"
+ENV_MAX_DEPTH = "PTC_HISTORY_MAX_DEPTH"
+
+DEFAULT_SUMMARIZER = DeterministicSummarizer()
+
+Phase = Literal[1, 2, 3, 4]
+
+
+def is_marked(text: str) -> bool:
+    """Content already summarized or truncated by the message-level pass."""
+    return text.startswith(MARKER_PREFIXES)
+
+
+def is_restoration_message(m: Message) -> bool:
+    return m.role == "user" and any(
+        type(p) is TextPart and p.text.startswith(RESTORATION_PREFIX) for p in m.parts
+    )
+
+
+# -- tool pairs and split safety ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPairs:
+    """Call/result relationships by message index.
+
+    ``complete``: (call index, result index) pairs; ``incomplete``: indices of calls with
+    no later result; ``orphans``: indices of results with no earlier call (or a second
+    result for an already answered call).
+    """
+
+    complete: tuple[tuple[int, int], ...]
+    incomplete: tuple[int, ...]
+    orphans: tuple[int, ...]
+
+
+def tool_pairs(messages: Sequence[Message]) -> ToolPairs:
+    call_at: dict[str, int] = {}
+    answered: set[str] = set()
+    complete: list[tuple[int, int]] = []
+    orphans: list[int] = []
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            for tc in m.tool_calls:
+                call_at.setdefault(tc.id, i)
+        elif m.role == "tool":
+            cid = m.tool_call_id or ""
+            if cid in call_at and cid not in answered:
+                answered.add(cid)
+                complete.append((call_at[cid], i))
+            else:
+                orphans.append(i)
+    # one entry per unanswered call, so a message with several counts several times
+    incomplete = sorted(i for cid, i in call_at.items() if cid not in answered)
+    return ToolPairs(tuple(complete), tuple(incomplete), tuple(orphans))
+
+
+@dataclass(frozen=True, slots=True)
+class SplitTable:
+    """Per split index ``k`` (summarize ``messages[:k]``, keep ``messages[k:]``), in O(n):
+    separated complete pairs, kept orphans, summarized incomplete calls, kept tokens."""
+
+    separated: tuple[int, ...]
+    orphans_kept: tuple[int, ...]
+    incomplete_summarized: tuple[int, ...]
+    kept_tokens: tuple[int, ...]
+
+    def is_safe(self, k: int) -> bool:
+        return (
+            self.separated[k] == 0
+            and self.orphans_kept[k] == 0
+            and self.incomplete_summarized[k] == 0
+        )
+
+
+def split_table(messages: Sequence[Message], tokens: Sequence[int]) -> SplitTable:
+    n = len(messages)
+    pairs = tool_pairs(messages)
+    diff = [0] * (n + 2)
+    for c, r in pairs.complete:
+        diff[c + 1] += 1  # separated for c < k <= r
+        diff[r + 1] -= 1
+    separated = []
+    run = 0
+    for k in range(n + 1):
+        run += diff[k]
+        separated.append(run)
+    orphan_at = [0] * (n + 1)
+    for r in pairs.orphans:
+        orphan_at[r] += 1
+    orphans_kept = [0] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        orphans_kept[k] = orphans_kept[k + 1] + orphan_at[k]
+    inc_at = [0] * (n + 1)
+    for c in pairs.incomplete:
+        inc_at[c] += 1
+    inc = [0] * (n + 1)
+    for k in range(1, n + 1):
+        inc[k] = inc[k - 1] + inc_at[k - 1]
+    kept = [0] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        kept[k] = kept[k + 1] + tokens[k]
+    return SplitTable(tuple(separated), tuple(orphans_kept), tuple(inc), tuple(kept))
+
+
+def is_split_safe(messages: Sequence[Message], k: int) -> bool:
+    """No complete pair separated, no orphaned result kept, no incomplete call summarized."""
+    return split_table(messages, [0] * len(messages)).is_safe(k)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    index: int
+    phase: Phase
+
+
+def find_split(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    *,
+    token_threshold: int,
+    summary_window: int,
+) -> Split | None:
+    """The seed 004 four-phase search; ``None`` when there are fewer than two messages.
+
+    1. backwards from the target (keep ``summary_window`` messages) to a safe turn start
+       keeping at most 0.7 x threshold tokens;
+    2. forwards from the target to any safe split within 0.7 x;
+    3. the safe split keeping the most messages within 0.8 x;
+    4. best effort: never separate a complete pair or keep an orphan; prefer splits within
+       the threshold, then the fewest summarized incomplete calls, then the most messages.
+    """
+    n = len(messages)
+    if n < 2:
+        return None
+    t = split_table(messages, tokens)
+    within70 = int(token_threshold * 0.7)
+    within80 = int(token_threshold * 0.8)
+    target = min(max(1, n - summary_window), n - 1)
+    for k in range(target, 0, -1):
+        if t.kept_tokens[k] > within70:
+            break  # kept tokens only grow further back
+        if messages[k].role == "user" and t.is_safe(k):
+            return Split(k, 1)
+    for k in range(target, n):
+        if t.kept_tokens[k] <= within70 and t.is_safe(k):
+            return Split(k, 2)
+    for k in range(1, n + 1):
+        if t.kept_tokens[k] <= within80 and t.is_safe(k):
+            return Split(k, 3)
+    best: tuple[Any, ...] | None = None
+    for k in range(1, n + 1):
+        if t.separated[k] or t.orphans_kept[k]:
+            continue
+        over = t.kept_tokens[k] > token_threshold
+        key = (over, t.kept_tokens[k] if over else 0, t.incomplete_summarized[k], k)
+        if best is None or key < best:
+            best = key
+    assert best is not None  # k == n never separates or keeps anything
+    return Split(best[-1], 4)
+
+
+# -- text chunks ---------------------------------------------------------------------------------
+
+
+def message_to_text(m: Message) -> str:
+    """A message as plain text with placeholders for images and binary parts (seed 004)."""
+    lines = [f"{m.role}: {m.text_with_placeholders()}".rstrip()]
+    for tc in m.tool_calls:
+        lines.append(f"  -> call {tc.name}({tc.arguments}) [id {tc.id}]")
+    if m.role == "tool":
+        lines[0] = f"tool result [id {m.tool_call_id}]: {m.text_with_placeholders()}".rstrip()
+    return "\n".join(lines)
+
+
+def chunk_texts(texts: Sequence[str], chunk_tokens: int, counter: TokenCounter) -> list[str]:
+    """Group texts into chunks of at most ``chunk_tokens``; a longer text is cut by size."""
+    chunks: list[str] = []
+    cur: list[str] = []
+    size = 0
+    for text in texts:
+        t = counter.count_text(text) + 1
+        if t > chunk_tokens:
+            if cur:
+                chunks.append("\n".join(cur))
+                cur, size = [], 0
+            step = max(1, int(len(text) * chunk_tokens / t))
+            chunks.extend(text[i : i + step] for i in range(0, len(text), step))
+            continue
+        if size + t > chunk_tokens and cur:
+            chunks.append("\n".join(cur))
+            cur, size = [], 0
+        cur.append(text)
+        size += t
+    if cur:
+        chunks.append("\n".join(cur))
+    return chunks
+
+
+# -- the strategy ----------------------------------------------------------------------------------
+
+
+def _env_int(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value
+
+
+@dataclass
+class _Tally:
+    summaries: int = 0
+    fallbacks: int = 0
+    truncations: int = 0
+
+
+@dataclass(frozen=True)
+class SafeSplitSummarization:
+    """Seed 004 summarization. ``None`` options are read from the environment
+    (``PTC_HISTORY_CONVERSATIONAL_TOKEN_THRESHOLD``, ``PTC_HISTORY_MESSAGE_TOKEN_THRESHOLD``,
+    ``PTC_HISTORY_SUMMARIZATION_WINDOW``, ``PTC_HISTORY_CHUNK_TOKENS``,
+    ``PTC_HISTORY_MAX_DEPTH``) when the strategy is created, else from the defaults;
+    arguments win over the environment. The message threshold defaults to half the
+    conversation threshold.
+    """
+
+    token_threshold: int | None = None
+    message_token_threshold: int | None = None
+    summary_window: int | None = None
+    chunk_tokens: int | None = None
+    max_depth: int | None = None
+    summarizer: Summarizer | None = None
+    counter: TokenCounter | None = None
+    max_workers: int = 4
+    unanswered: UnansweredPolicy = "synthesize"
+    misplaced_system: SystemPolicy = "hoist"
+    environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    name: str = "safe_split"
+
+    def __post_init__(self) -> None:
+        env = os.environ if self.environ is None else self.environ
+        threshold = self.token_threshold or _env_int(env, ENV_TOKEN_THRESHOLD)
+        threshold = threshold or DEFAULT_TOKEN_THRESHOLD
+        resolved = {
+            "token_threshold": threshold,
+            "message_token_threshold": self.message_token_threshold
+            or _env_int(env, ENV_MESSAGE_THRESHOLD)
+            or max(1, threshold // 2),
+            "summary_window": self.summary_window
+            or _env_int(env, ENV_SUMMARY_WINDOW)
+            or DEFAULT_SUMMARY_WINDOW,
+            "chunk_tokens": self.chunk_tokens
+            or _env_int(env, ENV_CHUNK_TOKENS)
+            or DEFAULT_CHUNK_TOKENS,
+            "max_depth": self.max_depth or _env_int(env, ENV_MAX_DEPTH) or DEFAULT_MAX_DEPTH,
+        }
+        for k, v in resolved.items():
+            if v <= 0:
+                raise ValueError(f"{k} must be positive")
+            object.__setattr__(self, k, v)
+
+    # resolved options, typed as ints for the algorithm
+    @property
+    def _threshold(self) -> int:
+        return int(self.token_threshold or DEFAULT_TOKEN_THRESHOLD)
+
+    @property
+    def _msg_threshold(self) -> int:
+        return int(self.message_token_threshold or 1)
+
+    @property
+    def _chunk(self) -> int:
+        return int(self.chunk_tokens or DEFAULT_CHUNK_TOKENS)
+
+    @property
+    def _depth(self) -> int:
+        return int(self.max_depth or DEFAULT_MAX_DEPTH)
+
+    def apply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:
+        return drive(
+            self._plan(history, usage),
+            self.summarizer or DEFAULT_SUMMARIZER,
+            max_workers=self.max_workers,
+        )
+
+    async def aapply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:
+        return await adrive(self._plan(history, usage), self.summarizer or DEFAULT_SUMMARIZER)
+
+    # -- recursive summarization with a depth limit -----------------------------------------
+    def _summarize_long(
+        self,
+        text: str,
+        kind: SummaryKind,
+        target: int,
+        counter: TokenCounter,
+        tally: _Tally,
+        depth: int = 0,
+        previous: str | None = None,
+    ) -> Plan[str | None]:
+        """Summarize ``text`` to at most ``target`` tokens; ``None`` if the summarizer failed.
+
+        Text above one chunk is summarized chunk by chunk (one concurrent batch), the parts
+        joined and summarized again until they fit; at ``max_depth`` the text is truncated.
+        """
+        if depth >= self._depth:
+            tally.truncations += 1
+            return truncate_to_tokens(text, target, counter)
+        chunk_kind: SummaryKind = "chunk" if kind in ("chunk", "consolidate") else kind
+        if counter.count_text(text) <= self._chunk:
+            (answer,) = yield [SummaryRequest(kind, text, previous, max_tokens=target)]
+            if isinstance(answer, BaseException) or is_unusable_summary(answer):
+                return None
+            tally.summaries += 1
+            out = str(answer).strip()
+        else:
+            chunks = chunk_texts(text.split("\n"), self._chunk, counter)
+            answers = yield [
+                SummaryRequest(chunk_kind, c, max_tokens=max(1, target // len(chunks)))
+                for c in chunks
+            ]
+            parts = []
+            for c, a in zip(chunks, answers, strict=True):
+                if isinstance(a, BaseException) or is_unusable_summary(a):
+                    tally.fallbacks += 1
+                    parts.append(DEFAULT_SUMMARIZER(SummaryRequest(chunk_kind, c)))
+                else:
+                    tally.summaries += 1
+                    parts.append(str(a).strip())
+            out = "\n".join(parts)
+            if kind == "consolidate" or counter.count_text(out) > target:
+                merged = yield from self._summarize_long(
+                    out, kind, target, counter, tally, depth + 1, previous
+                )
+                out = merged if merged is not None else truncate_to_tokens(out, target, counter)
+        if counter.count_text(out) > target:
+            if depth + 1 >= self._depth:
+                tally.truncations += 1
+                return truncate_to_tokens(out, target, counter)
+            again = yield from self._summarize_long(
+                out, kind, target, counter, tally, depth + 1, previous
+            )
+            return again if again is not None else truncate_to_tokens(out, target, counter)
+        return out
+
+    # -- step 1: message level ----------------------------------------------------------------
+    def _summarize_messages(
+        self, msgs: list[Message], counter: TokenCounter, tally: _Tally
+    ) -> Plan[list[Message]]:
+        out = list(msgs)
+        limit = self._msg_threshold
+        for i, m in enumerate(msgs):
+            if m.role not in ("tool", "assistant"):
+                continue
+            text = m.text
+            if not text or is_marked(text) or counter.count_text(text) <= limit:
+                continue
+            if counter.count_text(text) > self._threshold:
+                text = truncate_to_tokens(text, self._threshold, counter)
+            prefix = TOOL_SUMMARY_PREFIX if m.role == "tool" else MESSAGE_SUMMARY_PREFIX
+            room = max(1, limit - counter.count_text(prefix))
+            summary = yield from self._summarize_long(text, "message", room, counter, tally)
+            if summary is None:
+                tally.fallbacks += 1
+                new_text = TRUNCATED_PREFIX + truncate_to_tokens(
+                    text, max(1, limit - counter.count_text(TRUNCATED_PREFIX)), counter
+                )
+            else:
+                new_text = prefix + summary
+            out[i] = m.with_text(new_text)
+        return out
+
+    # -- step 4: conversation level -------------------------------------------------------------
+    def _snapshot(
+        self, older: Sequence[Message], counter: TokenCounter, tally: _Tally
+    ) -> Plan[str]:
+        previous: str | None = None
+        texts = []
+        for m in older:
+            if is_restoration_message(m):
+                bodies = snapshot_bodies(m.text)
+                if bodies:
+                    previous = wrap_snapshot("\n".join(bodies))
+                rest = [
+                    p.text
+                    for p in m.parts
+                    if type(p) is TextPart and not p.text.startswith(RESTORATION_PREFIX)
+                ]
+                if rest:
+                    texts.append("user: " + "\n\n".join(rest))
+                continue
+            texts.append(message_to_text(m))
+        target = self._chunk
+        chunks = chunk_texts(texts, self._chunk, counter) if texts else []
+        parts: list[str] = []
+        if chunks:
+            answers = yield [
+                SummaryRequest("chunk", c, max_tokens=max(1, target // len(chunks))) for c in chunks
+            ]
+            for c, a in zip(chunks, answers, strict=True):
+                if isinstance(a, BaseException) or is_unusable_summary(a):
+                    tally.fallbacks += 1
+                    parts.append(DEFAULT_SUMMARIZER(SummaryRequest("chunk", c)))
+                else:
+                    tally.summaries += 1
+                    parts.append(str(a).strip())
+        combined = "\n".join(parts)
+        if not combined and previous is not None:
+            return previous  # nothing new to add: keep the earlier snapshot as it is
+        needs_merge = (
+            previous is not None
+            or combined.count(SNAPSHOT_OPEN) != 1
+            or counter.count_text(combined) > target
+        )
+        if needs_merge and (combined or previous):
+            merged = yield from self._summarize_long(
+                combined or (previous or ""),
+                "consolidate",
+                target,
+                counter,
+                tally,
+                previous=previous if combined else None,
+            )
+            if merged is None:
+                tally.fallbacks += 1
+                merged = DEFAULT_SUMMARIZER(
+                    SummaryRequest("consolidate", combined, previous, max_tokens=target)
+                )
+            combined = merged
+        bodies = snapshot_bodies(combined)
+        body = "\n".join(bodies) if bodies else combined
+        return wrap_snapshot(body)
+
+    def _plan(self, history: HistoryInput, usage_in: Any) -> Plan[HistoryResult]:
+        msgs, shape = prepare(history)
+        counter = self.counter or default_counter()
+        usage = usage_tokens(usage_in)
+        tokens_before = sum(counter.count_message(m) for m in msgs)
+        tally = _Tally()
+
+        lead = 0
+        while lead < len(msgs) and msgs[lead].role == "system":
+            lead += 1
+        system = msgs[:lead]
+        body = yield from self._summarize_messages(msgs[lead:], counter, tally)
+        tokens = [counter.count_message(m) for m in body]
+        total = sum(tokens) + sum(counter.count_message(m) for m in system)
+        triggered = total > self._threshold or len(body) > int(self.summary_window or 0)
+        split = None
+        if triggered:
+            split = find_split(
+                body,
+                tokens,
+                token_threshold=self._threshold,
+                summary_window=int(self.summary_window or DEFAULT_SUMMARY_WINDOW),
+            )
+        summary: str | None = None
+        output = [*system, *body]
+        dropped = 0
+        if split is not None:
+            k = split.index
+            older, kept = body[:k], body[k:]
+            summary = yield from self._snapshot(older, counter, tally)
+            parts: list[Any] = [TextPart(RESTORATION_HEADER + summary)]
+            last_user = max((i for i, m in enumerate(body) if m.role == "user"), default=-1)
+            if last_user >= k or last_user < 0:
+                reinjected = None
+            else:
+                # the newest user question must survive verbatim, even inside the split
+                reinjected = body[last_user]
+                parts.extend(reinjected.parts)
+            if kept and kept[0].role == "user":
+                first = kept[0]
+                restored = first.with_parts((*parts, *first.parts))
+                kept = [restored, *kept[1:]]
+                new_msgs = kept
+            else:
+                new_msgs = [
+                    Message(
+                        "user", tuple(parts), meta=Meta(source="system"), content_style="parts"
+                    ),
+                    *kept,
+                ]
+            output = [*system, *new_msgs]
+            dropped = k - (1 if reinjected is not None else 0)
+        return finish(
+            self.name,
+            before=msgs,
+            output=output,
+            counter=counter,
+            shape=shape,
+            triggered=triggered,
+            tokens_before=tokens_before,
+            dropped=dropped,
+            summaries=tally.summaries,
+            fallbacks=tally.fallbacks,
+            usage=usage,
+            summary=summary,
+            info={
+                "split_index": None if split is None else lead + split.index,
+                "split_phase": None if split is None else split.phase,
+                "forced_truncations": tally.truncations,
+            },
+            unanswered=self.unanswered,
+            misplaced_system=self.misplaced_system,
+        )

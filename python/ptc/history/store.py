@@ -1,0 +1,419 @@
+"""The full history store (seed 002): every message kept in SQLite and searchable.
+
+Standard-library ``sqlite3`` with WAL, one transaction per append batch, and an FTS5 index
+(trigram tokenizer when available, so a query matches any substring of three or more
+characters, case-insensitively). Several processes may append at once: writers take the
+database lock with ``BEGIN IMMEDIATE`` and wait up to ``timeout`` seconds for it. A
+process killed mid-write loses only its uncommitted batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import Message, from_openai, message_to_openai
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL DEFAULT '',
+        run_id TEXT,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL DEFAULT '',
+        reasoning TEXT,
+        source TEXT,
+        sender_id TEXT,
+        tool_call_id TEXT,
+        created_at,
+        stored_at REAL NOT NULL,
+        raw TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS messages_agent ON messages(agent_id, id)",
+    "CREATE INDEX IF NOT EXISTS messages_source ON messages(source, id)",
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content, reasoning)
+        VALUES (new.id, new.content, coalesce(new.reasoning, ''));
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
+        VALUES ('delete', old.id, old.content, coalesce(old.reasoning, ''));
+    END""",
+)
+
+
+def _fts_tokenizer(conn: sqlite3.Connection) -> str:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.ptc_probe USING fts5(x, tokenize='trigram')")
+        conn.execute("DROP TABLE temp.ptc_probe")
+        return "trigram"
+    except sqlite3.OperationalError:  # SQLite < 3.34: word tokens instead of substrings
+        return "unicode61"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    id: int
+    agent_id: str
+    run_id: str | None
+    role: str
+    content: str
+    reasoning: str | None
+    source: str | None
+    sender_id: str | None
+    created_at: Any
+    message: Message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain record a search tool returns."""
+        d: dict[str, Any] = {
+            "id": self.id,
+            "agent_id": self.agent_id,
+            "role": self.role,
+            "source": self.source,
+            "sender_id": self.sender_id,
+            "content": self.content,
+            "created_at": self.created_at,
+        }
+        if self.reasoning:
+            d["reasoning"] = self.reasoning
+        return d
+
+
+def searchable_text(m: Message) -> str:
+    lines = [m.text_with_placeholders()]
+    lines.extend(f"{tc.name}({tc.arguments})" for tc in m.tool_calls)
+    return "\n".join(x for x in lines if x)
+
+
+def _reasoning(m: Message) -> str | None:
+    if m.meta.reasoning:
+        return m.meta.reasoning
+    alt = m.extra.get("reasoning_content")
+    return alt if isinstance(alt, str) and alt else None
+
+
+class HistoryStore:
+    """Append-only message log with full-text search, created on first use at ``path``."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self.tokenizer = "trigram"
+
+    # -- connection -----------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        if self.path != ":memory:":
+            parent = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(parent, exist_ok=True)
+        conn = sqlite3.connect(
+            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        if self.path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+        # In WAL mode NORMAL keeps every committed transaction across a process crash.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            exists = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
+            ).fetchone()
+            if exists is None:
+                self.tokenizer = _fts_tokenizer(conn)
+                conn.execute(
+                    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, reasoning, "
+                    f"content='messages', content_rowid='id', tokenize='{self.tokenizer}')"
+                )
+            else:
+                self.tokenizer = "trigram" if "trigram" in exists[0] else "unicode61"
+            for stmt in _SCHEMA:
+                conn.execute(stmt)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ----------------------------------------------------------------------------
+    def append(
+        self, message: Message | Mapping[str, Any], *, agent_id: str = "", run_id: str | None = None
+    ) -> int | None:
+        ids = self.append_many([message], agent_id=agent_id, run_id=run_id)
+        return ids[0] if ids else None
+
+    def append_many(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+    ) -> list[int]:
+        """Store messages in one transaction; returns their ids.
+
+        Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
+        """
+        rows = []
+        now = time.time()
+        for item in messages:
+            m = item if isinstance(item, Message) else from_openai([item])[0]
+            if m.meta.ephemeral:
+                continue
+            raw = json.dumps(
+                message_to_openai(m, include_meta=True), ensure_ascii=False, default=str
+            )
+            created = m.meta.created_at if m.meta.created_at is not None else now
+            if not isinstance(created, int | float | str):
+                created = str(created)
+            rows.append(
+                (
+                    agent_id,
+                    run_id,
+                    m.role,
+                    searchable_text(m),
+                    _reasoning(m),
+                    m.meta.source,
+                    m.meta.sender_id,
+                    m.tool_call_id,
+                    created,
+                    now,
+                    raw,
+                )
+            )
+        if not rows:
+            return []
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                ids = []
+                for row in rows:
+                    cur = conn.execute(
+                        "INSERT INTO messages (agent_id, run_id, role, content, reasoning, "
+                        "source, sender_id, tool_call_id, created_at, stored_at, raw) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        row,
+                    )
+                    ids.append(int(cur.lastrowid or 0))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return ids
+
+    # -- reading ----------------------------------------------------------------------------
+    _COLUMNS = (
+        "m.id, m.agent_id, m.run_id, m.role, m.content, m.reasoning, m.source, "
+        "m.sender_id, m.created_at, m.raw"
+    )
+
+    def _rows(self, sql: str, params: Iterable[Any]) -> list[StoredMessage]:
+        with self._lock:
+            rows = self._connect().execute(sql, tuple(params)).fetchall()
+        out = []
+        for r in rows:
+            msg = from_openai([json.loads(r[9])])[0]
+            out.append(StoredMessage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], msg))
+        return out
+
+    def count(self, agent_id: str | None = None) -> int:
+        with self._lock:
+            conn = self._connect()
+            if agent_id is None:
+                return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+            return int(
+                conn.execute(
+                    "SELECT count(*) FROM messages WHERE agent_id = ?", (agent_id,)
+                ).fetchone()[0]
+            )
+
+    def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
+        """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window)."""
+        rows = self._rows(
+            f"SELECT {self._COLUMNS} FROM messages m WHERE m.agent_id = ? "
+            "ORDER BY m.id DESC LIMIT ?",
+            (agent_id, max(0, limit)),
+        )
+        return [r.message for r in reversed(rows)]
+
+    def system_message(self, agent_id: str = "") -> Message | None:
+        """The first system message stored for an agent (its system prompt)."""
+        rows = self._rows(
+            f"SELECT {self._COLUMNS} FROM messages m WHERE m.agent_id = ? AND m.role = 'system' "
+            "ORDER BY m.id LIMIT 1",
+            (agent_id,),
+        )
+        return rows[0].message if rows else None
+
+    def all(self, agent_id: str | None = None) -> list[StoredMessage]:
+        if agent_id is None:
+            return self._rows(f"SELECT {self._COLUMNS} FROM messages m ORDER BY m.id", ())
+        return self._rows(
+            f"SELECT {self._COLUMNS} FROM messages m WHERE m.agent_id = ? ORDER BY m.id",
+            (agent_id,),
+        )
+
+    def _search(
+        self, column: str, query: str, limit: int, where: str, params: list[Any]
+    ) -> list[StoredMessage]:
+        limit = max(0, int(limit))
+        if limit == 0:
+            return []
+        self._connect()
+        use_fts = bool(query) and (self.tokenizer != "trigram" or len(query) >= 3)
+        if use_fts:
+            phrase = '"' + query.replace('"', '""') + '"'
+            sql = (
+                f"SELECT {self._COLUMNS} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                f"WHERE messages_fts MATCH ? {where} ORDER BY m.id DESC LIMIT ?"
+            )
+            args = [f"{column} : {phrase}", *params, limit]
+        else:
+            # Trigram needs three characters; shorter queries scan with instr().
+            sql = (
+                f"SELECT {self._COLUMNS} FROM messages m "
+                f"WHERE instr(lower(coalesce(m.{column}, '')), lower(?)) > 0 {where} "
+                "ORDER BY m.id DESC LIMIT ?"
+            )
+            args = [query, *params, limit]
+        rows = self._rows(sql, args)
+        rows.reverse()  # newest N matches, returned oldest first
+        return rows
+
+    def search_messages(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]:
+        """Messages whose content contains ``query`` (seed 002: zoea_search_messages)."""
+        where, params = ("AND m.agent_id = ?", [agent_id]) if agent_id is not None else ("", [])
+        return self._search("content", query, limit, where, params)
+
+    def search_reasoning(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]:
+        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
+        where = "AND m.reasoning IS NOT NULL"
+        params: list[Any] = []
+        if agent_id is not None:
+            where += " AND m.agent_id = ?"
+            params.append(agent_id)
+        return self._search("reasoning", query, limit, where, params)
+
+    def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
+        """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts).
+
+        A broadcast stored by each receiving agent is returned once (its first copy).
+        """
+        where = (
+            "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
+            "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
+            "b.created_at)"
+        )
+        return self._search("content", query, limit, where, [])
+
+
+# -- tools for agents -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTool:
+    """A search function packaged for an agent: name, description, signature, callable.
+
+    Accepts positional arguments, keyword arguments, or one mapping of named arguments
+    (how a PTC-Lisp program's ``(tool/search-messages {:query "iron"})`` arrives).
+    """
+
+    name: str
+    description: str
+    signature: str
+    fn: Callable[..., list[dict[str, Any]]]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
+            kwargs = {str(k).replace("-", "_"): v for k, v in args[0].items()}
+            args = ()
+        return self.fn(*args, **kwargs)
+
+
+_SIGNATURE = "(query :string, limit :int?) -> [:map]"
+
+
+def search_tools(
+    store: HistoryStore, *, agent_id: str | None = None, max_limit: int = 100
+) -> dict[str, HistoryTool]:
+    """``search-messages``, ``search-reasoning`` and ``search-broadcasts`` as tools.
+
+    Messages and reasoning are searched for ``agent_id`` (all agents when ``None``);
+    results are plain dicts, newest ``limit`` matches returned oldest first.
+    """
+
+    def clamp(limit: Any) -> int:
+        try:
+            n = int(limit)
+        except (TypeError, ValueError):
+            n = 20
+        return max(1, min(n, max_limit))
+
+    def search_messages(query: str, limit: int = 20) -> list[dict[str, Any]]:
+        return [
+            r.to_dict() for r in store.search_messages(str(query), clamp(limit), agent_id=agent_id)
+        ]
+
+    def search_reasoning(query: str, limit: int = 20) -> list[dict[str, Any]]:
+        return [
+            r.to_dict() for r in store.search_reasoning(str(query), clamp(limit), agent_id=agent_id)
+        ]
+
+    def search_broadcasts(query: str, limit: int = 20) -> list[dict[str, Any]]:
+        return [r.to_dict() for r in store.search_broadcasts(str(query), clamp(limit))]
+
+    tools = [
+        HistoryTool(
+            "search-messages",
+            "Search your past messages by text. Returns the newest `limit` matches, oldest "
+            "first, each with role, source, sender_id, content and created_at.",
+            _SIGNATURE,
+            search_messages,
+        ),
+        HistoryTool(
+            "search-reasoning",
+            "Search your past reasoning by text. Returns the newest `limit` matches, oldest "
+            "first, with the message content and its reasoning.",
+            _SIGNATURE,
+            search_reasoning,
+        ),
+        HistoryTool(
+            "search-broadcasts",
+            "Search broadcasts from the commander and other agents by text. Returns the "
+            "newest `limit` matches, oldest first.",
+            _SIGNATURE,
+            search_broadcasts,
+        ),
+    ]
+    return {t.name: t for t in tools}

@@ -1,0 +1,181 @@
+"""The LLM protocol: a callable taking chat messages and returning the reply.
+
+An LLM is any ``callable(messages: list[dict]) -> str | {"content": str, "usage": {...}}``, sync or
+async. Messages are plain OpenAI-shaped dicts (``{"role": ..., "content": ...}``), so any client can
+send them. :class:`ScriptedLLM` replays canned replies for tests and examples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ptc.llm.scripted import AsyncScriptedLLM, ScriptedLLM, ScriptExhausted
+
+Messages = list[dict[str, str]]
+LLM = Callable[[Messages], Union[Any, Awaitable[Any]]]  # noqa: UP007 (runtime alias)
+
+__all__ = [
+    "LLM",
+    "AsyncScriptedLLM",
+    "LLMError",
+    "LLMReply",
+    "Messages",
+    "RetryPolicy",
+    "ScriptExhausted",
+    "ScriptedLLM",
+    "TransientLLMError",
+    "acall_llm",
+    "call_llm",
+    "is_async_llm",
+    "is_transient",
+    "normalize_reply",
+]
+
+
+class LLMError(Exception):
+    """The LLM could not be called, or its reply had no usable shape."""
+
+
+class TransientLLMError(LLMError):
+    """Raise this from an LLM callable to ask for a retry (rate limit, timeout, overload)."""
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    """A normalized reply: its text and the token usage the provider reported (if any)."""
+
+    content: str
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+_USAGE_KEYS = {
+    "input_tokens": "input_tokens",
+    "prompt_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "completion_tokens": "output_tokens",
+}
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raw = {k: getattr(raw, k) for k in _USAGE_KEYS if hasattr(raw, k)}
+    out: dict[str, int] = {}
+    for key, norm in _USAGE_KEYS.items():
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[norm] = out.get(norm, 0) + value
+    return out
+
+
+def normalize_reply(reply: Any) -> LLMReply:
+    """Accept ``str``, ``{"content": str, "usage": {...}}``, an :class:`LLMReply`, or an object
+    with ``.content`` (and optionally ``.usage``). OpenAI and Anthropic usage keys are both read."""
+    if isinstance(reply, LLMReply):
+        return reply
+    if isinstance(reply, str):
+        return LLMReply(reply)
+    if isinstance(reply, Mapping):
+        content = reply.get("content")
+        usage = reply.get("usage")
+    else:
+        content = getattr(reply, "content", None)
+        usage = getattr(reply, "usage", None)
+    if not isinstance(content, str):
+        raise LLMError(
+            "LLM reply must be a str or have a str 'content', got " + type(reply).__name__
+        )
+    return LLMReply(content, _usage(usage))
+
+
+_TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+_TRANSIENT_NAMES = {
+    "RateLimitError",
+    "APITimeoutError",
+    "APIConnectionError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "OverloadedError",
+    "Timeout",
+    "ReadTimeout",
+    "ConnectTimeout",
+}
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors worth retrying: timeouts, connection problems, 429/5xx from a client."""
+    if isinstance(exc, TransientLLMError | TimeoutError | ConnectionError):
+        return True
+    status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
+    if isinstance(status, int) and status in _TRANSIENT_STATUS:
+        return True
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retry transient LLM errors with exponential backoff (no jitter: runs stay reproducible)."""
+
+    attempts: int = 3
+    initial_delay: float = 0.5
+    multiplier: float = 2.0
+    max_delay: float = 8.0
+    retry_if: Callable[[BaseException], bool] = is_transient
+
+    def delay(self, retry_number: int) -> float:
+        return min(self.initial_delay * self.multiplier ** (retry_number - 1), self.max_delay)
+
+
+def is_async_llm(llm: Any) -> bool:
+    return inspect.iscoroutinefunction(llm) or inspect.iscoroutinefunction(
+        getattr(llm, "__call__", None)  # noqa: B004 (async __call__ on an instance)
+    )
+
+
+def _copy(messages: Messages) -> Messages:
+    return [dict(m) for m in messages]
+
+
+def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply, int]:
+    """Call a sync LLM with retries; returns the reply and the number of retries used."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            raw = llm(_copy(messages))
+            if inspect.isawaitable(raw):  # a sync-looking callable returned a coroutine
+                raw = asyncio.run(_await(raw))
+            return normalize_reply(raw), attempt - 1
+        except Exception as exc:
+            if attempt >= retry.attempts or not retry.retry_if(exc):
+                raise
+            time.sleep(retry.delay(attempt))
+
+
+async def _await(aw: Awaitable[Any]) -> Any:
+    return await aw
+
+
+async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply, int]:
+    """Async twin of :func:`call_llm`; a sync callable runs in a worker thread."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            if is_async_llm(llm):
+                raw = await llm(_copy(messages))  # type: ignore[misc]
+            else:
+                raw = await asyncio.to_thread(llm, _copy(messages))
+                if inspect.isawaitable(raw):
+                    raw = await raw
+            return normalize_reply(raw), attempt - 1
+        except Exception as exc:
+            if attempt >= retry.attempts or not retry.retry_if(exc):
+                raise
+            await asyncio.sleep(retry.delay(attempt))

@@ -1,0 +1,198 @@
+"""Running PTC-Lisp programs: `run`, `eval` and `Session`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import _core
+from ._tools import ToolAdapter, ToolsArg, normalize_tools
+from .errors import LispError, ProgramFailed, error_from_core
+from .limits import LimitsArg, limits_dict
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call made by a run: the Lisp arguments as written, the result or the error."""
+
+    name: str
+    args: list[Any]
+    result: Any
+    error: str | None
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A user definition (``def``/``defn``) with the metadata host summaries need."""
+
+    name: str
+    kind: Literal["function", "value"]
+    doc: str | None
+    params: list[str] | None
+    return_type: str | None
+    type: str
+    sample: str | None
+
+
+@dataclass(frozen=True)
+class Description:
+    """A value summarized in place: its type label and a truncated sample."""
+
+    type: str
+    sample: str | None
+    truncated: bool
+
+
+Outcome = Literal["value", "return", "fail", "error"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one run produced. ``ok`` is true when the program finished without an error and
+    without ``(fail ...)``; ``value`` is the last value, the returned value or the fail reason."""
+
+    ok: bool
+    value: Any
+    returned: bool
+    failed: bool
+    error: LispError | None
+    prints: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    defined: list[Definition] = field(default_factory=list)
+    duration_ms: float = 0.0
+    steps: int = 0
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.error is not None:
+            return "error"
+        if self.failed:
+            return "fail"
+        return "return" if self.returned else "value"
+
+
+def _definition(raw: tuple[Any, ...]) -> Definition:
+    name, kind, doc, params, return_type, type_, sample = raw
+    return Definition(name, kind, doc, params, return_type, type_, sample)
+
+
+def _result(raw: tuple[Any, ...]) -> Result:
+    outcome, value, error, prints, calls, defined, duration_ms, steps = raw
+    err = error_from_core(error) if error is not None else None
+    return Result(
+        ok=outcome in ("value", "return"),
+        value=value,
+        returned=outcome == "return",
+        failed=outcome == "fail",
+        error=err,
+        prints=prints,
+        tool_calls=[ToolCall(*c) for c in calls],
+        defined=[_definition(d) for d in defined],
+        duration_ms=duration_ms,
+        steps=steps,
+    )
+
+
+class Memory(Mapping[str, Any]):
+    """The user namespace as a read-only mapping; values are converted when read."""
+
+    def __init__(self, core: _core.CoreSession) -> None:
+        self._core = core
+
+    def __getitem__(self, name: str) -> Any:
+        return self._core.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._core.has(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._core.names())
+
+    def __len__(self) -> int:
+        return len(self._core.names())
+
+    def __repr__(self) -> str:
+        return f"Memory({self._core.names()!r})"
+
+
+class Session:
+    """Runs programs against data and tools, keeping the LLM's definitions between runs.
+
+    Data is converted to core values once, here; every run reads it in place. A run that ends
+    in an error leaves the definitions exactly as they were (all-or-nothing).
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any] | None = None,
+        tools: ToolsArg = None,
+        limits: LimitsArg = None,
+    ) -> None:
+        if data is not None and not isinstance(data, Mapping):
+            raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
+        self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
+        adapters = {name: ToolAdapter(name, fn) for name, fn in self._tools.items()}
+        self._core = _core.CoreSession(
+            dict(data) if data is not None else None, adapters, limits_dict(limits)
+        )
+
+    def run(self, source: str, *, limits: LimitsArg = None) -> Result:
+        """Runs one program. Never raises for program errors: see ``Result.error``."""
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a str, got {type(source).__name__}")
+        return _result(self._core.run(source, limits_dict(limits)))
+
+    @property
+    def definitions(self) -> list[Definition]:
+        """User definitions in first-definition order (latest value wins)."""
+        return [_definition(d) for d in self._core.definitions()]
+
+    @property
+    def memory(self) -> Memory:
+        return Memory(self._core)
+
+    @property
+    def tools(self) -> dict[str, Callable[..., Any]]:
+        return dict(self._tools)
+
+    @property
+    def data_keys(self) -> list[str]:
+        return self._core.data_keys()
+
+    def describe(self, name: str, limit: int | None = 3, printable_limit: int | None = 80) -> Description:
+        """Type label and sample of a user definition, rendered on the value in place."""
+        return Description(*self._core.describe(name, limit, printable_limit))
+
+    def describe_data(
+        self, key: str, limit: int | None = 3, printable_limit: int | None = 80
+    ) -> Description:
+        """Type label and sample of an input value, rendered on the value in place."""
+        return Description(*self._core.describe_data(key, limit, printable_limit))
+
+
+def run(
+    source: str,
+    data: Mapping[str, Any] | None = None,
+    tools: ToolsArg = None,
+    limits: LimitsArg = None,
+) -> Result:
+    """Runs one program with fresh state. Never raises for program errors."""
+    return Session(data=data, tools=tools, limits=limits).run(source)
+
+
+def eval(  # noqa: A001 - the natural name for "evaluate a program"
+    source: str,
+    data: Mapping[str, Any] | None = None,
+    tools: ToolsArg = None,
+    limits: LimitsArg = None,
+) -> Any:
+    """Runs one program and returns its value; raises `LispError` subclasses on errors and
+    `ProgramFailed` on ``(fail reason)``."""
+    r = run(source, data=data, tools=tools, limits=limits)
+    if r.error is not None:
+        raise r.error
+    if r.failed:
+        raise ProgramFailed(r.value)
+    return r.value

@@ -1,0 +1,305 @@
+"""The outcome of an agent run: result, append-only turns, messages sent, usage (ARC-007, DBG-001).
+
+A Step stores turns, not summaries (DBG-003): the messages of every LLM call are re-derived from the
+turns by the run's compression strategy, which is a pure function, so a stored step renders exactly
+what the LLM saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ptc.compression import (
+    Compression,
+    CompressionStats,
+    DataEntry,
+    FullHistory,
+    Message,
+    RenderOptions,
+    SingleUserCoalesced,
+    ToolSpec,
+    strategy_by_name,
+)
+from ptc.turn import Turn, decode_value, encode_value
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StepError:
+    """Why a run did not succeed.
+
+    ``type`` is a program error type (``parse_error``, ``tool_error``, ...) for single-shot runs, or
+    one of ``fail`` (the program called ``(fail reason)``; ``value`` holds the reason),
+    ``max_turns_exceeded``, ``llm_error`` and ``validation_error``.
+    """
+
+    type: str
+    message: str
+    value: Any = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "message": self.message,
+            "value": encode_value(self.value),
+            "hint": self.hint,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StepError:
+        return cls(d["type"], d["message"], decode_value(d.get("value")), d.get("hint"))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens reported by the LLM (summed over calls) and the last render's compression stats."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    llm_calls: int = 0
+    llm_retries: int = 0
+    compression: CompressionStats | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, tokens: Mapping[str, int], retries: int = 0) -> Usage:
+        return Usage(
+            self.input_tokens + tokens.get("input_tokens", 0),
+            self.output_tokens + tokens.get("output_tokens", 0),
+            self.llm_calls + 1 + retries,
+            self.llm_retries + retries,
+            self.compression,
+        )
+
+    def with_stats(self, stats: CompressionStats | None) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens, self.llm_calls, self.llm_retries, stats)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "llm_calls": self.llm_calls,
+            "llm_retries": self.llm_retries,
+            "compression": self.compression.to_dict() if self.compression else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Usage:
+        comp = d.get("compression")
+        return cls(
+            d.get("input_tokens", 0),
+            d.get("output_tokens", 0),
+            d.get("llm_calls", 0),
+            d.get("llm_retries", 0),
+            CompressionStats.from_dict(comp) if comp else None,
+        )
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What stays fixed during a run and is needed to re-render its messages."""
+
+    mission: str
+    system_prompt: str
+    max_turns: int
+    tools: tuple[ToolSpec, ...] = ()
+    data: tuple[DataEntry, ...] = ()
+    compression: str | None = None  # strategy name; None = disabled (full history)
+    compression_opts: Mapping[str, int] = field(default_factory=dict)
+    signature: str | None = None
+
+    def render_options(self) -> RenderOptions:
+        opts: dict[str, Any] = dict(self.compression_opts)
+        opts.update(
+            mission=self.mission,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            tools=self.tools,
+            data=self.data,
+        )
+        return opts  # type: ignore[return-value]
+
+    def strategy_for_call(self, strategy: Compression | None = None) -> Compression:
+        """The strategy a call uses: none for single-shot (SS-001) or when disabled (API-003)."""
+        if self.max_turns == 1 or self.compression is None:
+            return FullHistory()
+        if strategy is not None:
+            return strategy
+        return strategy_by_name(self.compression)
+
+    def messages_for(
+        self, turns: Sequence[Turn], strategy: Compression | None = None
+    ) -> tuple[list[Message], CompressionStats]:
+        """Messages for the LLM call that follows ``turns`` (CMP-004: rendered at turn start)."""
+        memory = turns[-1].memory if turns else ()
+        return self.strategy_for_call(strategy).to_messages(
+            tuple(turns), memory, self.render_options()
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mission": self.mission,
+            "system_prompt": self.system_prompt,
+            "max_turns": self.max_turns,
+            "tools": [t.to_dict() for t in self.tools],
+            "data": [d.to_dict() for d in self.data],
+            "compression": self.compression,
+            "compression_opts": dict(self.compression_opts),
+            "signature": self.signature,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunContext:
+        return cls(
+            mission=d["mission"],
+            system_prompt=d["system_prompt"],
+            max_turns=int(d["max_turns"]),
+            tools=tuple(ToolSpec.from_dict(t) for t in d.get("tools", ())),
+            data=tuple(DataEntry.from_dict(x) for x in d.get("data", ())),
+            compression=d.get("compression"),
+            compression_opts=dict(d.get("compression_opts", {})),
+            signature=d.get("signature"),
+        )
+
+
+@dataclass(frozen=True)
+class Step:
+    """Result of :meth:`SubAgent.run`.
+
+    ``turns`` is the full, append-only record of the run (ARC-002, DBG-005); the number of turns is
+    ``len(step.turns)`` (ARC-006). ``messages[i]`` is the exact message list of LLM call ``i``.
+    """
+
+    ok: bool
+    value: Any
+    error: StepError | None
+    turns: tuple[Turn, ...]
+    messages: tuple[list[Message], ...]
+    usage: Usage
+    context: RunContext
+    duration_ms: float = 0.0
+
+    @property
+    def prints(self) -> list[str]:
+        """All println output of the run, in order."""
+        return [p for t in self.turns for p in t.prints]
+
+    # --- debugging views (DBG-004/005) ---------------------------------------------------
+
+    def render(
+        self,
+        view: Literal["compressed", "full"] = "compressed",
+        *,
+        include_system: bool = False,
+        strategy: Compression | None = None,
+    ) -> str:
+        """Text for humans. ``compressed``: the history as the compression strategy shows it to
+        the LLM (``SingleUserCoalesced`` when the run had compression off). ``full``: every turn
+        with its program, output, tool calls, result or error."""
+        if view == "full":
+            return self._render_full()
+        if view != "compressed":
+            raise ValueError(f"view must be 'compressed' or 'full', got {view!r}")
+        if strategy is None and self.context.compression is None:
+            strategy = SingleUserCoalesced()
+        if strategy is None:
+            strategy = strategy_by_name(self.context.compression)  # type: ignore[arg-type]
+        memory = self.turns[-1].memory if self.turns else ()
+        messages, _ = strategy.to_messages(self.turns, memory, self.context.render_options())
+        return render_messages(messages, include_system=include_system)
+
+    def _render_full(self) -> str:
+        out = [f"mission: {self.context.mission}"]
+        for t in self.turns:
+            status = "ok" if t.success else "FAILED"
+            out.append(f"\n--- turn {t.number} ({status}) ---")
+            out.append(t.program if t.program is not None else f"(no program) {t.response}")
+            for c in t.tool_calls:
+                tail = f" !! {c.error}" if c.error else ""
+                out.append(f";; tool {c.name}({c.args_text}){tail}")
+            for p in t.prints:
+                out.append(f";; println: {p}")
+            if t.error is not None:
+                out.append(f";; error [{t.error.type}]: {t.error.message}")
+            else:
+                out.append(f";; => {t.result_text}")
+            if t.defined:
+                out.append(";; defined: " + ", ".join(t.defined))
+        out.append(f"\n=> ok={self.ok} value={self.value!r} error={self.error}")
+        return "\n".join(out)
+
+    # --- serialization (DBG-003) ---------------------------------------------------------
+
+    def to_dict(self, *, include_messages: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "version": FORMAT_VERSION,
+            "ok": self.ok,
+            "value": encode_value(self.value),
+            "error": self.error.to_dict() if self.error else None,
+            "turns": [t.to_dict() for t in self.turns],
+            "calls": len(self.messages),
+            "usage": self.usage.to_dict(),
+            "context": self.context.to_dict(),
+            "duration_ms": self.duration_ms,
+        }
+        if include_messages:
+            d["messages"] = [list(m) for m in self.messages]
+        return d
+
+    def to_json(self, *, include_messages: bool = False, indent: int | None = None) -> str:
+        """JSON with the turns and run context; messages are re-derived on load unless included
+        (needed only for a custom strategy that is not registered)."""
+        return json.dumps(
+            self.to_dict(include_messages=include_messages), ensure_ascii=False, indent=indent
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, strategy: Compression | None = None) -> Step:
+        if d.get("version") != FORMAT_VERSION:
+            raise ValueError(f"unsupported step format version {d.get('version')!r}")
+        context = RunContext.from_dict(d["context"])
+        turns = tuple(Turn.from_dict(t) for t in d["turns"])
+        if "messages" in d:
+            messages = tuple([dict(m) for m in call] for call in d["messages"])
+        else:
+            # Call i was rendered from the first i turns (CMP-004); rendering is pure (ARC-004).
+            n = int(d.get("calls", len(turns)))
+            messages = tuple(context.messages_for(turns[:i], strategy)[0] for i in range(n))
+        err = d.get("error")
+        return cls(
+            ok=bool(d["ok"]),
+            value=decode_value(d.get("value")),
+            error=StepError.from_dict(err) if err else None,
+            turns=turns,
+            messages=messages,
+            usage=Usage.from_dict(d.get("usage", {})),
+            context=context,
+            duration_ms=float(d.get("duration_ms", 0.0)),
+        )
+
+    @classmethod
+    def from_json(cls, text: str, *, strategy: Compression | None = None) -> Step:
+        return cls.from_dict(json.loads(text), strategy=strategy)
+
+
+def render_messages(messages: Sequence[Message], *, include_system: bool = False) -> str:
+    """Messages as readable text, one ``[ROLE]`` block each."""
+    blocks = []
+    for m in messages:
+        role = m["role"].upper()
+        if role == "SYSTEM" and not include_system:
+            blocks.append(f"[SYSTEM] ({len(m['content'])} characters, same every turn)")
+        else:
+            blocks.append(f"[{role}]\n{m['content']}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,242 @@
+"""Immutable records of one agent turn (ARC-001, DBG-002).
+
+A :class:`Turn` holds everything a compression strategy needs to render the history, already in
+text form where the core rendered it (samples, tool-call arguments, result preview). Strategies are
+therefore pure functions of turns and memory snapshots; they never touch a live Session.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One user definition as it stood after a turn (name, kind, docstring, type, sample)."""
+
+    name: str
+    kind: str  # "function" | "value"
+    type: str
+    sample: str | None = None
+    doc: str | None = None
+    params: tuple[str, ...] | None = None
+    return_type: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "type": self.type,
+            "sample": self.sample,
+            "doc": self.doc,
+            "params": list(self.params) if self.params is not None else None,
+            "return_type": self.return_type,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> MemoryEntry:
+        params = d.get("params")
+        return cls(
+            name=d["name"],
+            kind=d["kind"],
+            type=d["type"],
+            sample=d.get("sample"),
+            doc=d.get("doc"),
+            params=tuple(params) if params is not None else None,
+            return_type=d.get("return_type"),
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a turn; ``args_text`` is the truncated Clojure rendering (TRN-003)."""
+
+    name: str
+    args: tuple[Any, ...]
+    args_text: str
+    result: Any = None
+    error: str | None = None
+    duration_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "args": [encode_value(a) for a in self.args],
+            "args_text": self.args_text,
+            "result": encode_value(self.result),
+            "error": self.error,
+            "duration_ms": self.duration_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCallRecord:
+        return cls(
+            name=d["name"],
+            args=tuple(decode_value(a) for a in d.get("args", [])),
+            args_text=d["args_text"],
+            result=decode_value(d.get("result")),
+            error=d.get("error"),
+            duration_ms=float(d.get("duration_ms", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class TurnError:
+    """Why a turn failed: a program error, a missing program, or a rejected return value."""
+
+    type: str
+    message: str
+    hint: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "message": self.message,
+            "hint": self.hint,
+            "line": self.line,
+            "column": self.column,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TurnError:
+        return cls(d["type"], d["message"], d.get("hint"), d.get("line"), d.get("column"))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One cycle of the loop: the LLM's reply, the program run, and what it produced.
+
+    ``success`` is False when the turn must be shown to the LLM in full (ERR-001): no program in
+    the reply, a program error, or a returned value that did not match the signature.
+    """
+
+    number: int
+    program: str | None
+    result: Any
+    prints: tuple[str, ...]
+    tool_calls: tuple[ToolCallRecord, ...]
+    memory: tuple[MemoryEntry, ...]
+    success: bool
+    response: str = ""
+    result_text: str = ""
+    defined: tuple[str, ...] = ()
+    returned: bool = False
+    failed: bool = False
+    error: TurnError | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)
+    llm_ms: float = 0.0
+    run_ms: float = 0.0
+
+    @property
+    def duration_ms(self) -> float:
+        return self.llm_ms + self.run_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "program": self.program,
+            "result": encode_value(self.result),
+            "result_text": self.result_text,
+            "prints": list(self.prints),
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "memory": [m.to_dict() for m in self.memory],
+            "success": self.success,
+            "response": self.response,
+            "defined": list(self.defined),
+            "returned": self.returned,
+            "failed": self.failed,
+            "error": self.error.to_dict() if self.error else None,
+            "usage": dict(self.usage),
+            "llm_ms": self.llm_ms,
+            "run_ms": self.run_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Turn:
+        err = d.get("error")
+        return cls(
+            number=int(d["number"]),
+            program=d.get("program"),
+            result=decode_value(d.get("result")),
+            result_text=d.get("result_text", ""),
+            prints=tuple(d.get("prints", ())),
+            tool_calls=tuple(ToolCallRecord.from_dict(c) for c in d.get("tool_calls", ())),
+            memory=tuple(MemoryEntry.from_dict(m) for m in d.get("memory", ())),
+            success=bool(d["success"]),
+            response=d.get("response", ""),
+            defined=tuple(d.get("defined", ())),
+            returned=bool(d.get("returned", False)),
+            failed=bool(d.get("failed", False)),
+            error=TurnError.from_dict(err) if err else None,
+            usage=dict(d.get("usage", {})),
+            llm_ms=float(d.get("llm_ms", 0.0)),
+            run_ms=float(d.get("run_ms", 0.0)),
+        )
+
+
+# --- JSON codec for PTC values ------------------------------------------------------------
+# Plain JSON cannot tell a keyword from a string, a set from a vector or keep non-string map
+# keys, so those are tagged with a single "$..." key. Replaying tool results on resume relies on it.
+
+
+def _is_keyword(value: Any) -> bool:
+    return isinstance(value, str) and type(value).__name__ == "Keyword"
+
+
+def encode_value(value: Any) -> Any:
+    """Turn a converted PTC value into JSON-safe data (reversible by :func:`decode_value`)."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return {"$float": repr(value)}
+    if _is_keyword(value):
+        return {"$kw": str(value)}
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return [encode_value(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return {"$set": [encode_value(v) for v in value]}
+    if isinstance(value, Mapping):
+        plain = all(isinstance(k, str) and not _is_keyword(k) for k in value)
+        tagged_like = len(value) == 1 and any(str(k).startswith("$") for k in value)
+        if plain and not tagged_like:
+            return {k: encode_value(v) for k, v in value.items()}
+        return {"$map": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    return {"$repr": repr(value)}
+
+
+def decode_value(data: Any) -> Any:
+    """Inverse of :func:`encode_value`; untaggable objects come back as their ``repr`` text."""
+    if isinstance(data, list):
+        return [decode_value(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        ((tag, inner),) = data.items()
+        if tag == "$kw":
+            from ptc import Keyword  # late import: ptc imports this module
+
+            return Keyword(inner)
+        if tag == "$set":
+            return {_hashable(decode_value(v)) for v in inner}
+        if tag == "$map":
+            return {_hashable(decode_value(k)): decode_value(v) for k, v in inner}
+        if tag == "$float":
+            return float(inner)
+        if tag == "$repr":
+            return inner
+    return {k: decode_value(v) for k, v in data.items()}
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value

@@ -1,0 +1,444 @@
+//! Collections (§7.1-§7.7): access, transformation, reduction, building and maps.
+//! Sequence results are vectors; strings are sequences of characters (grapheme clusters).
+
+use std::sync::Arc;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::{call1, call2, expect_callable, type_error, Builtin, VARIADIC};
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{flex_get, Value, ValueMap, VecData};
+
+fn unordered(fname: &str, v: &Value) -> Error {
+    let hint = match v {
+        Value::Map(_) => "maps are unordered here; use (keys m), (vals m) or (entries m) first",
+        _ => "sets are unordered; use (vec s) or (sort s) first",
+    };
+    type_error(fname, "a vector or string", v).with_hint(hint)
+}
+
+pub fn chars(s: &str) -> impl Iterator<Item = Value> + '_ {
+    s.graphemes(true).map(Value::str)
+}
+
+fn entry(k: &Value, v: &Value) -> Value {
+    Value::vector(vec![k.clone(), v.clone()])
+}
+
+/// Elements of V, S (characters), St (members), M (`[k v]` entries) or nil (none).
+pub fn seq_items(v: &Value) -> Result<Vec<Value>, Error> {
+    Ok(match v {
+        Value::Nil => Vec::new(),
+        Value::Vector(xs) => xs.to_vec(),
+        Value::Str(s) => chars(s).collect(),
+        Value::Set(s) => s.iter().cloned().collect(),
+        Value::Map(m) => m.iter().map(|(k, v)| entry(k, v)).collect(),
+        other => return Err(type_error("this operation", "a collection", other)),
+    })
+}
+
+/// Calls `f` on each element of any collection without copying the collection.
+fn each(fname: &str, coll: &Value, mut f: impl FnMut(Value) -> EvalResult<()>) -> EvalResult<()> {
+    match coll {
+        Value::Nil => Ok(()),
+        Value::Vector(xs) => xs.iter().try_for_each(|x| f(x.clone())),
+        Value::Str(s) => chars(s).try_for_each(f),
+        Value::Set(s) => s.iter().try_for_each(|x| f(x.clone())),
+        Value::Map(m) => m.iter().try_for_each(|(k, v)| f(entry(k, v))),
+        other => Err(type_error(fname, "a collection", other).into()),
+    }
+}
+
+fn coll_len(fname: &str, v: &Value) -> Result<usize, Error> {
+    Ok(match v {
+        Value::Nil => 0,
+        Value::Vector(xs) => xs.len(),
+        Value::Str(s) => s.graphemes(true).count(),
+        Value::Set(s) => s.len(),
+        Value::Map(m) => m.len(),
+        other => return Err(type_error(fname, "a collection", other)),
+    })
+}
+
+fn count(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Int(coll_len("count", &args[0])? as i64))
+}
+
+fn empty_q(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(match &args[0] {
+        Value::Str(s) => s.is_empty(),
+        other => coll_len("empty?", other)? == 0,
+    }))
+}
+
+fn nth_of(fname: &str, v: &Value, i: usize) -> Result<Value, Error> {
+    Ok(match v {
+        Value::Nil => Value::Nil,
+        Value::Vector(xs) => xs.get(i).cloned().unwrap_or(Value::Nil),
+        Value::Str(s) => s.graphemes(true).nth(i).map(Value::str).unwrap_or(Value::Nil),
+        Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
+        other => return Err(type_error(fname, "a vector or string", other)),
+    })
+}
+
+fn first(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(nth_of("first", &args[0], 0)?)
+}
+
+fn second(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(nth_of("second", &args[0], 1)?)
+}
+
+fn last(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(match &args[0] {
+        Value::Vector(xs) => xs.last().cloned().unwrap_or(Value::Nil),
+        Value::Str(s) => s.graphemes(true).next_back().map(Value::str).unwrap_or(Value::Nil),
+        other => nth_of("last", other, usize::MAX)?,
+    })
+}
+
+fn nth(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let i = super::expect_int("nth", &args[1])?;
+    if i < 0 {
+        return Ok(Value::Nil);
+    }
+    Ok(nth_of("nth", &args[0], i as usize)?)
+}
+
+fn rest_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
+    Ok(match v {
+        Value::Nil => Vec::new(),
+        Value::Vector(xs) => xs.get(1..).map_or_else(Vec::new, |s| s.to_vec()),
+        Value::Str(s) => chars(s).skip(1).collect(),
+        Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
+        other => return Err(type_error(fname, "a vector or string", other)),
+    })
+}
+
+fn rest(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::vector(rest_items("rest", &args[0])?))
+}
+
+fn next(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let r = rest_items("next", &args[0])?;
+    Ok(if r.is_empty() { Value::Nil } else { Value::vector(r) })
+}
+
+fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let default = args.get(2).cloned().unwrap_or(Value::Nil);
+    Ok(match &args[0] {
+        Value::Nil => default,
+        Value::Map(m) => flex_get(m, &args[1]).cloned().unwrap_or(default),
+        Value::Vector(xs) => match &args[1] {
+            Value::Int(i) if *i >= 0 => xs.get(*i as usize).cloned().unwrap_or(default),
+            _ => default,
+        },
+        Value::Set(s) => {
+            if s.contains(&args[1]) {
+                args[1].clone()
+            } else {
+                default
+            }
+        }
+        other => return Err(type_error("get", "a map, vector, set or nil", other).into()),
+    })
+}
+
+fn keyword_on_map_error(fname: &str, f: &Value, coll: &Value) -> EvalResult<()> {
+    if let (Value::Keyword(k), Value::Map(_)) = (f, coll) {
+        return Err(Error::type_err(format!(
+            "({fname} :{k} ...) was given a single map: keyword accessor requires a list of maps"
+        ))
+        .with_hint(format!("to read one field write (:{k} m)"))
+        .into());
+    }
+    Ok(())
+}
+
+fn map(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    expect_callable("map", &f)?;
+    if args.len() == 2 {
+        let coll = std::mem::take(&mut args[1]);
+        keyword_on_map_error("map", &f, &coll)?;
+        let mut out = Vec::with_capacity(coll.coll_len().unwrap_or(0));
+        each("map", &coll, |x| {
+            out.push(call1(it, &f, x)?);
+            Ok(())
+        })?;
+        return Ok(Value::vector(out));
+    }
+    let colls: Vec<Vec<Value>> = args[1..]
+        .iter()
+        .map(|c| match c {
+            Value::Vector(_) | Value::Str(_) | Value::Nil => seq_items(c),
+            other => Err(type_error("map", "vectors", other)),
+        })
+        .collect::<Result<_, _>>()?;
+    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let call_args = colls.iter().map(|c| c[i].clone()).collect();
+        out.push(it.apply(&f, call_args)?);
+    }
+    Ok(Value::vector(out))
+}
+
+fn filter_impl(fname: &str, it: &mut Interp, args: &mut [Value], keep: bool) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    expect_callable(fname, &f)?;
+    let coll = std::mem::take(&mut args[1]);
+    keyword_on_map_error(fname, &f, &coll)?;
+    let mut out = Vec::new();
+    each(fname, &coll, |x| {
+        if call1(it, &f, x.clone())?.truthy() == keep {
+            out.push(x);
+        }
+        Ok(())
+    })?;
+    Ok(Value::vector(out))
+}
+
+fn filter(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    filter_impl("filter", it, args, true)
+}
+
+fn remove(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    filter_impl("remove", it, args, false)
+}
+
+fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    expect_callable("reduce", &f)?;
+    let (mut acc, coll, skip_first) = if args.len() == 3 {
+        (Some(std::mem::take(&mut args[1])), std::mem::take(&mut args[2]), false)
+    } else {
+        (None, std::mem::take(&mut args[1]), true)
+    };
+    let _ = skip_first;
+    each("reduce", &coll, |x| {
+        acc = Some(match acc.take() {
+            None => x,
+            Some(a) => call2(it, &f, a, x)?,
+        });
+        Ok(())
+    })?;
+    Ok(acc.unwrap_or(Value::Nil))
+}
+
+fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let all_int = args.iter().all(|a| matches!(a, Value::Int(_)));
+    let all_num = args.iter().all(|a| matches!(a, Value::Int(_) | Value::Float(_)));
+    if !all_num {
+        return Ok(Value::vector(Vec::new()));
+    }
+    if all_int {
+        let g = |i: usize| match &args[i] {
+            Value::Int(x) => *x,
+            _ => 0,
+        };
+        let (start, end, step) = match args.len() {
+            1 => (0, g(0), 1),
+            2 => (g(0), g(1), 1),
+            _ => (g(0), g(1), g(2)),
+        };
+        if step == 0 {
+            return Ok(Value::vector(Vec::new()));
+        }
+        let span = end as i128 - start as i128;
+        let n = if (span > 0) == (step > 0) && span != 0 {
+            ((span.abs() + step.unsigned_abs() as i128 - 1) / step.unsigned_abs() as i128) as u128
+        } else {
+            0
+        };
+        it.check_coll_size(usize::try_from(n).unwrap_or(usize::MAX))?;
+        let out: Vec<Value> = (0..n as i64).map(|k| Value::Int(start + k * step)).collect();
+        return Ok(Value::vector(out));
+    }
+    let g = |i: usize| match &args[i] {
+        Value::Int(x) => *x as f64,
+        Value::Float(x) => *x,
+        _ => 0.0,
+    };
+    let (start, end, step) = match args.len() {
+        1 => (0.0, g(0), 1.0),
+        2 => (g(0), g(1), 1.0),
+        _ => (g(0), g(1), g(2)),
+    };
+    if step == 0.0 || !step.is_finite() || start.is_nan() || end.is_nan() {
+        return Ok(Value::vector(Vec::new()));
+    }
+    let n = ((end - start) / step).ceil();
+    let n = if n.is_finite() && n > 0.0 { n } else if n > 0.0 { f64::MAX } else { 0.0 };
+    it.check_coll_size(if n >= usize::MAX as f64 { usize::MAX } else { n as usize })?;
+    let out: Vec<Value> = (0..n as usize).map(|k| Value::Float(start + k as f64 * step)).collect();
+    Ok(Value::vector(out))
+}
+
+fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
+    match v {
+        Value::Vector(xs) if xs.len() == 2 => Ok((xs[0].clone(), xs[1].clone())),
+        other => Err(Error::type_err(format!("invalid map entry {}: expected a [key value] vector", other.describe()))),
+    }
+}
+
+fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut coll = std::mem::take(&mut args[0]);
+    let items = &mut args[1..];
+    match &mut coll {
+        Value::Nil => {
+            return Ok(Value::vector(items.iter_mut().map(std::mem::take).collect()));
+        }
+        Value::Vector(xs) => {
+            it.check_coll_size(xs.len() + items.len())?;
+            let v = Arc::make_mut(xs);
+            v.extend(items.iter_mut().map(std::mem::take));
+        }
+        Value::Set(s) => {
+            it.check_coll_size(s.len() + items.len())?;
+            let s = Arc::make_mut(s);
+            for x in items.iter_mut() {
+                s.insert(std::mem::take(x));
+            }
+        }
+        Value::Map(m) => {
+            it.check_coll_size(m.len() + items.len())?;
+            let m = Arc::make_mut(m);
+            for x in items.iter() {
+                match x {
+                    Value::Map(other) => {
+                        for (k, v) in other.iter() {
+                            m.insert(k.clone(), v.clone());
+                        }
+                    }
+                    other => {
+                        let (k, v) = map_entry_parts(other)?;
+                        m.insert(k, v);
+                    }
+                }
+            }
+        }
+        other => return Err(type_error("conj", "a vector, set, map or nil", other).into()),
+    }
+    Ok(coll)
+}
+
+fn assoc(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    if args.len() % 2 == 0 {
+        return Err(Error::arity(format!(
+            "assoc expects a collection followed by key value pairs, got {} argument(s)",
+            args.len()
+        ))
+        .into());
+    }
+    let mut coll = std::mem::take(&mut args[0]);
+    if coll.is_nil() {
+        coll = Value::empty_map();
+    }
+    match &mut coll {
+        Value::Map(m) => {
+            it.check_coll_size(m.len() + args.len() / 2)?;
+            let m = Arc::make_mut(m);
+            for pair in args[1..].chunks_mut(2) {
+                m.insert(std::mem::take(&mut pair[0]), std::mem::take(&mut pair[1]));
+            }
+        }
+        Value::Vector(xs) => {
+            let v: &mut VecData = Arc::make_mut(xs);
+            for pair in args[1..].chunks_mut(2) {
+                let i = match &pair[0] {
+                    Value::Int(i) if *i >= 0 && (*i as usize) <= v.len() => *i as usize,
+                    Value::Int(i) => {
+                        return Err(Error::exec(format!("index {i} out of bounds for vector of length {}", v.len())).into())
+                    }
+                    other => return Err(type_error("assoc", "an integer index for a vector", other).into()),
+                };
+                let val = std::mem::take(&mut pair[1]);
+                if i == v.len() {
+                    v.push(val);
+                } else {
+                    v[i] = val;
+                }
+            }
+        }
+        other => return Err(type_error("assoc", "a map, vector or nil", other).into()),
+    }
+    Ok(coll)
+}
+
+fn keys_vals(fname: &str, v: &Value, keys: bool) -> EvalResult {
+    match v {
+        Value::Nil => Ok(Value::vector(Vec::new())),
+        Value::Map(m) => Ok(Value::vector(
+            m.iter().map(|(k, v)| if keys { k.clone() } else { v.clone() }).collect(),
+        )),
+        other => Err(type_error(fname, "a map", other).into()),
+    }
+}
+
+fn keys(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    keys_vals("keys", &args[0], true)
+}
+
+fn vals(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    keys_vals("vals", &args[0], false)
+}
+
+fn vector(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::vector(args.iter_mut().map(std::mem::take).collect()))
+}
+
+fn hash_map_from_pairs(it: &mut Interp, pairs: &[Value]) -> EvalResult {
+    it.check_coll_size(pairs.len())?;
+    let mut m = ValueMap::default();
+    for p in pairs {
+        let (k, v) = map_entry_parts(p)?;
+        m.insert(k, v);
+    }
+    Ok(Value::map(m))
+}
+
+fn into(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let from = std::mem::take(&mut args[1]);
+    let to = std::mem::take(&mut args[0]);
+    let items = seq_items(&from)?;
+    match to {
+        Value::Nil => Ok(Value::vector(items)),
+        Value::Map(_) if items.is_empty() => Ok(to),
+        Value::Map(m) => {
+            let base = Value::Map(m);
+            let added = hash_map_from_pairs(it, &items)?;
+            let mut args2 = [base, added];
+            conj(it, &mut args2)
+        }
+        other => {
+            let mut args2: Vec<Value> = std::iter::once(other).chain(items).collect();
+            conj(it, &mut args2)
+        }
+    }
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin::new("count", 1, 1, count, "Number of elements (characters of a string); nil is 0."),
+    Builtin::new("empty?", 1, 1, empty_q, "true when there are no elements; nil is empty."),
+    Builtin::new("first", 1, 1, first, "First element of a vector or string, or nil."),
+    Builtin::new("second", 1, 1, second, "Second element, or nil."),
+    Builtin::new("last", 1, 1, last, "Last element, or nil."),
+    Builtin::new("nth", 2, 2, nth, "Element at an index, nil when out of range."),
+    Builtin::new("rest", 1, 1, rest, "All but the first element, as a vector."),
+    Builtin::new("next", 1, 1, next, "Like rest, but nil when nothing remains."),
+    Builtin::new("get", 2, 3, get, "(get m k) / (get m k default): map key (flexible), vector index or set member."),
+    Builtin::new("map", 2, 4, map, "(map f coll): f applied to each element; with several vectors, to parallel elements."),
+    Builtin::new("mapv", 2, 4, map, "Same as map."),
+    Builtin::new("filter", 2, 2, filter, "Elements for which the predicate is truthy."),
+    Builtin::new("remove", 2, 2, remove, "Elements for which the predicate is falsy."),
+    Builtin::new("reduce", 2, 3, reduce, "(reduce f init coll) folds (f acc item) over coll."),
+    Builtin::new("range", 1, 3, range, "(range end), (range start end), (range start end step)."),
+    Builtin::new("conj", 1, VARIADIC, conj, "Adds items: appended to a vector, added to a set, [k v] entries to a map."),
+    Builtin::new("assoc", 3, VARIADIC, assoc, "(assoc m k v ...) sets keys of a map or indices of a vector."),
+    Builtin::new("keys", 1, 1, keys, "Keys of a map in order."),
+    Builtin::new("vals", 1, 1, vals, "Values of a map in order."),
+    Builtin::new("vector", 0, VARIADIC, vector, "A vector of the arguments."),
+    Builtin::new("into", 2, 2, into, "(into to from): adds the elements of from to to."),
+];

@@ -1,0 +1,155 @@
+//! The function library: one module per family, all registered in one table. The same table
+//! answers name lookups, arity checks, the catalogue test and the prompt's function list.
+
+use std::sync::OnceLock;
+
+use ahash::AHashMap;
+
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::Value;
+
+mod coll;
+mod effects;
+mod logic;
+mod math;
+mod native;
+mod strings;
+
+pub use coll::seq_items;
+pub use native::call_native;
+
+pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
+
+pub const VARIADIC: usize = usize::MAX;
+
+pub struct Builtin {
+    pub name: &'static str,
+    pub min: usize,
+    pub max: usize,
+    pub f: BuiltinFn,
+    pub doc: &'static str,
+    /// Constants (`Double/NaN`) evaluate to this value instead of a function.
+    pub constant: Option<fn() -> Value>,
+}
+
+impl Builtin {
+    pub const fn new(name: &'static str, min: usize, max: usize, f: BuiltinFn, doc: &'static str) -> Builtin {
+        Builtin { name, min, max, f, doc, constant: None }
+    }
+
+    pub fn arity_text(&self) -> String {
+        if self.max == VARIADIC {
+            format!("{}+", self.min)
+        } else if self.min == self.max {
+            self.min.to_string()
+        } else if self.max == self.min + 1 {
+            format!("{} or {}", self.min, self.max)
+        } else {
+            format!("{} to {}", self.min, self.max)
+        }
+    }
+}
+
+const FAMILIES: &[&[Builtin]] = &[
+    math::BUILTINS,
+    logic::BUILTINS,
+    coll::BUILTINS,
+    strings::BUILTINS,
+    effects::BUILTINS,
+];
+
+fn table() -> &'static AHashMap<&'static str, &'static Builtin> {
+    static TABLE: OnceLock<AHashMap<&'static str, &'static Builtin>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut m = AHashMap::new();
+        for fam in FAMILIES {
+            for b in fam.iter() {
+                m.insert(b.name, b);
+            }
+        }
+        m
+    })
+}
+
+pub fn lookup(name: &str) -> Option<&'static Builtin> {
+    table().get(name).copied()
+}
+
+/// Every builtin, in table order.
+pub fn all() -> impl Iterator<Item = &'static Builtin> {
+    FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+pub fn names() -> impl Iterator<Item = &'static str> {
+    all().map(|b| b.name)
+}
+
+/// The hint for `str/escape`-style names that are not builtins.
+pub fn family_hint(ns: &str) -> String {
+    let members: &[&str] = match ns {
+        "clojure.string" | "str" | "string" => &[
+            "str", "subs", "join", "split", "split-lines", "trim", "replace", "upper-case",
+            "lower-case", "starts-with?", "ends-with?", "includes?",
+        ],
+        "clojure.set" | "set" => &["union", "intersection", "difference"],
+        "Math" => &["abs", "max", "min", "floor", "ceil", "round", "sqrt", "pow"],
+        _ => &[],
+    };
+    if members.is_empty() {
+        "see the function list in the system prompt".to_string()
+    } else {
+        format!("available: {}", members.join(", "))
+    }
+}
+
+// ---- argument helpers shared by the families ----
+
+pub fn type_error(fname: &str, expected: &str, got: &Value) -> Error {
+    Error::type_err(format!("{fname} expected {expected}, got {}", got.describe()))
+}
+
+pub fn expect_int(fname: &str, v: &Value) -> Result<i64, Error> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(type_error(fname, "an integer", other)),
+    }
+}
+
+pub fn expect_str<'v>(fname: &str, v: &'v Value) -> Result<&'v str, Error> {
+    match v {
+        Value::Str(s) => Ok(s),
+        other => Err(type_error(fname, "a string", other)),
+    }
+}
+
+/// Checks that `v` can be called by a collection builtin (function, keyword, map or set).
+pub fn expect_callable(fname: &str, v: &Value) -> Result<(), Error> {
+    match v {
+        Value::Func(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) => Ok(()),
+        Value::Vector(items) => {
+            let mut e = type_error(fname, "a function", v);
+            if let Some(Value::Keyword(k)) = items.first() {
+                e = e.with_hint(format!("use :{k} instead of [:{k}]"));
+            }
+            Err(e)
+        }
+        other => Err(type_error(fname, "a function", other)),
+    }
+}
+
+pub(crate) use crate::eval::Args as CallArgs;
+
+/// Calls `f` with one argument.
+pub fn call1(it: &mut Interp, f: &Value, a: Value) -> EvalResult {
+    let mut args = CallArgs::new();
+    args.push(a);
+    it.apply(f, args)
+}
+
+pub fn call2(it: &mut Interp, f: &Value, a: Value, b: Value) -> EvalResult {
+    let mut args = CallArgs::new();
+    args.push(a);
+    args.push(b);
+    it.apply(f, args)
+}

@@ -1,0 +1,184 @@
+//! Error kinds and the error value every phase returns.
+//!
+//! Kinds are a closed enum with stable `type` strings (LANGUAGE.md §10.2) so hosts and tests can
+//! match on them; messages are written for an LLM that must fix its program in the next turn.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    Parse,
+    Analysis,
+    SymbolLimitExceeded,
+    UndefinedVariable,
+    AmbiguousReference,
+    Type,
+    Arity,
+    Arithmetic,
+    NotCallable,
+    Destructure,
+    CannotShadowBuiltin,
+    LoopLimitExceeded,
+    UnknownTool,
+    Tool,
+    Pmap,
+    Pcalls,
+    Execution,
+    Timeout,
+    MemoryExceeded,
+    Validation,
+    Internal,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 21] = [
+        ErrorKind::Parse,
+        ErrorKind::Analysis,
+        ErrorKind::SymbolLimitExceeded,
+        ErrorKind::UndefinedVariable,
+        ErrorKind::AmbiguousReference,
+        ErrorKind::Type,
+        ErrorKind::Arity,
+        ErrorKind::Arithmetic,
+        ErrorKind::NotCallable,
+        ErrorKind::Destructure,
+        ErrorKind::CannotShadowBuiltin,
+        ErrorKind::LoopLimitExceeded,
+        ErrorKind::UnknownTool,
+        ErrorKind::Tool,
+        ErrorKind::Pmap,
+        ErrorKind::Pcalls,
+        ErrorKind::Execution,
+        ErrorKind::Timeout,
+        ErrorKind::MemoryExceeded,
+        ErrorKind::Validation,
+        ErrorKind::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Parse => "parse_error",
+            ErrorKind::Analysis => "analysis_error",
+            ErrorKind::SymbolLimitExceeded => "symbol_limit_exceeded",
+            ErrorKind::UndefinedVariable => "undefined_variable",
+            ErrorKind::AmbiguousReference => "ambiguous_reference",
+            ErrorKind::Type => "type_error",
+            ErrorKind::Arity => "arity_error",
+            ErrorKind::Arithmetic => "arithmetic_error",
+            ErrorKind::NotCallable => "not_callable",
+            ErrorKind::Destructure => "destructure_error",
+            ErrorKind::CannotShadowBuiltin => "cannot_shadow_builtin",
+            ErrorKind::LoopLimitExceeded => "loop_limit_exceeded",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::Tool => "tool_error",
+            ErrorKind::Pmap => "pmap_error",
+            ErrorKind::Pcalls => "pcalls_error",
+            ErrorKind::Execution => "execution_error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::MemoryExceeded => "memory_exceeded",
+            ErrorKind::Validation => "validation_error",
+            ErrorKind::Internal => "internal_error",
+        }
+    }
+}
+
+/// A source position (1-based line and column, counted in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// Names of the resource limits; a limit error carries the one it hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitName {
+    Fuel,
+    Timeout,
+    Depth,
+    CollectionSize,
+    StringSize,
+    Output,
+    Loop,
+    Symbols,
+    Nesting,
+    Memory,
+}
+
+impl LimitName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitName::Fuel => "fuel",
+            LimitName::Timeout => "timeout_ms",
+            LimitName::Depth => "max_depth",
+            LimitName::CollectionSize => "max_collection_size",
+            LimitName::StringSize => "max_string_size",
+            LimitName::Output => "max_output",
+            LimitName::Loop => "loop_limit",
+            LimitName::Symbols => "max_symbols",
+            LimitName::Nesting => "max_nesting",
+            LimitName::Memory => "max_memory",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+    pub pos: Option<Pos>,
+    pub limit: Option<LimitName>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), hint: None, pos: None, limit: None }
+    }
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+    pub fn at(mut self, pos: Pos) -> Self {
+        if self.pos.is_none() {
+            self.pos = Some(pos);
+        }
+        self
+    }
+    pub fn limit(kind: ErrorKind, limit: LimitName, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), hint: None, pos: None, limit: Some(limit) }
+    }
+    pub fn type_err(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Type, message)
+    }
+    pub fn arity(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Arity, message)
+    }
+    pub fn exec(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Execution, message)
+    }
+    pub fn arith(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Arithmetic, message)
+    }
+    pub fn analysis(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Analysis, message)
+    }
+    pub fn parse(message: impl Into<String>, pos: Pos) -> Self {
+        Error::new(ErrorKind::Parse, message).at(pos)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,730 @@
+//! The IR evaluator. Limits (fuel, wall clock, depth, sizes) are checked on the evaluation path;
+//! user-function calls grow the native stack on demand, so depth is bounded by the limit, never
+//! by the thread's stack size.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use smallvec::SmallVec;
+
+use crate::error::{Error, ErrorKind, LimitName, Pos};
+use crate::hints;
+use crate::ir::*;
+use crate::limits::Limits;
+use crate::value::*;
+
+pub type Args = SmallVec<[Value; 4]>;
+
+/// Non-local control flow: an error, or `return`/`fail`/`recur` unwinding to their target.
+pub enum Flow {
+    Error(Box<Error>),
+    Return(Value),
+    Fail(Value),
+    Recur(Args),
+}
+
+impl From<Error> for Flow {
+    fn from(e: Error) -> Flow {
+        Flow::Error(Box::new(e))
+    }
+}
+
+pub type EvalResult<T = Value> = std::result::Result<T, Flow>;
+
+fn at(r: EvalResult, pos: Pos) -> EvalResult {
+    r.map_err(|f| match f {
+        Flow::Error(mut e) => {
+            if e.pos.is_none() {
+                e.pos = Some(pos);
+            }
+            Flow::Error(e)
+        }
+        other => other,
+    })
+}
+
+/// A host tool failure (the message is shown to the LLM).
+pub struct ToolFailure {
+    pub message: String,
+}
+
+/// What the interpreter needs from its host: the tools.
+pub trait Host: Sync {
+    fn has_tool(&self, name: &str) -> bool;
+    fn tool_names(&self) -> Vec<String>;
+    fn call_tool(&self, name: &str, args: &[Value]) -> std::result::Result<Value, ToolFailure>;
+}
+
+pub struct NoTools;
+
+impl Host for NoTools {
+    fn has_tool(&self, _: &str) -> bool {
+        false
+    }
+    fn tool_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn call_tool(&self, name: &str, _: &[Value]) -> std::result::Result<Value, ToolFailure> {
+        Err(ToolFailure { message: format!("no tool {name}") })
+    }
+}
+
+#[derive(Clone)]
+pub struct Definition {
+    pub value: Value,
+    pub doc: Option<Arc<str>>,
+}
+
+pub type UserNs = Arc<IndexMap<Arc<str>, Definition, RandomState>>;
+
+pub struct ToolCallRecord {
+    pub name: Arc<str>,
+    pub args: Vec<Value>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub duration: Duration,
+}
+
+/// Per-frame evaluation context: where the frame's slots start, its captures and its loop count.
+pub struct Ctx<'c> {
+    pub base: usize,
+    pub caps: &'c [Value],
+    pub loops: u64,
+}
+
+pub struct Interp<'a> {
+    pub host: &'a dyn Host,
+    pub data: &'a Value,
+    pub user: UserNs,
+    pub history: &'a [Value],
+    pub limits: Limits,
+    pub prints: Vec<String>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub defined: Vec<Arc<str>>,
+    stack: Vec<Value>,
+    steps: u64,
+    next_check: u64,
+    deadline: Instant,
+    depth: usize,
+    output_bytes: usize,
+}
+
+const CHECK_EVERY: u64 = 1024;
+
+impl<'a> Interp<'a> {
+    pub fn new(host: &'a dyn Host, data: &'a Value, user: UserNs, history: &'a [Value], limits: Limits) -> Self {
+        Interp {
+            host,
+            data,
+            user,
+            history,
+            limits,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            defined: Vec::new(),
+            stack: Vec::with_capacity(256),
+            steps: 0,
+            next_check: CHECK_EVERY.min(limits.fuel),
+            deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
+            depth: 0,
+            output_bytes: 0,
+        }
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    pub fn run_program(&mut self, prog: &Program) -> EvalResult {
+        let base = self.stack.len();
+        self.stack.resize(base + prog.frame_size as usize, Value::Nil);
+        let mut ctx = Ctx { base, caps: &[], loops: 0 };
+        let mut last = Value::Nil;
+        let mut result = Ok(Value::Nil);
+        for node in &prog.body {
+            match self.eval(node, &mut ctx) {
+                Ok(v) => last = v,
+                Err(f) => {
+                    result = Err(f);
+                    break;
+                }
+            }
+        }
+        self.stack.truncate(base);
+        result.map(|_| last)
+    }
+
+    // ---- limits ----
+
+    #[inline]
+    fn tick(&mut self) -> EvalResult<()> {
+        self.steps += 1;
+        if self.steps >= self.next_check {
+            self.slow_check()?;
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn slow_check(&mut self) -> EvalResult<()> {
+        if self.steps >= self.limits.fuel {
+            return Err(Error::limit(
+                ErrorKind::Execution,
+                LimitName::Fuel,
+                format!("evaluation step limit (fuel) of {} exceeded", self.limits.fuel),
+            )
+            .with_hint("the program does too much work; process less data per turn or simplify the loop")
+            .into());
+        }
+        self.check_time()?;
+        self.next_check = (self.steps + CHECK_EVERY).min(self.limits.fuel);
+        Ok(())
+    }
+
+    pub fn check_time(&self) -> EvalResult<()> {
+        if Instant::now() >= self.deadline {
+            return Err(Error::limit(
+                ErrorKind::Timeout,
+                LimitName::Timeout,
+                format!("execution exceeded {}ms limit", self.limits.timeout_ms),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    pub fn check_coll_size(&self, n: usize) -> EvalResult<()> {
+        if n > self.limits.max_collection_size {
+            return Err(Error::limit(
+                ErrorKind::MemoryExceeded,
+                LimitName::CollectionSize,
+                format!(
+                    "collection of {n} elements exceeds the limit of {} (max_collection_size)",
+                    self.limits.max_collection_size
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    pub fn check_str_size(&self, n: usize) -> EvalResult<()> {
+        if n > self.limits.max_string_size {
+            return Err(Error::limit(
+                ErrorKind::MemoryExceeded,
+                LimitName::StringSize,
+                format!(
+                    "string of {n} bytes exceeds the limit of {} bytes (max_string_size)",
+                    self.limits.max_string_size
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Appends one println entry (already formatted), cut to the per-entry length.
+    pub fn print_line(&mut self, mut line: String) -> EvalResult<()> {
+        let cut = crate::format::grapheme_prefix_len(&line, crate::limits::PRINT_ENTRY_CHARS);
+        if cut < line.len() {
+            line.truncate(cut);
+            line.push_str("...");
+        }
+        self.output_bytes += line.len();
+        if self.output_bytes > self.limits.max_output {
+            return Err(Error::limit(
+                ErrorKind::Execution,
+                LimitName::Output,
+                format!("println output exceeded the limit of {} bytes (max_output)", self.limits.max_output),
+            )
+            .with_hint("print less: a summary, a count, or the first few items (take 5 ...)")
+            .into());
+        }
+        self.prints.push(line);
+        Ok(())
+    }
+
+    // ---- evaluation ----
+
+    pub fn eval(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        self.tick()?;
+        match node {
+            Node::Const(v) => Ok(v.clone()),
+            Node::Local(s) => Ok(self.stack[ctx.base + *s as usize].clone()),
+            Node::MoveLocal(s) => Ok(std::mem::take(&mut self.stack[ctx.base + *s as usize])),
+            Node::Capture(i) => Ok(ctx.caps[*i as usize].clone()),
+            Node::Global(g) => self.resolve_global(g),
+            Node::UserRef(name, pos) => match self.user.get(name) {
+                Some(d) => Ok(d.value.clone()),
+                None => Err(Error::new(ErrorKind::UndefinedVariable, format!("user/{name} is not defined"))
+                    .at(*pos)
+                    .into()),
+            },
+            Node::DataRef(k) => Ok(self.data_get(k).cloned().unwrap_or(Value::Nil)),
+            Node::ToolFn(t) => Ok(Value::Func(Func::Tool(t.clone()))),
+            Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
+            Node::If(b) => {
+                if self.eval(&b.0, ctx)?.truthy() {
+                    self.eval(&b.1, ctx)
+                } else {
+                    self.eval(&b.2, ctx)
+                }
+            }
+            Node::Do(items) => {
+                let mut last = Value::Nil;
+                for it in items.iter() {
+                    last = self.eval(it, ctx)?;
+                }
+                Ok(last)
+            }
+            Node::And(items) => {
+                let mut last = Value::Bool(true);
+                for it in items.iter() {
+                    last = self.eval(it, ctx)?;
+                    if !last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Or(items) => {
+                let mut last = Value::Nil;
+                for it in items.iter() {
+                    last = self.eval(it, ctx)?;
+                    if last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Let(l) => {
+                for (p, init) in &l.bindings {
+                    let v = self.eval(init, ctx)?;
+                    self.bind(p, v, ctx.base)?;
+                }
+                self.eval(&l.body, ctx)
+            }
+            Node::Loop(l) => {
+                for (p, init) in &l.bindings {
+                    let v = self.eval(init, ctx)?;
+                    self.bind(p, v, ctx.base)?;
+                }
+                loop {
+                    match self.eval(&l.body, ctx) {
+                        Err(Flow::Recur(vals)) => {
+                            self.count_loop(ctx)?;
+                            for ((p, _), v) in l.bindings.iter().zip(vals) {
+                                self.bind(p, v, ctx.base)?;
+                            }
+                        }
+                        other => return other,
+                    }
+                }
+            }
+            Node::Recur(args) => {
+                let vals = self.eval_args(args, ctx)?;
+                Err(Flow::Recur(vals))
+            }
+            Node::MakeFn(lambda, caps) => {
+                let captured: Box<[Value]> = caps
+                    .iter()
+                    .map(|c| match c {
+                        CaptureSrc::Local(s) => self.stack[ctx.base + *s as usize].clone(),
+                        CaptureSrc::Capture(i) => ctx.caps[*i as usize].clone(),
+                    })
+                    .collect();
+                Ok(Value::Func(Func::Closure(Arc::new(Closure::new(lambda.clone(), captured)))))
+            }
+            Node::Def(d) => {
+                let value = self.eval(&d.value, ctx)?;
+                let ns = Arc::make_mut(&mut self.user);
+                ns.insert(d.name.clone(), Definition { value, doc: d.doc.clone() });
+                self.defined.push(d.name.clone());
+                Ok(Value::Var(d.name.clone()))
+            }
+            Node::Call(c) => {
+                let f = self.eval(&c.f, ctx)?;
+                let args = self.eval_args(&c.args, ctx)?;
+                at(self.apply(&f, args), c.pos)
+            }
+            Node::CallBuiltin(b, args, pos) => {
+                let mut vals = self.eval_args(args, ctx)?;
+                at(self.call_builtin(b, &mut vals), *pos)
+            }
+            Node::CallTool(name, args, pos) => {
+                let vals = self.eval_args(args, ctx)?;
+                at(self.call_tool(name, vals), *pos)
+            }
+            Node::CallGlobal(g, args) => {
+                let f = self.resolve_global(g)?;
+                let vals = self.eval_args(args, ctx)?;
+                at(self.apply(&f, vals), g.pos)
+            }
+            Node::Return(v) => {
+                let v = self.eval(v, ctx)?;
+                Err(Flow::Return(v))
+            }
+            Node::Fail(v) => {
+                let v = self.eval(v, ctx)?;
+                Err(Flow::Fail(v))
+            }
+            Node::Doseq(d) => {
+                self.doseq(d, 0, ctx)?;
+                Ok(Value::Nil)
+            }
+            Node::VecLit(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for it in items.iter() {
+                    out.push(self.eval(it, ctx)?);
+                }
+                Ok(Value::vector(out))
+            }
+            Node::SetLit(items) => {
+                let mut out = ValueSet::default();
+                for it in items.iter() {
+                    out.insert(self.eval(it, ctx)?);
+                }
+                Ok(Value::set(out))
+            }
+            Node::MapLit(pairs, _) => {
+                let mut out = ValueMap::default();
+                for (k, v) in pairs.iter() {
+                    let k = self.eval(k, ctx)?;
+                    let v = self.eval(v, ctx)?;
+                    out.insert(k, v);
+                }
+                Ok(Value::map(out))
+            }
+            Node::Where(w) => {
+                let value = match &w.value {
+                    Some(n) => self.eval(n, ctx)?,
+                    None => Value::Nil,
+                };
+                Ok(Value::Func(Func::Native(Arc::new(Native::Where {
+                    path: w.path.clone(),
+                    op: w.op,
+                    value,
+                }))))
+            }
+        }
+    }
+
+    fn eval_args(&mut self, args: &[Node], ctx: &mut Ctx) -> EvalResult<Args> {
+        let mut out = Args::with_capacity(args.len());
+        for a in args {
+            out.push(self.eval(a, ctx)?);
+        }
+        Ok(out)
+    }
+
+    fn count_loop(&mut self, ctx: &mut Ctx) -> EvalResult<()> {
+        ctx.loops += 1;
+        if ctx.loops > self.limits.loop_limit {
+            return Err(Error::limit(
+                ErrorKind::LoopLimitExceeded,
+                LimitName::Loop,
+                format!("loop iteration limit of {} exceeded", self.limits.loop_limit),
+            )
+            .with_hint("check the loop's exit condition; recur must move toward it")
+            .into());
+        }
+        Ok(())
+    }
+
+    fn doseq(&mut self, d: &Doseq, i: usize, ctx: &mut Ctx) -> EvalResult<()> {
+        let Some((pat, coll)) = d.bindings.get(i) else {
+            self.eval(&d.body, ctx)?;
+            return Ok(());
+        };
+        let coll = self.eval(coll, ctx)?;
+        let items = crate::builtins::seq_items(&coll).map_err(|e| Flow::from(e.at(d.pos)))?;
+        for item in items {
+            self.count_loop(ctx)?;
+            self.bind(pat, item, ctx.base)?;
+            self.doseq(d, i + 1, ctx)?;
+        }
+        Ok(())
+    }
+
+    // ---- names ----
+
+    pub fn data_get(&self, key: &str) -> Option<&'a Value> {
+        let data: &'a Value = self.data;
+        match data {
+            Value::Map(m) => flex_get(m, &Value::Keyword(Arc::from(key))),
+            _ => None,
+        }
+    }
+
+    fn resolve_global(&self, g: &GlobalRef) -> EvalResult {
+        if let Some(d) = self.user.get(&g.name) {
+            return Ok(d.value.clone());
+        }
+        let is_tool = self.host.has_tool(&g.name);
+        let data = self.data_get(&g.name);
+        match (is_tool, data) {
+            (true, Some(_)) => Err(Error::new(
+                ErrorKind::AmbiguousReference,
+                format!(
+                    "{0} is ambiguous: both tool/{0} and data/{0} exist",
+                    g.name
+                ),
+            )
+            .at(g.pos)
+            .with_hint(format!("write tool/{0} to call the tool or data/{0} to read the input", g.name))
+            .into()),
+            (true, None) => Ok(Value::Func(Func::Tool(g.name.clone()))),
+            (false, Some(v)) => Ok(v.clone()),
+            (false, None) => Err(self.undefined(g).into()),
+        }
+    }
+
+    fn undefined(&self, g: &GlobalRef) -> Error {
+        let mut candidates: Vec<String> = Vec::new();
+        candidates.extend(g.locals.iter().map(|s| s.to_string()));
+        candidates.extend(self.user.keys().map(|s| s.to_string()));
+        candidates.extend(crate::builtins::names().map(str::to_string));
+        candidates.extend(self.host.tool_names().into_iter().map(|t| format!("tool/{t}")));
+        if let Value::Map(m) = self.data {
+            for k in m.keys() {
+                if let Value::Keyword(s) | Value::Str(s) = k {
+                    candidates.push(format!("data/{s}"));
+                }
+            }
+        }
+        let mut e = Error::new(ErrorKind::UndefinedVariable, format!("{} is not defined", g.name)).at(g.pos);
+        if let Some(h) = hints::undefined_hint(&g.name, &candidates) {
+            e = e.with_hint(h);
+        }
+        e
+    }
+
+    // ---- calls ----
+
+    pub fn call_builtin(&mut self, b: &'static crate::builtins::Builtin, args: &mut [Value]) -> EvalResult {
+        if args.len() < b.min || args.len() > b.max {
+            return Err(Error::arity(format!(
+                "{} expects {} argument(s), got {}",
+                b.name,
+                b.arity_text(),
+                args.len()
+            ))
+            .into());
+        }
+        (b.f)(self, args)
+    }
+
+    /// Calls any callable value with owned arguments.
+    pub fn apply(&mut self, f: &Value, mut args: Args) -> EvalResult {
+        match f {
+            Value::Func(Func::Builtin(b)) => self.call_builtin(b, &mut args),
+            Value::Func(Func::Closure(c)) => self.call_closure(c, args),
+            Value::Func(Func::Tool(name)) => self.call_tool(name, args),
+            Value::Func(Func::Native(n)) => crate::builtins::call_native(self, n, args),
+            Value::Keyword(k) => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err(Error::arity(format!("keyword :{k} called with {} argument(s); expected 1 or 2 (a map and an optional default)", args.len())).into());
+                }
+                let default = if args.len() == 2 { args.pop().unwrap_or_default() } else { Value::Nil };
+                match &args[0] {
+                    Value::Nil => Ok(default),
+                    Value::Map(m) => Ok(flex_get(m, f).cloned().unwrap_or(default)),
+                    other => {
+                        let mut e = Error::type_err(format!("(:{k} ...) expects a map, got {}", other.describe()));
+                        if matches!(other, Value::Vector(_)) {
+                            e = e.with_hint(format!("to get :{k} from every map in a list use (map :{k} coll) or (pluck :{k} coll)"));
+                        }
+                        Err(e.into())
+                    }
+                }
+            }
+            Value::Map(m) => {
+                if args.is_empty() || args.len() > 2 {
+                    return Err(Error::arity(format!("a map called as a function takes 1 or 2 arguments (key, default), got {}", args.len())).into());
+                }
+                let default = if args.len() == 2 { args.pop().unwrap_or_default() } else { Value::Nil };
+                Ok(flex_get(m, &args[0]).cloned().unwrap_or(default))
+            }
+            Value::Set(s) => {
+                if args.len() != 1 {
+                    return Err(Error::arity(format!("a set called as a function takes 1 argument, got {}", args.len())).into());
+                }
+                Ok(if s.contains(&args[0]) { args.swap_remove(0) } else { Value::Nil })
+            }
+            other => Err(Error::new(
+                ErrorKind::NotCallable,
+                format!("{} is not a function and cannot be called", other.describe()),
+            )
+            .with_hint(match other {
+                Value::Vector(_) => "to read an element use (nth v i) or (get v i); (f x) calls f",
+                Value::Str(_) => "strings are not callable; to build text use (str ...)",
+                _ => "the first element of a list is called; check your parentheses",
+            })
+            .into()),
+        }
+    }
+
+    pub fn call_closure(&mut self, c: &Arc<Closure>, mut args: Args) -> EvalResult {
+        let lambda = &c.lambda;
+        let fixed = lambda.params.len();
+        let ok = if lambda.rest.is_some() { args.len() >= fixed } else { args.len() == fixed };
+        if !ok {
+            let name = lambda.name.as_deref().map_or_else(|| "fn".to_string(), |n| n.to_string());
+            return Err(Error::arity(format!(
+                "{name} expects {} argument(s), got {}",
+                lambda.arity_text(),
+                args.len()
+            ))
+            .into());
+        }
+        if self.depth >= self.limits.max_depth {
+            return Err(Error::limit(
+                ErrorKind::Execution,
+                LimitName::Depth,
+                format!("call depth limit of {} exceeded (max_depth)", self.limits.max_depth),
+            )
+            .with_hint("the recursion does not end soon enough; use loop/recur or reduce instead")
+            .into());
+        }
+        self.depth += 1;
+        let base = self.stack.len();
+        self.stack.resize(base + lambda.frame_size as usize, Value::Nil);
+        let mut ctx = Ctx { base, caps: &c.captures, loops: 0 };
+        let result = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
+            self.bind_params(lambda, &mut args, base)?;
+            loop {
+                match self.eval(&lambda.body, &mut ctx) {
+                    Err(Flow::Recur(mut vals)) => {
+                        self.count_loop(&mut ctx)?;
+                        if lambda.rest.is_some() {
+                            // recur passes the rest parameter as one collection
+                            let rest = vals.pop().unwrap_or_default();
+                            let mut items: Args = vals;
+                            match rest {
+                                Value::Nil => {}
+                                Value::Vector(v) => items.extend(v.iter().cloned()),
+                                other => {
+                                    return Err(Error::type_err(format!(
+                                        "recur's last argument fills the rest parameter and must be a vector, got {}",
+                                        other.describe()
+                                    ))
+                                    .into())
+                                }
+                            }
+                            self.bind_params(lambda, &mut items, base)?;
+                        } else {
+                            self.bind_params(lambda, &mut vals, base)?;
+                        }
+                    }
+                    other => return other,
+                }
+            }
+        });
+        self.stack.truncate(base);
+        self.depth -= 1;
+        if let Ok(v) = &result {
+            c.record_return(v);
+        }
+        result
+    }
+
+    fn bind_params(&mut self, lambda: &Lambda, args: &mut [Value], base: usize) -> EvalResult<()> {
+        let fixed = lambda.params.len();
+        for (p, a) in lambda.params.iter().zip(args.iter_mut()) {
+            self.bind(p, std::mem::take(a), base)?;
+        }
+        if let Some(rest) = &lambda.rest {
+            let from = fixed.min(args.len());
+            let extra: Vec<Value> = args[from..].iter_mut().map(std::mem::take).collect();
+            self.bind(rest, Value::vector(extra), base)?;
+        }
+        Ok(())
+    }
+
+    pub fn bind(&mut self, p: &Pattern, v: Value, base: usize) -> EvalResult<()> {
+        match p {
+            Pattern::Bind(s) => {
+                self.stack[base + *s as usize] = v;
+                Ok(())
+            }
+            Pattern::Vector { items, rest, .. } => {
+                let elems: &[Value] = match &v {
+                    Value::Nil => &[],
+                    Value::Vector(xs) => xs,
+                    other => {
+                        return Err(Error::new(
+                            ErrorKind::Destructure,
+                            format!("cannot destructure {} with a vector pattern; it needs a vector or nil", other.describe()),
+                        )
+                        .into())
+                    }
+                };
+                let vals: Vec<Value> = (0..items.len()).map(|i| elems.get(i).cloned().unwrap_or(Value::Nil)).collect();
+                let rest_val = rest.as_ref().map(|_| Value::vector(elems.get(items.len()..).map_or_else(Vec::new, |s| s.to_vec())));
+                for (pat, val) in items.iter().zip(vals) {
+                    self.bind(pat, val, base)?;
+                }
+                if let (Some(r), Some(rv)) = (rest, rest_val) {
+                    self.bind(r, rv, base)?;
+                }
+                Ok(())
+            }
+            Pattern::Map { entries, as_slot, .. } => {
+                let m = match &v {
+                    Value::Nil => None,
+                    Value::Map(m) => Some(m.clone()),
+                    other => {
+                        return Err(Error::new(
+                            ErrorKind::Destructure,
+                            format!("cannot destructure {} with a map pattern; it needs a map or nil", other.describe()),
+                        )
+                        .into())
+                    }
+                };
+                for e in entries {
+                    let found = m.as_ref().and_then(|m| flex_get(m, &e.key)).cloned();
+                    let val = match found {
+                        Some(x) => x,
+                        None => e.default.clone().unwrap_or(Value::Nil),
+                    };
+                    self.bind(&e.pattern, val, base)?;
+                }
+                if let Some(s) = as_slot {
+                    self.stack[base + *s as usize] = v;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub fn call_tool(&mut self, name: &Arc<str>, args: Args) -> EvalResult {
+        if !self.host.has_tool(name) {
+            let names = self.host.tool_names();
+            let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            let mut e = Error::new(ErrorKind::UnknownTool, format!("Unknown tool: {name}. Available tools: {list}"));
+            if let Some(h) = hints::closest(name, names.iter().map(String::as_str)) {
+                e = e.with_hint(format!("did you mean tool/{h}?"));
+            }
+            return Err(e.into());
+        }
+        let started = Instant::now();
+        let args: Vec<Value> = args.into_vec();
+        let outcome = self.host.call_tool(name, &args);
+        let duration = started.elapsed();
+        let (result, error) = match outcome {
+            Ok(v) => (Some(v), None),
+            Err(f) => (None, Some(f.message)),
+        };
+        self.tool_calls.push(ToolCallRecord { name: name.clone(), args, result: result.clone(), error: error.clone(), duration });
+        self.check_time()?;
+        match (result, error) {
+            (Some(v), _) => Ok(v),
+            (None, msg) => Err(Error::new(
+                ErrorKind::Tool,
+                format!("Tool '{name}' failed: {}", msg.unwrap_or_default()),
+            )
+            .into()),
+        }
+    }
+}

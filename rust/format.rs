@@ -1,0 +1,395 @@
+//! The Clojure printer with truncation (LANGUAGE.md §9) and type labels.
+//!
+//! The printer is generic over `Printable`, so the same code prints core values and, from the
+//! Python boundary, Python objects in place. Its cost is proportional to what it prints: it asks
+//! a collection for its length and its first `limit` items only.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::value::{is_keyword_text, Func, Value};
+
+/// What the printer needs to know about one node.
+pub enum Shape<'a> {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    /// An exact integer outside i64 (only from Python input), printed as digits.
+    BigInt(String),
+    Float(f64),
+    Str(Cow<'a, str>),
+    Keyword(Cow<'a, str>),
+    Vector(usize),
+    Set(usize),
+    Map(usize),
+    /// Printed verbatim (functions, regexes, vars, dates).
+    Raw(Cow<'a, str>),
+}
+
+pub trait Printable: Sized {
+    fn shape(&self) -> Shape<'_>;
+    /// The first `n` items of a vector or set.
+    fn seq_items(&self, n: usize) -> Vec<Self>;
+    /// The entries of a map, in order, produced lazily.
+    fn map_entries(&self) -> Box<dyn Iterator<Item = (Self, Self)> + '_>;
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PrintOpts {
+    pub limit: Option<usize>,
+    pub printable_limit: Option<usize>,
+    /// Omit map entries whose keyword/string key starts with `_` (on for what an LLM sees).
+    pub hide_private: bool,
+}
+
+impl PrintOpts {
+    pub const UNLIMITED: PrintOpts =
+        PrintOpts { limit: None, printable_limit: None, hide_private: false };
+}
+
+/// `to_clojure(value, limit, printable_limit) -> (text, truncated)`, hiding off.
+pub fn to_clojure(v: &Value, limit: Option<usize>, printable_limit: Option<usize>) -> (String, bool) {
+    print(&v, PrintOpts { limit, printable_limit, hide_private: false })
+}
+
+pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
+    let mut p = Printer { out: String::new(), truncated: false, opts };
+    p.node(v, opts.printable_limit);
+    (p.out, p.truncated)
+}
+
+/// Printer form with no limits (used by `str` for non-string values and by `println`).
+pub fn print_full(v: &Value, hide_private: bool) -> String {
+    print(&v, PrintOpts { limit: None, printable_limit: None, hide_private }).0
+}
+
+struct Printer {
+    out: String,
+    truncated: bool,
+    opts: PrintOpts,
+}
+
+fn is_hidden<P: Printable>(k: &P) -> bool {
+    match k.shape() {
+        Shape::Str(s) | Shape::Keyword(s) => s.starts_with('_'),
+        _ => false,
+    }
+}
+
+impl Printer {
+    fn node<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.node_inner(v, str_budget))
+    }
+
+    fn node_inner<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
+        match v.shape() {
+            Shape::Nil => self.out.push_str("nil"),
+            Shape::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
+            Shape::Int(i) => {
+                let _ = write!(self.out, "{i}");
+            }
+            Shape::BigInt(s) => self.out.push_str(&s),
+            Shape::Float(f) => self.out.push_str(&float_repr(f)),
+            Shape::Str(s) => self.string(&s, str_budget),
+            Shape::Keyword(k) => {
+                self.out.push(':');
+                self.out.push_str(&k);
+            }
+            Shape::Raw(r) => self.out.push_str(&r),
+            Shape::Vector(n) => self.seq(v, n, "[", "]"),
+            Shape::Set(n) => self.seq(v, n, "#{", "}"),
+            Shape::Map(n) => self.map(v, n),
+        }
+    }
+
+    fn string(&mut self, s: &str, budget: Option<usize>) {
+        self.out.push('"');
+        match budget {
+            Some(p) => {
+                let cut = grapheme_prefix_len(s, p);
+                if cut < s.len() {
+                    escape_into(&mut self.out, &s[..cut]);
+                    self.out.push_str("...");
+                    self.truncated = true;
+                } else {
+                    escape_into(&mut self.out, s);
+                }
+            }
+            None => escape_into(&mut self.out, s),
+        }
+        self.out.push('"');
+    }
+
+    fn seq<P: Printable>(&mut self, v: &P, n: usize, open: &str, close: &str) {
+        let shown = self.opts.limit.map_or(n, |l| l.min(n));
+        self.out.push_str(open);
+        for (i, item) in v.seq_items(shown).iter().enumerate() {
+            if i > 0 {
+                self.out.push(' ');
+            }
+            self.node(item, self.opts.printable_limit);
+        }
+        if shown < n {
+            self.out.push_str(if shown > 0 { " ..." } else { "..." });
+            self.out.push_str(close);
+            let _ = write!(self.out, " ({n} items, showing first {shown})");
+            self.truncated = true;
+        } else {
+            self.out.push_str(close);
+        }
+    }
+
+    fn map<P: Printable>(&mut self, v: &P, n: usize) {
+        let mut max_entries = self.opts.limit.unwrap_or(usize::MAX);
+        if let Some(p) = self.opts.printable_limit {
+            max_entries = max_entries.min((p / 30).max(1));
+        }
+        // Collect at most max_entries visible entries, plus one to know whether more exist.
+        let mut shown = Vec::new();
+        let mut more = false;
+        let mut seen = 0usize;
+        for (k, val) in v.map_entries() {
+            seen += 1;
+            if self.opts.hide_private && is_hidden(&k) {
+                self.truncated = true;
+                continue;
+            }
+            if shown.len() == max_entries {
+                more = true;
+                break;
+            }
+            shown.push((k, val));
+        }
+        let _ = (seen, n);
+        let budget = self.opts.printable_limit.map(|p| {
+            let count = shown.len().max(1);
+            (p.saturating_sub(10 * count) / count).max(10)
+        });
+        self.out.push('{');
+        for (i, (k, val)) in shown.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.node(k, self.opts.printable_limit);
+            self.out.push(' ');
+            self.node(val, budget);
+        }
+        if more {
+            self.out.push_str(if shown.is_empty() { "..." } else { ", ..." });
+            self.truncated = true;
+        }
+        self.out.push('}');
+    }
+}
+
+/// Byte length of the first `max` grapheme clusters of `s` (all of `s` when it is shorter).
+pub fn grapheme_prefix_len(s: &str, max: usize) -> usize {
+    if s.len() <= max {
+        return s.len(); // fewer bytes than the budget means fewer graphemes too
+    }
+    match s.grapheme_indices(true).nth(max) {
+        Some((i, _)) => i,
+        None => s.len(),
+    }
+}
+
+pub fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// Shortest round-trip digits and decimal exponent: value = 0.DIGITS × 10^exp.
+fn float_digits(f: f64) -> (String, i32) {
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(f.abs());
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i32>().unwrap_or(0)),
+        None => (s, 0),
+    };
+    let (int_part, frac_part) = match mant.find('.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => (mant, ""),
+    };
+    let mut digits: String = int_part.chars().chain(frac_part.chars()).collect();
+    let mut point = int_part.len() as i32 + exp;
+    let lead = digits.len() - digits.trim_start_matches('0').len();
+    digits.drain(..lead);
+    point -= lead as i32;
+    let trimmed = digits.trim_end_matches('0').len();
+    digits.truncate(trimmed);
+    if digits.is_empty() {
+        return ("0".into(), 1);
+    }
+    (digits, point)
+}
+
+fn plain_decimal(digits: &str, point: i32) -> String {
+    let mut s = String::new();
+    if point <= 0 {
+        s.push_str("0.");
+        for _ in 0..(-point) {
+            s.push('0');
+        }
+        s.push_str(digits);
+    } else if (point as usize) >= digits.len() {
+        s.push_str(digits);
+        for _ in 0..(point as usize - digits.len()) {
+            s.push('0');
+        }
+        s.push_str(".0");
+    } else {
+        s.push_str(&digits[..point as usize]);
+        s.push('.');
+        s.push_str(&digits[point as usize..]);
+    }
+    s
+}
+
+fn sci(digits: &str, point: i32, e: &str) -> String {
+    let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
+    format!("{}.{}{}{}", &digits[..1], rest, e, point - 1)
+}
+
+/// Printer form of a float (§9.1): Clojure's `Double.toString` style.
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "##NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "##Inf".into() } else { "##-Inf".into() };
+    }
+    let sign = if f.is_sign_negative() && f != 0.0 { "-" } else { "" };
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    let (digits, point) = float_digits(f);
+    let a = f.abs();
+    let body = if (1e-3..1e7).contains(&a) { plain_decimal(&digits, point) } else { sci(&digits, point, "E") };
+    format!("{sign}{body}")
+}
+
+/// Display form of a float for `str`/`join` (§7.9).
+pub fn float_display(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let (digits, point) = float_digits(f);
+    let a = f.abs();
+    let body = if (1e-4..1e16).contains(&a) { plain_decimal(&digits, point) } else { sci(&digits, point, "e") };
+    format!("{sign}{body}")
+}
+
+/// `#fn[a b]` for user functions (destructured parameters as `_`), `#fn[...]` otherwise.
+pub fn fn_label(f: &Func) -> String {
+    match f {
+        Func::Closure(c) => format!("#fn[{}]", c.lambda.param_display()),
+        _ => "#fn[...]".into(),
+    }
+}
+
+fn fn_print(f: &Func) -> String {
+    match f {
+        Func::Closure(_) => fn_label(f),
+        Func::Builtin(_) => "#<builtin>".into(),
+        _ => "#<fn>".into(),
+    }
+}
+
+/// Days since the epoch to (year, month, day), proleptic Gregorian.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+pub fn date_text(days: i32) -> String {
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+pub fn datetime_text(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    if milli == 0 {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+    }
+}
+
+impl Printable for &Value {
+    fn shape(&self) -> Shape<'_> {
+        match self {
+            Value::Nil => Shape::Nil,
+            Value::Bool(b) => Shape::Bool(*b),
+            Value::Int(i) => Shape::Int(*i),
+            Value::Float(f) => Shape::Float(*f),
+            Value::Str(s) => Shape::Str(Cow::Borrowed(s)),
+            Value::Keyword(k) => Shape::Keyword(Cow::Borrowed(k)),
+            Value::Vector(v) => Shape::Vector(v.len()),
+            Value::Set(s) => Shape::Set(s.len()),
+            Value::Map(m) => Shape::Map(m.len()),
+            Value::Func(f) => Shape::Raw(Cow::Owned(fn_print(f))),
+            Value::Regex(r) => {
+                let mut s = String::from("#\"");
+                s.push_str(&r.source);
+                s.push('"');
+                Shape::Raw(Cow::Owned(s))
+            }
+            Value::Var(n) => Shape::Raw(Cow::Owned(format!("#'{n}"))),
+            Value::Date(d) => Shape::Raw(Cow::Owned(format!("\"{}\"", date_text(*d)))),
+            Value::DateTime(ms) => Shape::Raw(Cow::Owned(format!("\"{}\"", datetime_text(*ms)))),
+        }
+    }
+    fn seq_items(&self, n: usize) -> Vec<Self> {
+        match self {
+            Value::Vector(v) => v.iter().take(n).collect(),
+            Value::Set(s) => s.iter().take(n).collect(),
+            _ => Vec::new(),
+        }
+    }
+    fn map_entries(&self) -> Box<dyn Iterator<Item = (Self, Self)> + '_> {
+        match self {
+            Value::Map(m) => Box::new(m.iter()),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+}
+
+/// Keys from outside (Python dict keys) print as keywords when they are valid keyword text.
+pub fn key_shape(s: &str) -> Shape<'_> {
+    if is_keyword_text(s) {
+        Shape::Keyword(Cow::Borrowed(s))
+    } else {
+        Shape::Str(Cow::Borrowed(s))
+    }
+}

@@ -1,0 +1,140 @@
+//! The analyzed program: special forms checked, symbols resolved to slots, captures,
+//! builtins or namespaces once, before evaluation.
+
+use std::sync::Arc;
+
+use crate::builtins::Builtin;
+use crate::error::Pos;
+use crate::value::{Value, WhereOp};
+
+pub type Slot = u32;
+
+pub enum Node {
+    Const(Value),
+    /// Read a local slot (the value is cloned).
+    Local(Slot),
+    /// Read a local slot on its last use: the value is moved out, so a uniquely held collection
+    /// can be updated in place by the builtin that receives it.
+    MoveLocal(Slot),
+    /// Read a value captured by the enclosing closure.
+    Capture(u32),
+    /// A bare name that is not local or builtin: user definition, then tool, then data (§8.4).
+    Global(Arc<GlobalRef>),
+    /// `user/x`: the definition only.
+    UserRef(Arc<str>, Pos),
+    /// `data/x`
+    DataRef(Arc<str>),
+    /// `tool/x` used as a value.
+    ToolFn(Arc<str>),
+    /// `*1`, `*2`, `*3`
+    History(usize),
+    If(Box<(Node, Node, Node)>),
+    Do(Box<[Node]>),
+    Let(Box<Let>),
+    Loop(Box<Let>),
+    Recur(Box<[Node]>),
+    MakeFn(Arc<Lambda>, Box<[CaptureSrc]>),
+    Def(Box<Def>),
+    And(Box<[Node]>),
+    Or(Box<[Node]>),
+    Call(Box<Call>),
+    CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
+    CallTool(Arc<str>, Box<[Node]>, Pos),
+    CallGlobal(Arc<GlobalRef>, Box<[Node]>),
+    Return(Box<Node>),
+    Fail(Box<Node>),
+    Doseq(Box<Doseq>),
+    VecLit(Box<[Node]>),
+    MapLit(Box<[(Node, Node)]>, Pos),
+    SetLit(Box<[Node]>),
+    Where(Box<WhereNode>),
+}
+
+pub struct GlobalRef {
+    pub name: Arc<str>,
+    pub pos: Pos,
+    /// Locals visible where the name was written, for "did you mean" hints.
+    pub locals: Vec<Arc<str>>,
+}
+
+pub struct Let {
+    pub bindings: Vec<(Pattern, Node)>,
+    pub body: Node,
+}
+
+pub struct Def {
+    pub name: Arc<str>,
+    pub doc: Option<Arc<str>>,
+    pub value: Node,
+}
+
+pub struct Call {
+    pub f: Node,
+    pub args: Box<[Node]>,
+    pub pos: Pos,
+}
+
+pub struct Doseq {
+    pub bindings: Vec<(Pattern, Node)>,
+    pub body: Node,
+    pub pos: Pos,
+}
+
+pub struct WhereNode {
+    pub path: Vec<Value>,
+    pub op: WhereOp,
+    pub value: Option<Node>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum CaptureSrc {
+    Local(Slot),
+    Capture(u32),
+}
+
+#[derive(Debug)]
+pub enum Pattern {
+    Bind(Slot),
+    Vector { items: Vec<Pattern>, rest: Option<Box<Pattern>>, pos: Pos },
+    Map { entries: Vec<MapPatEntry>, as_slot: Option<Slot>, pos: Pos },
+}
+
+#[derive(Debug)]
+pub struct MapPatEntry {
+    pub key: Value,
+    pub pattern: Pattern,
+    pub default: Option<Value>,
+}
+
+pub struct Lambda {
+    pub name: Option<Arc<str>>,
+    pub params: Vec<Pattern>,
+    pub rest: Option<Pattern>,
+    /// Parameter names as written (`_` for destructured ones), for `#fn[a b]` and host summaries.
+    pub param_names: Vec<String>,
+    pub frame_size: u32,
+    pub body: Node,
+    pub pos: Pos,
+}
+
+impl Lambda {
+    pub fn arity(&self) -> usize {
+        self.params.len()
+    }
+    pub fn param_display(&self) -> String {
+        self.param_names.join(" ")
+    }
+    pub fn arity_text(&self) -> String {
+        if self.rest.is_some() {
+            format!("{}+", self.params.len())
+        } else {
+            self.params.len().to_string()
+        }
+    }
+}
+
+/// The analyzed program: top-level forms evaluated in one frame.
+pub struct Program {
+    pub body: Vec<Node>,
+    pub frame_size: u32,
+}

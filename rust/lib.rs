@@ -1,0 +1,36 @@
+//! PTC-Lisp: a small, safe, deterministic Clojure subset for programs written by LLMs.
+//!
+//! The interpreter is a plain Rust library (reader -> analyzer -> evaluator, plus the printer);
+//! `python/` is the only module that knows about PyO3, behind the `python` feature.
+
+pub mod analyzer;
+pub mod builtins;
+pub mod error;
+pub mod eval;
+pub mod format;
+pub mod hints;
+pub mod ir;
+pub mod limits;
+mod liveness;
+pub mod reader;
+pub mod session;
+pub mod value;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, ErrorKind, Pos};
+pub use eval::{Host, NoTools};
+pub use limits::Limits;
+pub use session::{run_source, Outcome, RunResult, SessionState};
+pub use value::Value;
+
+/// Evaluates `src` with no data, tools or definitions (a convenience for tests and tools).
+pub fn eval_str(src: &str) -> Result<Value, Error> {
+    let state = SessionState::new(Value::empty_map());
+    let (r, _) = run_source(src, &state, &NoTools, &Limits::default());
+    match r.error {
+        Some(e) => Err(e),
+        None => Ok(r.value),
+    }
+}

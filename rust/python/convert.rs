@@ -1,0 +1,311 @@
+//! Python <-> core value conversion. Dispatches on exact types first (the common JSON shapes),
+//! interns map keys, and builds the error path (`data.orders[3].created`) only when failing.
+
+use std::sync::Arc;
+
+use ahash::{AHashMap, AHashSet};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+
+use crate::value::{is_keyword_text, Func, Value, ValueMap, ValueSet};
+
+pub const MAX_INPUT_DEPTH: usize = 1_000;
+
+static KEYWORD_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DATE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DATETIME_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UTC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+pub fn keyword_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    KEYWORD_TYPE.import(py, "ptc._keyword", "Keyword")
+}
+
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+pub struct ConvError {
+    path: Vec<Seg>,
+    message: String,
+}
+
+impl ConvError {
+    fn new(message: impl Into<String>) -> Self {
+        ConvError { path: Vec::new(), message: message.into() }
+    }
+    fn under(mut self, seg: Seg) -> Self {
+        self.path.push(seg);
+        self
+    }
+    pub fn into_pyerr(self, root: &str) -> PyErr {
+        let mut p = root.to_string();
+        for seg in self.path.iter().rev() {
+            match seg {
+                Seg::Key(k) => {
+                    if is_keyword_text(k) && !root.is_empty() {
+                        p.push('.');
+                        p.push_str(k);
+                    } else {
+                        p.push_str(&format!("[{k:?}]"));
+                    }
+                }
+                Seg::Index(i) => p.push_str(&format!("[{i}]")),
+            }
+        }
+        if p.is_empty() {
+            PyTypeError::new_err(self.message)
+        } else {
+            PyTypeError::new_err(format!("{p}: {}", self.message))
+        }
+    }
+}
+
+/// Converts Python data to core values, interning strings used as map keys.
+pub struct ToValue<'py> {
+    keys: AHashSet<Arc<str>>,
+    kw_type: Bound<'py, PyType>,
+}
+
+impl<'py> ToValue<'py> {
+    pub fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(ToValue { keys: AHashSet::new(), kw_type: keyword_type(py)?.clone() })
+    }
+
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(k) = self.keys.get(s) {
+            return k.clone();
+        }
+        let k: Arc<str> = Arc::from(s);
+        if self.keys.len() < 100_000 {
+            self.keys.insert(k.clone());
+        }
+        k
+    }
+
+    pub fn convert(&mut self, obj: &Bound<'py, PyAny>) -> Result<Value, ConvError> {
+        self.value(obj, 0)
+    }
+
+    fn value(&mut self, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
+        if depth > MAX_INPUT_DEPTH {
+            return Err(ConvError::new(format!("nested more than {MAX_INPUT_DEPTH} levels deep")));
+        }
+        if obj.is_none() {
+            return Ok(Value::Nil);
+        }
+        if let Ok(s) = obj.cast_exact::<PyString>() {
+            return Ok(Value::Str(Arc::from(s.to_str().map_err(|e| ConvError::new(e.to_string()))?)));
+        }
+        if let Ok(d) = obj.cast_exact::<PyDict>() {
+            return self.dict(d, depth);
+        }
+        if let Ok(l) = obj.cast_exact::<PyList>() {
+            let mut out = Vec::with_capacity(l.len());
+            for (i, item) in l.iter().enumerate() {
+                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+            }
+            return Ok(Value::vector(out));
+        }
+        if obj.is_exact_instance_of::<PyBool>() {
+            return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
+        }
+        if obj.is_exact_instance_of::<PyInt>() {
+            return int_value(obj);
+        }
+        if let Ok(f) = obj.cast_exact::<PyFloat>() {
+            return Ok(Value::Float(f.value()));
+        }
+        self.slow(obj, depth)
+    }
+
+    #[inline(never)]
+    fn slow(&mut self, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
+        if obj.is_instance(&self.kw_type).unwrap_or(false) {
+            let s: String = obj.extract().map_err(|e: PyErr| ConvError::new(e.to_string()))?;
+            return Ok(Value::Keyword(self.intern(&s)));
+        }
+        if let Ok(s) = obj.cast::<PyString>() {
+            return Ok(Value::Str(Arc::from(s.to_str().map_err(|e| ConvError::new(e.to_string()))?)));
+        }
+        if obj.is_instance_of::<PyBool>() {
+            return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
+        }
+        if obj.is_instance_of::<PyInt>() {
+            return int_value(obj);
+        }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(Value::Float(f.value()));
+        }
+        if let Ok(d) = obj.cast::<PyDict>() {
+            return self.dict(d, depth);
+        }
+        if let Ok(l) = obj.cast::<PyList>() {
+            let mut out = Vec::with_capacity(l.len());
+            for (i, item) in l.iter().enumerate() {
+                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+            }
+            return Ok(Value::vector(out));
+        }
+        if let Ok(t) = obj.cast::<PyTuple>() {
+            let mut out = Vec::with_capacity(t.len());
+            for (i, item) in t.iter().enumerate() {
+                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+            }
+            return Ok(Value::vector(out));
+        }
+        if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+            let mut out = ValueSet::default();
+            let iter = obj.try_iter().map_err(|e| ConvError::new(e.to_string()))?;
+            for item in iter {
+                let item = item.map_err(|e| ConvError::new(e.to_string()))?;
+                out.insert(self.value(&item, depth + 1)?);
+            }
+            return Ok(Value::set(out));
+        }
+        let tname = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "object".into());
+        Err(ConvError::new(format!(
+            "{tname} is not supported (use None, bool, int, float, str, list, tuple, dict, set)"
+        )))
+    }
+
+    fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Result<Value, ConvError> {
+        let mut m = ValueMap::with_capacity_and_hasher(d.len(), Default::default());
+        for (k, v) in d.iter() {
+            let key = self.key(&k, depth)?;
+            let val = self.value(&v, depth + 1).map_err(|e| {
+                let seg = match &key {
+                    Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
+                    other => Seg::Key(format!("{other:?}")),
+                };
+                e.under(seg)
+            })?;
+            m.insert(key, val);
+        }
+        Ok(Value::map(m))
+    }
+
+    /// A `str` key that is valid keyword text becomes a keyword, so JSON-shaped data reads and
+    /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
+    fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
+        if let Ok(s) = k.cast::<PyString>() {
+            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+            let interned = self.intern(text);
+            return Ok(if is_keyword_text(text) { Value::Keyword(interned) } else { Value::Str(interned) });
+        }
+        self.value(k, depth + 1)
+    }
+}
+
+fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
+    match obj.extract::<i64>() {
+        Ok(i) => Ok(Value::Int(i)),
+        Err(_) => Err(ConvError::new(format!(
+            "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
+            obj.str().map(|s| s.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+/// Converts core values to Python, caching keyword objects.
+pub struct ToPy<'py> {
+    py: Python<'py>,
+    kw_type: Bound<'py, PyType>,
+    keywords: AHashMap<Arc<str>, Py<PyAny>>,
+}
+
+impl<'py> ToPy<'py> {
+    pub fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(ToPy { py, kw_type: keyword_type(py)?.clone(), keywords: AHashMap::new() })
+    }
+
+    fn keyword(&mut self, k: &Arc<str>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(o) = self.keywords.get(k) {
+            return Ok(o.bind(self.py).clone());
+        }
+        let o = self.kw_type.call1((k.as_ref(),))?;
+        self.keywords.insert(k.clone(), o.clone().unbind());
+        Ok(o)
+    }
+
+    pub fn convert(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+        self.value(v, false)
+    }
+
+    pub fn py(&self) -> Python<'py> {
+        self.py
+    }
+
+    fn value(&mut self, v: &Value, hashable: bool) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            Ok(match v {
+                Value::Nil => py.None().into_bound(py),
+                Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+                Value::Int(i) => i.into_pyobject(py)?.into_any(),
+                Value::Float(f) => PyFloat::new(py, *f).into_any(),
+                Value::Str(s) => PyString::new(py, s).into_any(),
+                Value::Keyword(k) => self.keyword(k)?,
+                Value::Vector(xs) => {
+                    if hashable {
+                        let items: Vec<Bound<'py, PyAny>> =
+                            xs.iter().map(|x| self.value(x, true)).collect::<PyResult<_>>()?;
+                        PyTuple::new(py, items)?.into_any()
+                    } else {
+                        let list = PyList::empty(py);
+                        for x in xs.iter() {
+                            list.append(self.value(x, false)?)?;
+                        }
+                        list.into_any()
+                    }
+                }
+                Value::Map(m) => {
+                    if hashable {
+                        let items: Vec<Bound<'py, PyAny>> = m
+                            .iter()
+                            .map(|(k, v)| Ok(PyTuple::new(py, [self.value(k, true)?, self.value(v, true)?])?.into_any()))
+                            .collect::<PyResult<_>>()?;
+                        PyTuple::new(py, items)?.into_any()
+                    } else {
+                        let d = PyDict::new(py);
+                        for (k, val) in m.iter() {
+                            d.set_item(self.value(k, true)?, self.value(val, false)?)?;
+                        }
+                        d.into_any()
+                    }
+                }
+                Value::Set(s) => {
+                    let items: Vec<Bound<'py, PyAny>> = s.iter().map(|x| self.value(x, true)).collect::<PyResult<_>>()?;
+                    if hashable {
+                        PyFrozenSet::new(py, &items)?.into_any()
+                    } else {
+                        PySet::new(py, &items)?.into_any()
+                    }
+                }
+                Value::Date(days) => {
+                    let date = DATE_TYPE.import(py, "datetime", "date")?;
+                    date.call_method1("fromordinal", (*days as i64 + 719_163,))?
+                }
+                Value::DateTime(ms) => {
+                    let dt = DATETIME_TYPE.import(py, "datetime", "datetime")?;
+                    let utc = UTC.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+                        Ok(py.import("datetime")?.getattr("timezone")?.getattr("utc")?.unbind())
+                    })?;
+                    dt.call_method1("fromtimestamp", (*ms as f64 / 1000.0, utc.bind(py)))?
+                }
+                Value::Func(f) => PyString::new(py, &func_text(f)).into_any(),
+                other => PyString::new(py, &crate::format::print_full(other, false)).into_any(),
+            })
+        })
+    }
+}
+
+fn func_text(f: &Func) -> String {
+    crate::format::print_full(&Value::Func(f.clone()), false)
+}

@@ -1,0 +1,508 @@
+//! Text -> forms, with positions. Iterative (an explicit stack of open brackets), so nesting
+//! depth is a checked limit and never a stack overflow.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Pos, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormKind {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+    Keyword(Arc<str>),
+    Symbol(Arc<str>),
+    List(Vec<Form>),
+    Vector(Vec<Form>),
+    Map(Vec<Form>),
+    Set(Vec<Form>),
+    /// `#( ... )`
+    ShortFn(Vec<Form>),
+    /// `#'name`
+    VarRef(Arc<str>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub kind: FormKind,
+    pub pos: Pos,
+}
+
+impl Form {
+    pub fn symbol_name(&self) -> Option<&str> {
+        match &self.kind {
+            FormKind::Symbol(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+pub const DEFAULT_MAX_NESTING: usize = 512;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Open {
+    List,
+    Vector,
+    Map,
+    Set,
+    ShortFn,
+}
+
+impl Open {
+    fn opener(self) -> &'static str {
+        match self {
+            Open::List => "(",
+            Open::Vector => "[",
+            Open::Map => "{",
+            Open::Set => "#{",
+            Open::ShortFn => "#(",
+        }
+    }
+    fn closer(self) -> char {
+        match self {
+            Open::List | Open::ShortFn => ')',
+            Open::Vector => ']',
+            Open::Map | Open::Set => '}',
+        }
+    }
+}
+
+struct Frame {
+    open: Open,
+    pos: Pos,
+    items: Vec<Form>,
+}
+
+pub fn is_symbol_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || "+-*/<>=?!_%.&".contains(c)
+}
+
+pub fn is_symbol_char(c: char) -> bool {
+    is_symbol_start(c) || c.is_ascii_digit() || c == '#' || c == '\'' || c == ':'
+}
+
+fn is_delim(c: char) -> bool {
+    c.is_whitespace() || c == ',' || "()[]{}\";".contains(c)
+}
+
+struct Reader<'a> {
+    src: &'a str,
+    chars: Vec<(usize, char)>,
+    i: usize,
+    line: u32,
+    col: u32,
+}
+
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.i).map(|x| x.1)
+    }
+    fn peek_at(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).map(|x| x.1)
+    }
+    fn pos(&self) -> Pos {
+        Pos { line: self.line, col: self.col }
+    }
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.i += 1;
+        if c == '\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+        Some(c)
+    }
+    fn skip_ws(&mut self) {
+        while let Some(c) = self.peek() {
+            if c.is_whitespace() || c == ',' {
+                self.bump();
+            } else if c == ';' {
+                while let Some(c) = self.peek() {
+                    if c == '\n' {
+                        break;
+                    }
+                    self.bump();
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    /// The raw token text starting here, up to the next delimiter.
+    fn token_end(&self) -> usize {
+        let mut j = self.i;
+        while let Some(&(_, c)) = self.chars.get(j) {
+            if is_delim(c) {
+                break;
+            }
+            j += 1;
+        }
+        j
+    }
+    fn slice(&self, from: usize, to: usize) -> &'a str {
+        let a = self.chars.get(from).map_or(self.src.len(), |x| x.0);
+        let b = self.chars.get(to).map_or(self.src.len(), |x| x.0);
+        &self.src[a..b]
+    }
+    fn advance_to(&mut self, j: usize) {
+        while self.i < j {
+            self.bump();
+        }
+    }
+}
+
+pub fn read(src: &str) -> Result<Vec<Form>> {
+    read_with_limit(src, DEFAULT_MAX_NESTING)
+}
+
+pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
+    let mut r = Reader { src, chars: src.char_indices().collect(), i: 0, line: 1, col: 1 };
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut top: Vec<Form> = Vec::new();
+
+    loop {
+        r.skip_ws();
+        let pos = r.pos();
+        let Some(c) = r.peek() else { break };
+        let form = match c {
+            '(' | '[' | '{' => {
+                r.bump();
+                let open = match c {
+                    '(' => Open::List,
+                    '[' => Open::Vector,
+                    _ => Open::Map,
+                };
+                push_frame(&mut stack, open, pos, max_nesting)?;
+                continue;
+            }
+            ')' | ']' | '}' => {
+                r.bump();
+                match stack.pop() {
+                    None => continue, // stray closer between top-level forms: ignored (§2.9)
+                    Some(frame) => {
+                        if frame.open.closer() != c {
+                            return Err(Error::parse(
+                                format!(
+                                    "mismatched '{c}' at {pos}: expected '{}' to close '{}' opened at {}",
+                                    frame.open.closer(),
+                                    frame.open.opener(),
+                                    frame.pos
+                                ),
+                                pos,
+                            ));
+                        }
+                        close_frame(frame)?
+                    }
+                }
+            }
+            '"' => read_string(&mut r)?,
+            '#' => {
+                match r.peek_at(1) {
+                    Some('{') => {
+                        r.bump();
+                        r.bump();
+                        push_frame(&mut stack, Open::Set, pos, max_nesting)?;
+                        continue;
+                    }
+                    Some('(') => {
+                        r.bump();
+                        r.bump();
+                        push_frame(&mut stack, Open::ShortFn, pos, max_nesting)?;
+                        continue;
+                    }
+                    Some('\'') => {
+                        r.bump();
+                        r.bump();
+                        let start = r.i;
+                        let end = r.token_end();
+                        let name = r.slice(start, end).to_string();
+                        if name.is_empty() || !name.chars().next().is_some_and(is_symbol_start) {
+                            return Err(Error::parse("#' must be followed by a name, e.g. #'total", pos));
+                        }
+                        r.advance_to(end);
+                        Form { kind: FormKind::VarRef(Arc::from(name.as_str())), pos }
+                    }
+                    Some('"') => {
+                        return Err(Error::parse("regex literals #\"...\" are not supported", pos)
+                            .with_hint("build the regex with (re-pattern \"...\"), or use split, split-lines or re-split"))
+                    }
+                    Some('_') => {
+                        return Err(Error::parse("the discard form #_ is not supported", pos)
+                            .with_hint("comment code out with ; instead"))
+                    }
+                    Some('#') => {
+                        return Err(Error::parse("##Inf, ##-Inf and ##NaN cannot be written in programs", pos)
+                            .with_hint("write Double/POSITIVE_INFINITY, Double/NEGATIVE_INFINITY or Double/NaN"))
+                    }
+                    _ => {
+                        return Err(Error::parse("tagged literals (#tag ...) are not supported", pos))
+                    }
+                }
+            }
+            '\'' => {
+                return Err(Error::parse("quote (') is not supported", pos)
+                    .with_hint("use a vector [...] instead of a quoted list; symbols need no quoting"))
+            }
+            '`' => return Err(Error::parse("syntax-quote (`) is not supported: there are no macros", pos)),
+            '~' => return Err(Error::parse("unquote (~) is not supported: there are no macros", pos)),
+            '@' => {
+                return Err(Error::parse("deref (@) is not supported", pos)
+                    .with_hint("there are no atoms or refs; use let bindings, loop/recur or def"))
+            }
+            '^' => return Err(Error::parse("metadata (^) is not supported", pos)),
+            '\\' => read_char(&mut r)?,
+            ':' => read_keyword(&mut r)?,
+            _ => read_atom(&mut r)?,
+        };
+        match stack.last_mut() {
+            Some(frame) => frame.items.push(form),
+            None => top.push(form),
+        }
+    }
+
+    if let Some(first) = stack.first() {
+        let mut counts: Vec<(char, usize)> = Vec::new();
+        for f in &stack {
+            let ch = f.open.opener().chars().last().unwrap_or('(');
+            match counts.iter_mut().find(|(c, _)| *c == ch) {
+                Some(e) => e.1 += 1,
+                None => counts.push((ch, 1)),
+            }
+        }
+        let what: Vec<String> =
+            counts.iter().map(|(c, n)| format!("{n} unclosed '{c}'")).collect();
+        let innermost = stack.last().map_or(first.pos, |f| f.pos);
+        return Err(Error::parse(
+            format!(
+                "unbalanced brackets: {} (the innermost '{}' opened at {} is never closed)",
+                what.join(", "),
+                stack.last().map_or("(", |f| f.open.opener()),
+                innermost
+            ),
+            innermost,
+        )
+        .with_hint(format!("add the missing closing bracket(s); the outermost open form starts at {}", first.pos)));
+    }
+    Ok(top)
+}
+
+fn push_frame(stack: &mut Vec<Frame>, open: Open, pos: Pos, max: usize) -> Result<()> {
+    if stack.len() >= max {
+        return Err(Error::parse(
+            format!("forms are nested more than {max} levels deep"),
+            pos,
+        )
+        .with_hint("flatten the program: bind intermediate results with let"));
+    }
+    stack.push(Frame { open, pos, items: Vec::new() });
+    Ok(())
+}
+
+fn close_frame(frame: Frame) -> Result<Form> {
+    let kind = match frame.open {
+        Open::List => FormKind::List(frame.items),
+        Open::Vector => FormKind::Vector(frame.items),
+        Open::Set => FormKind::Set(frame.items),
+        Open::ShortFn => FormKind::ShortFn(frame.items),
+        Open::Map => {
+            if frame.items.len() % 2 != 0 {
+                return Err(Error::parse(
+                    format!(
+                        "map literal needs an even number of forms (key value pairs), got {} in the map opened at {}",
+                        frame.items.len(),
+                        frame.pos
+                    ),
+                    frame.pos,
+                ));
+            }
+            FormKind::Map(frame.items)
+        }
+    };
+    Ok(Form { kind, pos: frame.pos })
+}
+
+fn read_string(r: &mut Reader) -> Result<Form> {
+    let pos = r.pos();
+    r.bump();
+    let mut s = String::new();
+    loop {
+        let here = r.pos();
+        match r.bump() {
+            None => return Err(Error::parse(format!("unterminated string opened at {pos}"), pos)),
+            Some('"') => break,
+            Some('\n') | Some('\r') => {
+                return Err(Error::parse(
+                    format!("strings must be on one line: raw line break inside the string opened at {pos}"),
+                    here,
+                )
+                .with_hint("write \\n for a newline"))
+            }
+            Some('\\') => match r.bump() {
+                Some('\\') => s.push('\\'),
+                Some('"') => s.push('"'),
+                Some('n') => s.push('\n'),
+                Some('t') => s.push('\t'),
+                Some('r') => s.push('\r'),
+                Some(c) => {
+                    return Err(Error::parse(format!("unsupported escape \\{c} in string"), here)
+                        .with_hint("only \\\\, \\\", \\n, \\t and \\r are supported"))
+                }
+                None => return Err(Error::parse(format!("unterminated string opened at {pos}"), pos)),
+            },
+            Some(c) => s.push(c),
+        }
+    }
+    Ok(Form { kind: FormKind::Str(Arc::from(s)), pos })
+}
+
+fn read_char(r: &mut Reader) -> Result<Form> {
+    let pos = r.pos();
+    r.bump();
+    let Some(first) = r.bump() else {
+        return Err(Error::parse("a character literal needs a character after \\", pos));
+    };
+    let start = r.i - 1;
+    let end = r.token_end().max(r.i);
+    let text = r.slice(start, end);
+    let named = match text {
+        "newline" => Some("\n"),
+        "space" => Some(" "),
+        "tab" => Some("\t"),
+        "return" => Some("\r"),
+        "backspace" => Some("\u{8}"),
+        "formfeed" => Some("\u{c}"),
+        _ => None,
+    };
+    if let Some(s) = named {
+        r.advance_to(end);
+        return Ok(Form { kind: FormKind::Str(Arc::from(s)), pos });
+    }
+    if first.is_alphanumeric() && text.chars().count() > 1 && text.starts_with(first) {
+        return Err(Error::parse(format!("unknown character literal \\{text}"), pos).with_hint(
+            "character names are newline, space, tab, return, backspace, formfeed; there is no \\uXXXX form",
+        ));
+    }
+    let mut buf = [0u8; 4];
+    Ok(Form { kind: FormKind::Str(Arc::from(&*first.encode_utf8(&mut buf))), pos })
+}
+
+fn read_keyword(r: &mut Reader) -> Result<Form> {
+    let pos = r.pos();
+    r.bump();
+    let start = r.i;
+    let end = r.token_end();
+    let text = r.slice(start, end);
+    r.advance_to(end);
+    if text.is_empty() {
+        return Err(Error::parse("a keyword needs a name after ':'", pos));
+    }
+    if text.contains('/') {
+        return Err(Error::parse(format!("namespaced keywords like :{text} are not supported"), pos)
+            .with_hint("use a plain keyword such as :lat"));
+    }
+    if !crate::value::is_keyword_text(text) {
+        return Err(Error::parse(format!("invalid keyword :{text}"), pos)
+            .with_hint("keywords may contain only letters, digits, -, _, ? and !"));
+    }
+    Ok(Form { kind: FormKind::Keyword(Arc::from(text)), pos })
+}
+
+fn read_atom(r: &mut Reader) -> Result<Form> {
+    let pos = r.pos();
+    let start = r.i;
+    let end = r.token_end();
+    let text = r.slice(start, end);
+    r.advance_to(end);
+    let kind = match text {
+        "nil" => FormKind::Nil,
+        "true" => FormKind::Bool(true),
+        "false" => FormKind::Bool(false),
+        _ => {
+            let body = text.strip_prefix('-').unwrap_or(text);
+            if body.starts_with(|c: char| c.is_ascii_digit()) {
+                parse_number(text, pos)?
+            } else if text.starts_with('.') && text[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                return Err(Error::parse(format!("invalid number {text}"), pos)
+                    .with_hint("write a digit before the point, e.g. 0.5"));
+            } else if text.chars().next().is_some_and(is_symbol_start)
+                && text.chars().all(is_symbol_char)
+            {
+                FormKind::Symbol(Arc::from(text))
+            } else {
+                let bad = text.chars().find(|c| !is_symbol_char(*c)).unwrap_or(' ');
+                return Err(Error::parse(
+                    format!("unexpected character '{bad}' in {text}"),
+                    pos,
+                ));
+            }
+        }
+    };
+    Ok(Form { kind, pos })
+}
+
+fn parse_number(text: &str, pos: Pos) -> Result<FormKind> {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut is_float = false;
+    if i < bytes.len() && bytes[i] == b'.' {
+        let j = i + 1;
+        let mut k = j;
+        while k < bytes.len() && bytes[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k == j {
+            return Err(Error::parse(format!("invalid number {text}"), pos)
+                .with_hint("write a digit after the point, e.g. 5.0"));
+        }
+        i = k;
+        is_float = true;
+    }
+    if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+        let mut k = i + 1;
+        if k < bytes.len() && (bytes[k] == b'+' || bytes[k] == b'-') {
+            k += 1;
+        }
+        let ds = k;
+        while k < bytes.len() && bytes[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k == ds {
+            return Err(Error::parse(format!("invalid number {text}"), pos));
+        }
+        i = k;
+        is_float = true;
+    }
+    if i != bytes.len() {
+        let hint = if body.contains('/') {
+            "ratios are not supported; use (/ a b), which gives a float"
+        } else {
+            "numbers are decimal integers (42) or floats (4.2, 6e3); no suffixes, hex or radix forms"
+        };
+        return Err(Error::parse(format!("invalid number {text}"), pos).with_hint(hint));
+    }
+    if is_float {
+        let f: f64 = text
+            .parse()
+            .map_err(|_| Error::parse(format!("invalid number {text}"), pos))?;
+        if !f.is_finite() {
+            return Err(Error::parse(format!("float literal {text} is out of range"), pos));
+        }
+        Ok(FormKind::Float(f))
+    } else {
+        text.parse::<i64>().map(FormKind::Int).map_err(|_| {
+            Error::parse(
+                format!("integer literal {text} does not fit in 64 bits"),
+                pos,
+            )
+            .with_hint("integers range from -9223372036854775808 to 9223372036854775807; write a float (e.g. 1e20) if an approximation is fine")
+        })
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests of the interpreter core (no Python involved).
+
+mod common;
+mod eval_tests;
+mod format_tests;
+mod limits_tests;
+mod reader_tests;

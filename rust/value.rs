@@ -1,0 +1,640 @@
+//! The core value type.
+//!
+//! Collections are `Arc`-shared and copy-on-write (`Arc::make_mut`): a run reads input data and
+//! earlier definitions in place, and the evaluator moves a local on its last use so that
+//! `(conj acc x)` in a loop mutates in place instead of copying. Maps and sets keep insertion
+//! order (IndexMap), so printing never leaks hash order.
+
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use indexmap::{IndexMap, IndexSet};
+
+use crate::builtins::Builtin;
+use crate::error::{Error, Result};
+use crate::ir::Lambda;
+
+pub type RandomState = ahash::RandomState;
+pub type ValueMap = IndexMap<Value, Value, RandomState>;
+pub type ValueSet = IndexSet<Value, RandomState>;
+
+#[derive(Clone, Default)]
+pub enum Value {
+    #[default]
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+    Keyword(Arc<str>),
+    Vector(Arc<VecData>),
+    Map(Arc<MapData>),
+    Set(Arc<SetData>),
+    Func(Func),
+    Regex(Arc<RegexValue>),
+    Var(Arc<str>),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Milliseconds since the Unix epoch, UTC.
+    DateTime(i64),
+}
+
+/// Vector storage. The newtype exists for its iterative `Drop`: a program can build a value nested
+/// a million levels deep, and the default recursive drop would overflow the stack.
+#[derive(Clone, Default)]
+pub struct VecData(pub Vec<Value>);
+
+#[derive(Clone, Default)]
+pub struct MapData(pub ValueMap);
+
+#[derive(Clone, Default)]
+pub struct SetData(pub ValueSet);
+
+pub struct RegexValue {
+    pub source: String,
+    pub regex: regex::Regex,
+}
+
+macro_rules! deref_newtype {
+    ($t:ty, $inner:ty) => {
+        impl Deref for $t {
+            type Target = $inner;
+            fn deref(&self) -> &$inner {
+                &self.0
+            }
+        }
+        impl DerefMut for $t {
+            fn deref_mut(&mut self) -> &mut $inner {
+                &mut self.0
+            }
+        }
+    };
+}
+deref_newtype!(VecData, Vec<Value>);
+deref_newtype!(MapData, ValueMap);
+deref_newtype!(SetData, ValueSet);
+
+/// Moves nested collections that nobody else holds onto a heap worklist, so dropping any value
+/// uses constant stack.
+fn drop_iteratively(mut stack: Vec<Value>) {
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Vector(a) => {
+                if let Ok(mut inner) = Arc::try_unwrap(a) {
+                    stack.append(&mut inner.0);
+                }
+            }
+            Value::Map(a) => {
+                if let Ok(mut inner) = Arc::try_unwrap(a) {
+                    for (k, v) in std::mem::take(&mut inner.0) {
+                        stack.push(k);
+                        stack.push(v);
+                    }
+                }
+            }
+            Value::Set(a) => {
+                if let Ok(mut inner) = Arc::try_unwrap(a) {
+                    stack.extend(std::mem::take(&mut inner.0));
+                }
+            }
+            other => drop(other),
+        }
+    }
+}
+
+fn is_nested_owned(v: &Value) -> bool {
+    match v {
+        Value::Vector(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
+        Value::Map(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
+        Value::Set(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
+        _ => false,
+    }
+}
+
+impl Drop for VecData {
+    fn drop(&mut self) {
+        if self.0.iter().any(is_nested_owned) {
+            drop_iteratively(std::mem::take(&mut self.0));
+        }
+    }
+}
+
+impl Drop for MapData {
+    fn drop(&mut self) {
+        if self.0.iter().any(|(k, v)| is_nested_owned(k) || is_nested_owned(v)) {
+            let mut stack = Vec::with_capacity(self.0.len() * 2);
+            for (k, v) in std::mem::take(&mut self.0) {
+                stack.push(k);
+                stack.push(v);
+            }
+            drop_iteratively(stack);
+        }
+    }
+}
+
+impl Drop for SetData {
+    fn drop(&mut self) {
+        if self.0.iter().any(is_nested_owned) {
+            drop_iteratively(std::mem::take(&mut self.0).into_iter().collect());
+        }
+    }
+}
+
+#[derive(Clone)]
+pub enum Func {
+    Builtin(&'static Builtin),
+    Closure(Arc<Closure>),
+    Native(Arc<Native>),
+    Tool(Arc<str>),
+}
+
+impl Func {
+    pub fn ptr_eq(&self, other: &Func) -> bool {
+        match (self, other) {
+            (Func::Builtin(a), Func::Builtin(b)) => std::ptr::eq(*a, *b),
+            (Func::Closure(a), Func::Closure(b)) => Arc::ptr_eq(a, b),
+            (Func::Native(a), Func::Native(b)) => Arc::ptr_eq(a, b),
+            (Func::Tool(a), Func::Tool(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+pub struct Closure {
+    pub lambda: Arc<Lambda>,
+    pub captures: Box<[Value]>,
+    /// The type of the last value this function returned (packed `TypeTag`), for host summaries.
+    pub last_return: AtomicU64,
+}
+
+impl Closure {
+    pub fn new(lambda: Arc<Lambda>, captures: Box<[Value]>) -> Self {
+        Closure { lambda, captures, last_return: AtomicU64::new(0) }
+    }
+    pub fn record_return(&self, v: &Value) {
+        self.last_return.store(TypeTag::of(v).pack(), AtomicOrdering::Relaxed);
+    }
+    pub fn return_label(&self) -> Option<String> {
+        TypeTag::unpack(self.last_return.load(AtomicOrdering::Relaxed)).map(|t| t.label())
+    }
+}
+
+/// Function values built by builtins (predicate builders, combinators).
+pub enum Native {
+    Where { path: Vec<Value>, op: WhereOp, value: Value },
+    AllOf(Vec<Value>),
+    AnyOf(Vec<Value>),
+    NoneOf(Vec<Value>),
+    Juxt(Vec<Value>),
+    Fnil(Value, Value),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhereOp {
+    Truthy,
+    Eq,
+    NotEq,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    In,
+    Includes,
+}
+
+/// A compact description of a value's type, cheap enough to record on every function return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeTag {
+    Nil,
+    Bool,
+    Int,
+    Float,
+    Str,
+    Keyword,
+    List(u64),
+    Map(u64),
+    Set(u64),
+    Fn,
+    Regex,
+    Var,
+    Date,
+    DateTime,
+}
+
+impl TypeTag {
+    pub fn of(v: &Value) -> TypeTag {
+        match v {
+            Value::Nil => TypeTag::Nil,
+            Value::Bool(_) => TypeTag::Bool,
+            Value::Int(_) => TypeTag::Int,
+            Value::Float(_) => TypeTag::Float,
+            Value::Str(_) => TypeTag::Str,
+            Value::Keyword(_) => TypeTag::Keyword,
+            Value::Vector(v) => TypeTag::List(v.len() as u64),
+            Value::Map(m) => TypeTag::Map(m.len() as u64),
+            Value::Set(s) => TypeTag::Set(s.len() as u64),
+            Value::Func(_) => TypeTag::Fn,
+            Value::Regex(_) => TypeTag::Regex,
+            Value::Var(_) => TypeTag::Var,
+            Value::Date(_) => TypeTag::Date,
+            Value::DateTime(_) => TypeTag::DateTime,
+        }
+    }
+    fn pack(self) -> u64 {
+        const LEN: u64 = (1 << 56) - 1;
+        let (tag, n) = match self {
+            TypeTag::Nil => (1, 0),
+            TypeTag::Bool => (2, 0),
+            TypeTag::Int => (3, 0),
+            TypeTag::Float => (4, 0),
+            TypeTag::Str => (5, 0),
+            TypeTag::Keyword => (6, 0),
+            TypeTag::List(n) => (7, n.min(LEN)),
+            TypeTag::Map(n) => (8, n.min(LEN)),
+            TypeTag::Set(n) => (9, n.min(LEN)),
+            TypeTag::Fn => (10, 0),
+            TypeTag::Regex => (11, 0),
+            TypeTag::Var => (12, 0),
+            TypeTag::Date => (13, 0),
+            TypeTag::DateTime => (14, 0),
+        };
+        (tag << 56) | n
+    }
+    fn unpack(p: u64) -> Option<TypeTag> {
+        let n = p & ((1 << 56) - 1);
+        Some(match p >> 56 {
+            1 => TypeTag::Nil,
+            2 => TypeTag::Bool,
+            3 => TypeTag::Int,
+            4 => TypeTag::Float,
+            5 => TypeTag::Str,
+            6 => TypeTag::Keyword,
+            7 => TypeTag::List(n),
+            8 => TypeTag::Map(n),
+            9 => TypeTag::Set(n),
+            10 => TypeTag::Fn,
+            11 => TypeTag::Regex,
+            12 => TypeTag::Var,
+            13 => TypeTag::Date,
+            14 => TypeTag::DateTime,
+            _ => return None,
+        })
+    }
+    pub fn label(self) -> String {
+        match self {
+            TypeTag::Nil => "nil".into(),
+            TypeTag::Bool => "boolean".into(),
+            TypeTag::Int => "integer".into(),
+            TypeTag::Float => "float".into(),
+            TypeTag::Str => "string".into(),
+            TypeTag::Keyword => "keyword".into(),
+            TypeTag::List(n) => format!("list[{n}]"),
+            TypeTag::Map(n) => format!("map[{n}]"),
+            TypeTag::Set(n) => format!("set[{n}]"),
+            TypeTag::Fn => "#fn[...]".into(),
+            TypeTag::Regex => "regex".into(),
+            TypeTag::Var => "var".into(),
+            TypeTag::Date => "date".into(),
+            TypeTag::DateTime => "datetime".into(),
+        }
+    }
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Arc::from(s))
+    }
+    pub fn string(s: String) -> Value {
+        Value::Str(Arc::from(s))
+    }
+    pub fn kw(s: &str) -> Value {
+        Value::Keyword(Arc::from(s))
+    }
+    pub fn vector(items: Vec<Value>) -> Value {
+        Value::Vector(Arc::new(VecData(items)))
+    }
+    pub fn map(m: ValueMap) -> Value {
+        Value::Map(Arc::new(MapData(m)))
+    }
+    pub fn set(s: ValueSet) -> Value {
+        Value::Set(Arc::new(SetData(s)))
+    }
+    pub fn empty_map() -> Value {
+        Value::map(ValueMap::default())
+    }
+
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// The type label of the seeds' vocabulary (`list[3]`, `map[0]`, `string`, `#fn[x y]`).
+    pub fn type_label(&self) -> String {
+        match self {
+            Value::Func(f) => crate::format::fn_label(f),
+            other => TypeTag::of(other).label(),
+        }
+    }
+
+    /// A one-word category used in error messages ("expected a number, got string").
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Keyword(_) => "keyword",
+            Value::Vector(_) => "vector",
+            Value::Map(_) => "map",
+            Value::Set(_) => "set",
+            Value::Func(_) => "function",
+            Value::Regex(_) => "regex",
+            Value::Var(_) => "var",
+            Value::Date(_) => "date",
+            Value::DateTime(_) => "date-time",
+        }
+    }
+
+    /// `string "12"`, `vector [1 2 3 ...]`, `nil`: the kind plus a short printed form.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Nil => "nil".to_string(),
+            _ => {
+                let (text, _) = crate::format::to_clojure(self, Some(3), Some(40));
+                format!("{} {}", self.kind_name(), text)
+            }
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Length of a counted collection (vector, map, set), if this is one.
+    pub fn coll_len(&self) -> Option<usize> {
+        match self {
+            Value::Vector(v) => Some(v.len()),
+            Value::Map(m) => Some(m.len()),
+            Value::Set(s) => Some(s.len()),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::format::to_clojure(self, Some(20), Some(200)).0)
+    }
+}
+
+// ---- identity equality and hashing (map keys, sets, distinct, frequencies; §4.3) ----
+
+fn norm_float_bits(f: f64) -> u64 {
+    if f == 0.0 {
+        0
+    } else if f.is_nan() {
+        0x7ff8_0000_0000_0000
+    } else {
+        f.to_bits()
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        identical(self, other)
+    }
+}
+impl Eq for Value {}
+
+/// Identity equality: like `=` except that integers and floats are never equal.
+pub fn identical(a: &Value, b: &Value) -> bool {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match (a, b) {
+        (Value::Nil, Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => norm_float_bits(*x) == norm_float_bits(*y),
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Vector(x), Value::Vector(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q)))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len()
+                    && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
+        }
+        (Value::Set(x), Value::Set(y)) => {
+            Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().all(|k| y.contains(k)))
+        }
+        (Value::Func(x), Value::Func(y)) => x.ptr_eq(y),
+        (Value::Regex(x), Value::Regex(y)) => x.source == y.source,
+        (Value::Var(x), Value::Var(y)) => x == y,
+        (Value::Date(x), Value::Date(y)) => x == y,
+        (Value::DateTime(x), Value::DateTime(y)) => x == y,
+        _ => false,
+    })
+}
+
+fn hash_one(v: &Value) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match self {
+            Value::Nil => state.write_u8(0),
+            Value::Bool(b) => {
+                state.write_u8(1);
+                b.hash(state)
+            }
+            Value::Int(i) => {
+                state.write_u8(2);
+                i.hash(state)
+            }
+            Value::Float(f) => {
+                state.write_u8(3);
+                norm_float_bits(*f).hash(state)
+            }
+            Value::Str(s) => {
+                state.write_u8(4);
+                s.hash(state)
+            }
+            Value::Keyword(s) => {
+                state.write_u8(5);
+                s.hash(state)
+            }
+            Value::Vector(v) => {
+                state.write_u8(6);
+                state.write_usize(v.len());
+                for x in v.iter() {
+                    x.hash(state);
+                }
+            }
+            Value::Map(m) => {
+                // Order-independent, because map equality ignores order.
+                state.write_u8(7);
+                let mut acc: u64 = 0;
+                for (k, v) in m.iter() {
+                    acc = acc.wrapping_add(hash_one(k).rotate_left(17) ^ hash_one(v));
+                }
+                state.write_u64(acc);
+            }
+            Value::Set(s) => {
+                state.write_u8(8);
+                let mut acc: u64 = 0;
+                for k in s.iter() {
+                    acc = acc.wrapping_add(hash_one(k));
+                }
+                state.write_u64(acc);
+            }
+            Value::Func(f) => {
+                state.write_u8(9);
+                match f {
+                    Func::Builtin(b) => b.name.hash(state),
+                    Func::Closure(c) => (Arc::as_ptr(c) as usize).hash(state),
+                    Func::Native(n) => (Arc::as_ptr(n) as usize).hash(state),
+                    Func::Tool(t) => t.hash(state),
+                }
+            }
+            Value::Regex(r) => {
+                state.write_u8(10);
+                r.source.hash(state)
+            }
+            Value::Var(n) => {
+                state.write_u8(11);
+                n.hash(state)
+            }
+            Value::Date(d) => {
+                state.write_u8(12);
+                d.hash(state)
+            }
+            Value::DateTime(d) => {
+                state.write_u8(13);
+                d.hash(state)
+            }
+        })
+    }
+}
+
+// ---- structural equality `=` (§4.2) ----
+
+fn int_float_eq(i: i64, f: f64) -> bool {
+    f.fract() == 0.0 && f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 && f as i64 == i
+}
+
+pub fn lisp_eq(a: &Value, b: &Value) -> bool {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match (a, b) {
+        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => int_float_eq(*x, *y),
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Vector(x), Value::Vector(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| lisp_eq(p, q)))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
+        }
+        _ => identical(a, b),
+    })
+}
+
+// ---- natural order (§3) ----
+
+pub fn natural_cmp(a: &Value, b: &Value) -> Result<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num_cmp(a, b)
+            .ok_or_else(|| Error::type_err("cannot compare NaN: NaN is not ordered")),
+        (Value::Str(x), Value::Str(y)) => Ok(x.as_ref().cmp(y.as_ref())),
+        (Value::Keyword(x), Value::Keyword(y)) => Ok(x.as_ref().cmp(y.as_ref())),
+        (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
+        (Value::Vector(x), Value::Vector(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let o = natural_cmp(p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            Ok(x.len().cmp(&y.len()))
+        }
+        _ => Err(Error::type_err(format!(
+            "cannot compare {} with {}: only numbers, strings, keywords, booleans and vectors are ordered",
+            a.describe(),
+            b.describe()
+        ))),
+    }
+}
+
+/// Numeric comparison across ints and floats; `None` when a NaN is involved.
+pub fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Float(y)) => cmp_int_float(*x, *y),
+        (Value::Float(x), Value::Int(y)) => cmp_int_float(*y, *x).map(Ordering::reverse),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }
+}
+
+fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    if f >= 9.223_372_036_854_776e18 {
+        return Some(Ordering::Less);
+    }
+    if f < -9.223_372_036_854_776e18 {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    match i.cmp(&(t as i64)) {
+        Ordering::Equal => 0.0f64.partial_cmp(&(f - t)),
+        o => Some(o),
+    }
+}
+
+/// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.
+pub fn flex_get<'a>(m: &'a ValueMap, key: &Value) -> Option<&'a Value> {
+    if let Some(v) = m.get(key) {
+        return Some(v);
+    }
+    match key {
+        Value::Keyword(k) => m.get(&Value::Str(k.clone())),
+        Value::Str(s) => m.get(&Value::Keyword(s.clone())),
+        _ => None,
+    }
+}
+
+/// The key actually present under flexible lookup (for write-back in `assoc-in`/`update-in`).
+pub fn flex_key(m: &ValueMap, key: &Value) -> Option<Value> {
+    if m.contains_key(key) {
+        return Some(key.clone());
+    }
+    let alt = match key {
+        Value::Keyword(k) => Value::Str(k.clone()),
+        Value::Str(s) => Value::Keyword(s.clone()),
+        _ => return None,
+    };
+    if m.contains_key(&alt) {
+        Some(alt)
+    } else {
+        None
+    }
+}
+
+/// Whether `s` is valid keyword text (§2.6): ASCII letters, digits, `-`, `_`, `?`, `!`.
+pub fn is_keyword_text(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'?' | b'!'))
+}

@@ -1,0 +1,104 @@
+"""Builders for hand-made turns, so rendering is tested without running programs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from ptc.compression import DataEntry, ToolSpec
+from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
+
+SYSTEM = "SYSTEM PROMPT"
+MISSION = "Find well-reviewed products in stock"
+
+TOOLS = (
+    ToolSpec(
+        "search-reviews",
+        ("category",),
+        "(category :string) -> :string",
+        "Search product reviews by category",
+    ),
+    ToolSpec("get-inventory", (), "() -> :string", "Warehouse inventory report"),
+)
+DATA = (
+    DataEntry(
+        "products",
+        "list[7]",
+        '{:name "Laptop", :price 1200, :category "Electronics"}',
+    ),
+)
+
+
+def opts(**extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "mission": MISSION,
+        "system_prompt": SYSTEM,
+        "max_turns": 5,
+        "tools": TOOLS,
+        "data": DATA,
+    }
+    base.update(extra)
+    return base
+
+
+def value(name: str, type_: str, sample: str | None = None, doc: str | None = None) -> MemoryEntry:
+    return MemoryEntry(name, "value", type_, sample, doc)
+
+
+def func(
+    name: str, params: Sequence[str], doc: str | None = None, returns: str | None = None
+) -> MemoryEntry:
+    return MemoryEntry(
+        name, "function", f"#fn[{' '.join(params)}]", None, doc, tuple(params), returns
+    )
+
+
+def call(name: str, args_text: str = "", result: Any = None) -> ToolCallRecord:
+    return ToolCallRecord(name, (), args_text, result)
+
+
+def turn(
+    number: int,
+    program: str = "(+ 1 2)",
+    *,
+    prints: Sequence[str] = (),
+    calls: Sequence[ToolCallRecord] = (),
+    memory: Sequence[MemoryEntry] = (),
+    defined: Sequence[str] = (),
+    error: str | None = None,
+    error_type: str = "undefined_variable",
+    hint: str | None = None,
+    result_text: str = "3",
+) -> Turn:
+    return Turn(
+        number=number,
+        program=program,
+        result=None,
+        result_text=result_text if error is None else "",
+        prints=tuple(prints),
+        tool_calls=tuple(calls),
+        memory=tuple(memory),
+        success=error is None,
+        defined=tuple(defined),
+        error=TurnError(error_type, error, hint) if error else None,
+        response=f"```clojure\n{program}\n```",
+    )
+
+
+def _core_available() -> bool:
+    try:
+        import ptc
+
+        return hasattr(ptc, "Session") and hasattr(ptc, "to_clojure")
+    except ImportError:
+        return False
+
+
+CORE = _core_available()
+requires_core = pytest.mark.skipif(not CORE, reason="ptc core (ptc.Session) is not built")
+
+
+def fence(program: str) -> str:
+    """An LLM reply with the program in a fenced block, as models usually answer."""
+    return f"Here is my program:\n```clojure\n{program}\n```"

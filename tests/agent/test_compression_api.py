@@ -1,0 +1,103 @@
+"""normalize(), the Compression protocol and custom strategies."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pytest
+from agent_helpers import opts, turn
+from ptc.compression import (
+    DEFAULT_OPTIONS,
+    Compression,
+    CompressionStats,
+    FullHistory,
+    SingleUserCoalesced,
+    normalize,
+    register,
+    strategy_by_name,
+)
+
+
+def test_true_enables_default_strategy_api001_arc005():
+    """API-001, ARC-005: ``True`` selects SingleUserCoalesced with the default options."""
+    strategy, o = normalize(True)
+    assert isinstance(strategy, SingleUserCoalesced)
+    assert o == dict(DEFAULT_OPTIONS)
+
+
+def test_defaults_api004_api005_trn002_trn003():
+    """API-004, API-005, TRN-002, TRN-003: println 15, tool calls 20, samples 3/80, args 3/60."""
+    _, o = normalize(True)
+    assert o["println_limit"] == 15 and o["tool_call_limit"] == 20
+    assert (o["sample_limit"], o["sample_printable_limit"]) == (3, 80)
+    assert (o["tool_args_limit"], o["tool_args_printable_limit"]) == (3, 60)
+    assert o["println_max_chars"] == 2000
+
+
+def test_false_and_none_disable_api003():
+    """API-003: False and None disable compression (the full history is sent)."""
+    assert normalize(False) == (None, {})
+    assert normalize(None) == (None, {})
+
+
+def test_strategy_with_options_api002_api006():
+    """API-002, API-006: ``(Strategy, opts)`` with a class or an instance; returns a tuple."""
+    for spec in (SingleUserCoalesced, SingleUserCoalesced()):
+        strategy, o = normalize((spec, {"println_limit": 10}))
+        assert isinstance(strategy, SingleUserCoalesced)
+        assert o == {**DEFAULT_OPTIONS, "println_limit": 10}
+    result = normalize(SingleUserCoalesced)
+    assert isinstance(result, tuple) and result[1] == dict(DEFAULT_OPTIONS)
+    strategy, _ = normalize(FullHistory())
+    assert strategy.name == "full_history"
+
+
+def test_bad_options_rejected_api006():
+    """API-006: unknown options and bad values fail early with a clear message."""
+    with pytest.raises(ValueError, match="println_limt"):
+        normalize((SingleUserCoalesced, {"println_limt": 3}))
+    with pytest.raises(ValueError, match="non-negative int"):
+        normalize((SingleUserCoalesced, {"println_limit": -1}))
+    with pytest.raises(TypeError):
+        normalize(42)
+    with pytest.raises(TypeError):
+        normalize((SingleUserCoalesced,))
+
+
+def test_protocol_name_and_to_messages_arc003():
+    """ARC-003: a strategy has ``name`` and ``to_messages(turns, memory, opts)``."""
+    assert isinstance(SingleUserCoalesced(), Compression)
+    assert isinstance(FullHistory(), Compression)
+    assert SingleUserCoalesced.name == "single_user_coalesced"
+    messages, stats = SingleUserCoalesced().to_messages([], (), opts())
+    assert isinstance(stats, CompressionStats) and messages[0]["role"] == "system"
+
+
+class LastTurnOnly:
+    """A custom strategy: mission plus the last turn's output only."""
+
+    name = "last_turn_only"
+    default_options: ClassVar[dict[str, int]] = {"keep": 1}
+
+    def to_messages(self, turns, memory, o):
+        last = "\n".join(turns[-1].prints) if turns else ""
+        content = f"{o['mission']}\n\n{last}".strip()
+        return (
+            [
+                {"role": "system", "content": o["system_prompt"]},
+                {"role": "user", "content": content},
+            ],
+            CompressionStats(self.name),
+        )
+
+
+def test_custom_strategy_and_registry_arc003():
+    """ARC-003: any object with the protocol works; registering makes it loadable by name."""
+    strategy, o = normalize((LastTurnOnly, {"keep": 2}))
+    assert o["keep"] == 2
+    messages, _ = strategy.to_messages([turn(1, prints=["hi"])], (), opts())
+    assert messages[1]["content"].endswith("hi")
+    register(LastTurnOnly)
+    assert isinstance(strategy_by_name("last_turn_only"), LastTurnOnly)
+    with pytest.raises(ValueError, match="unknown compression strategy"):
+        strategy_by_name("nope")
