@@ -56,8 +56,20 @@ fn unsupported_form(name: &str) -> Option<&'static str> {
 
 /// Namespace prefixes that are simply dropped before a builtin lookup (§7.17).
 const DROPPED_PREFIXES: &[&str] = &[
-    "clojure.core", "core", "clojure.string", "str", "string", "clojure.set", "set", "regex",
-    "Math", "Interop", "System", "Double", "java.time.LocalDate", "LocalDate",
+    "clojure.core",
+    "core",
+    "clojure.string",
+    "str",
+    "string",
+    "clojure.set",
+    "set",
+    "regex",
+    "Math",
+    "Interop",
+    "System",
+    "Double",
+    "java.time.LocalDate",
+    "LocalDate",
 ];
 
 pub struct AnalyzeOptions {
@@ -66,7 +78,9 @@ pub struct AnalyzeOptions {
 
 impl Default for AnalyzeOptions {
     fn default() -> Self {
-        AnalyzeOptions { max_symbols: 10_000 }
+        AnalyzeOptions {
+            max_symbols: 10_000,
+        }
     }
 }
 
@@ -95,7 +109,11 @@ pub struct Analyzer {
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
     count_symbols(forms, opts.max_symbols)?;
-    let mut a = Analyzer { scopes: vec![FnScope::default()], recur_targets: Vec::new(), short_fn: None };
+    let mut a = Analyzer {
+        scopes: vec![FnScope::default()],
+        recur_targets: Vec::new(),
+        short_fn: None,
+    };
     let mut body = Vec::with_capacity(forms.len());
     for f in forms {
         body.push(a.expr(f, false)?);
@@ -110,17 +128,18 @@ fn count_symbols(forms: &[Form], max: usize) -> Result<()> {
     let mut stack: Vec<&Form> = forms.iter().collect();
     while let Some(f) = stack.pop() {
         match &f.kind {
-            FormKind::Symbol(s) => {
-                if !SPECIAL_FORMS.contains(&s.as_ref()) && builtins::lookup(s).is_none() {
-                    seen.insert(s);
-                }
+            FormKind::Symbol(s)
+                if !SPECIAL_FORMS.contains(&s.as_ref()) && builtins::lookup(s).is_none() =>
+            {
+                seen.insert(s);
             }
-            FormKind::Keyword(k) => {
-                if k.as_ref() != "else" {
-                    seen.insert(k);
-                }
+            FormKind::Keyword(k) if k.as_ref() != "else" => {
+                seen.insert(k);
             }
-            FormKind::List(v) | FormKind::Vector(v) | FormKind::Map(v) | FormKind::Set(v)
+            FormKind::List(v)
+            | FormKind::Vector(v)
+            | FormKind::Map(v)
+            | FormKind::Set(v)
             | FormKind::ShortFn(v) => stack.extend(v.iter()),
             _ => {}
         }
@@ -207,7 +226,11 @@ impl Analyzer {
     fn visible_locals(&self) -> Vec<Arc<str>> {
         let mut out: Vec<Arc<str>> = Vec::new();
         for s in &self.scopes {
-            let names = s.names.iter().map(|(n, _)| n).chain(s.captures.iter().map(|(n, _)| n));
+            let names = s
+                .names
+                .iter()
+                .map(|(n, _)| n)
+                .chain(s.captures.iter().map(|(n, _)| n));
             for n in names {
                 if !n.starts_with('%') && !out.contains(n) {
                     out.push(n.clone());
@@ -314,7 +337,11 @@ impl Analyzer {
                 NsRef::Builtin(b) => builtin_value(b),
             });
         }
-        Ok(Node::Global(Arc::new(GlobalRef { name: s.clone(), pos, locals: self.visible_locals() })))
+        Ok(Node::Global(Arc::new(GlobalRef {
+            name: s.clone(),
+            pos,
+            locals: self.visible_locals(),
+        })))
     }
 
     fn namespaced(&mut self, ns: &str, name: &str, pos: Pos) -> Result<NsRef> {
@@ -327,24 +354,36 @@ impl Analyzer {
             "user" => Ok(NsRef::User(Arc::from(name))),
             _ if DROPPED_PREFIXES.contains(&ns) => match builtins::lookup(name) {
                 Some(b) => Ok(NsRef::Builtin(b)),
-                None => Err(err_at(pos, format!("{name} is not available (written as {ns}/{name})"))
-                    .with_hint(builtins::family_hint(ns))),
+                None => Err(err_at(
+                    pos,
+                    format!("{name} is not available (written as {ns}/{name})"),
+                )
+                .with_hint(builtins::family_hint(ns))),
             },
-            _ => Err(err_at(pos, format!("unknown namespace {ns}/"))
-                .with_hint("use tool/ for tools, data/ for input data; your own definitions need no prefix")),
+            _ => Err(err_at(pos, format!("unknown namespace {ns}/")).with_hint(
+                "use tool/ for tools, data/ for input data; your own definitions need no prefix",
+            )),
         }
     }
 
     fn placeholder(&mut self, s: &str, idx: usize, pos: Pos) -> Result<Node> {
         let Some(ctx) = self.short_fn.as_mut() else {
-            return Err(err_at(pos, format!("{s} is only meaningful inside #( ... )"))
-                .with_hint("use (fn [x] ...) to name parameters"));
+            return Err(
+                err_at(pos, format!("{s} is only meaningful inside #( ... )"))
+                    .with_hint("use (fn [x] ...) to name parameters"),
+            );
         };
         if idx == 0 {
-            return Err(err_at(pos, "%0 is not a valid placeholder; the first argument is % or %1"));
+            return Err(err_at(
+                pos,
+                "%0 is not a valid placeholder; the first argument is % or %1",
+            ));
         }
         if idx > 20 {
-            return Err(err_at(pos, format!("{s}: at most 20 placeholders are supported")));
+            return Err(err_at(
+                pos,
+                format!("{s}: at most 20 placeholders are supported"),
+            ));
         }
         ctx.max_index = ctx.max_index.max(idx);
         // Resolved by name so that a `fn` nested in `#()` captures the placeholder.
@@ -359,24 +398,13 @@ impl Analyzer {
                 .with_hint("use (fn [x] ...) for the inner function"));
         }
         self.scopes.push(FnScope::default());
-        // Slots 0..20 are reserved for %1..%20; only the used prefix becomes parameters.
-        for i in 0..20 {
+        // Parameters %1..%k, k the highest placeholder written (an unused lower one still counts).
+        for i in 0..max_placeholder(body).min(20) {
             self.bind(&Arc::from(format!("%{}", i + 1)));
         }
         self.short_fn = Some(ShortFnCtx { max_index: 0 });
         self.recur_targets.push(usize::MAX);
-        let result = (|| -> Result<Node> {
-            match body.len() {
-                0 => Ok(Node::Const(Value::Nil)),
-                1 => match &body[0].kind {
-                    FormKind::Symbol(s) if is_placeholder(s).is_none() => {
-                        self.list(&body[..1], body[0].pos, true)
-                    }
-                    _ => self.expr(&body[0], true),
-                },
-                _ => self.list(body, pos, true),
-            }
-        })();
+        let result = self.short_fn_body(body, pos);
         self.recur_targets.pop();
         let ctx = self.short_fn.take();
         let scope = self.scopes.pop().unwrap_or_default();
@@ -385,6 +413,19 @@ impl Analyzer {
         let params: Vec<Pattern> = (0..arity as u32).map(Pattern::Bind).collect();
         let param_names = (1..=arity).map(|i| format!("%{i}")).collect();
         self.finish_lambda(None, params, None, param_names, scope, body_node, pos)
+    }
+
+    fn short_fn_body(&mut self, body: &[Form], pos: Pos) -> Result<Node> {
+        match body.len() {
+            0 => Ok(Node::Const(Value::Nil)),
+            1 => match &body[0].kind {
+                FormKind::Symbol(s) if is_placeholder(s).is_none() => {
+                    self.list(&body[..1], body[0].pos, true)
+                }
+                _ => self.expr(&body[0], true),
+            },
+            _ => self.list(body, pos, true),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -399,7 +440,15 @@ impl Analyzer {
         pos: Pos,
     ) -> Result<Node> {
         liveness::optimize_lambda(&mut body, scope.next_slot);
-        let lambda = Lambda { name, params, rest, param_names, frame_size: scope.next_slot, body, pos };
+        let lambda = Lambda {
+            name,
+            params,
+            rest,
+            param_names,
+            frame_size: scope.next_slot,
+            body,
+            pos,
+        };
         let caps: Vec<CaptureSrc> = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::MakeFn(Arc::new(lambda), caps.into_boxed_slice()))
     }
@@ -444,11 +493,29 @@ impl Analyzer {
                         NsRef::User(u) => call(Node::UserRef(u, pos), arg_nodes, pos),
                     });
                 }
-                if is_placeholder(name).is_none() && s.strip_prefix('*').and_then(|n| n.parse::<usize>().ok()).is_none() {
+                if is_placeholder(name).is_none()
+                    && s.strip_prefix('*')
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .is_none()
+                {
                     let arg_nodes = self.exprs(args)?;
-                    let g = Arc::new(GlobalRef { name: s.clone(), pos, locals: self.visible_locals() });
+                    let g = Arc::new(GlobalRef {
+                        name: s.clone(),
+                        pos,
+                        locals: self.visible_locals(),
+                    });
                     return Ok(Node::CallGlobal(g, arg_nodes.into_boxed_slice()));
                 }
+            }
+        }
+        if let FormKind::Keyword(k) = &head.kind {
+            if (1..=2).contains(&args.len()) {
+                let arg_nodes = self.exprs(args)?;
+                return Ok(Node::KwGet(
+                    Value::Keyword(k.clone()),
+                    arg_nodes.into_boxed_slice(),
+                    pos,
+                ));
             }
         }
         let f = self.expr(head, false)?;
@@ -456,7 +523,13 @@ impl Analyzer {
         Ok(call(f, arg_nodes, pos))
     }
 
-    fn call_builtin(&mut self, b: &'static Builtin, written: &str, args: &[Form], pos: Pos) -> Result<Node> {
+    fn call_builtin(
+        &mut self,
+        b: &'static Builtin,
+        written: &str,
+        args: &[Form],
+        pos: Pos,
+    ) -> Result<Node> {
         if matches!(b.name, "=" | "not=" | "<" | ">" | "<=" | ">=") && args.len() != 2 {
             let hint = if args.len() > 2 {
                 let a: Vec<String> = (0..args.len()).map(|i| format!("x{}", i + 1)).collect();
@@ -467,12 +540,24 @@ impl Analyzer {
             } else {
                 format!("write ({} a b)", b.name)
             };
-            return Err(err_at(pos, format!("({written} ...) takes exactly 2 arguments, got {}", args.len()))
-                .with_hint(hint));
+            return Err(err_at(
+                pos,
+                format!(
+                    "({written} ...) takes exactly 2 arguments, got {}",
+                    args.len()
+                ),
+            )
+            .with_hint(hint));
         }
         if b.name == "apply" && args.len() < 2 {
-            return Err(err_at(pos, format!("(apply ...) needs a function and a collection, got {} argument(s)", args.len()))
-                .with_hint("write (apply f coll), e.g. (apply max [3 1 2])"));
+            return Err(err_at(
+                pos,
+                format!(
+                    "(apply ...) needs a function and a collection, got {} argument(s)",
+                    args.len()
+                ),
+            )
+            .with_hint("write (apply f coll), e.g. (apply max [3 1 2])"));
         }
         let arg_nodes = self.exprs(args)?;
         Ok(Node::CallBuiltin(b, arg_nodes.into_boxed_slice(), pos))
@@ -502,8 +587,11 @@ impl Analyzer {
             }
             "when" | "when-not" => {
                 if args.len() < 2 {
-                    return Err(err_at(pos, format!("{name} needs a test and at least one body expression"))
-                        .with_hint(format!("({name} test body...)")));
+                    return Err(err_at(
+                        pos,
+                        format!("{name} needs a test and at least one body expression"),
+                    )
+                    .with_hint(format!("({name} test body...)")));
                 }
                 let test = self.expr(&args[0], false)?;
                 let body = self.body(&args[1..], tail)?;
@@ -536,13 +624,19 @@ impl Analyzer {
                         .with_hint("make recur the last thing evaluated in its branch, e.g. (if done acc (recur ...))"));
                 }
                 let Some(&arity) = self.recur_targets.last() else {
-                    return Err(err_at(pos, "recur outside of loop or fn").with_hint("wrap it in (loop [bindings] ...)"));
+                    return Err(err_at(pos, "recur outside of loop or fn")
+                        .with_hint("wrap it in (loop [bindings] ...)"));
                 };
                 if arity == usize::MAX {
-                    return Err(err_at(pos, "recur cannot target a #( ) function").with_hint("use (fn [x] ...) or loop"));
+                    return Err(err_at(pos, "recur cannot target a #( ) function")
+                        .with_hint("use (fn [x] ...) or loop"));
                 }
                 if args.len() != arity {
-                    return Err(Error::arity(format!("recur expects {arity} argument(s) (one per binding), got {}", args.len())).at(pos));
+                    return Err(Error::arity(format!(
+                        "recur expects {arity} argument(s) (one per binding), got {}",
+                        args.len()
+                    ))
+                    .at(pos));
                 }
                 Node::Recur(self.exprs(args)?.into_boxed_slice())
             }
@@ -552,7 +646,8 @@ impl Analyzer {
             "if-let" | "when-let" => self.if_let(name, args, pos, tail)?,
             "->" | "->>" => {
                 let Some(first) = args.first() else {
-                    return Err(err_at(pos, format!("({name}) needs an initial value")).with_hint(format!("({name} x step1 step2 ...)")));
+                    return Err(err_at(pos, format!("({name}) needs an initial value"))
+                        .with_hint(format!("({name} x step1 step2 ...)")));
                 };
                 let mut acc = first.clone();
                 for step in &args[1..] {
@@ -562,8 +657,13 @@ impl Analyzer {
             }
             "return" | "fail" => {
                 if args.len() != 1 {
-                    return Err(err_at(pos, format!("{name} takes exactly one argument, got {}", args.len()))
-                        .with_hint(format!("({name} value); wrap several values in a map or vector")));
+                    return Err(err_at(
+                        pos,
+                        format!("{name} takes exactly one argument, got {}", args.len()),
+                    )
+                    .with_hint(format!(
+                        "({name} value); wrap several values in a map or vector"
+                    )));
                 }
                 let v = self.expr(&args[0], false)?;
                 if name == "return" {
@@ -581,8 +681,11 @@ impl Analyzer {
 
     fn cond(&mut self, args: &[Form], pos: Pos, tail: bool) -> Result<Node> {
         if args.is_empty() || args.len() % 2 != 0 {
-            return Err(err_at(pos, format!("cond needs test/result pairs, got {} form(s)", args.len()))
-                .with_hint("(cond test1 result1 test2 result2 :else default)"));
+            return Err(err_at(
+                pos,
+                format!("cond needs test/result pairs, got {} form(s)", args.len()),
+            )
+            .with_hint("(cond test1 result1 test2 result2 :else default)"));
         }
         let mut out = Node::Const(Value::Nil);
         for pair in args.chunks(2).rev() {
@@ -598,7 +701,12 @@ impl Analyzer {
         Ok(out)
     }
 
-    fn binding_vector<'f>(&self, form: Option<&'f Form>, what: &str, pos: Pos) -> Result<&'f [Form]> {
+    fn binding_vector<'f>(
+        &self,
+        form: Option<&'f Form>,
+        what: &str,
+        pos: Pos,
+    ) -> Result<&'f [Form]> {
         match form.map(|f| &f.kind) {
             Some(FormKind::Vector(v)) => {
                 if v.len() % 2 != 0 {
@@ -616,7 +724,10 @@ impl Analyzer {
         let what = if is_loop { "loop" } else { "let" };
         let bv = self.binding_vector(args.first(), what, pos)?;
         if args.len() < 2 {
-            return Err(err_at(pos, format!("{what} needs a body after the bindings")).with_hint(format!("({what} [x 1] (inc x))")));
+            return Err(
+                err_at(pos, format!("{what} needs a body after the bindings"))
+                    .with_hint(format!("({what} [x 1] (inc x))")),
+            );
         }
         let mark = self.mark();
         let mut bindings = Vec::with_capacity(bv.len() / 2);
@@ -633,32 +744,66 @@ impl Analyzer {
             self.recur_targets.pop();
         }
         self.unbind_to(mark);
-        let l = Box::new(Let { bindings, body: body? });
+        let l = Box::new(Let {
+            bindings,
+            body: body?,
+        });
         Ok(if is_loop { Node::Loop(l) } else { Node::Let(l) })
     }
 
     fn if_let(&mut self, name: &str, args: &[Form], pos: Pos, tail: bool) -> Result<Node> {
         let bv = self.binding_vector(args.first(), name, pos)?;
         if bv.len() != 2 {
-            return Err(err_at(pos, format!("{name} takes exactly one binding pair, got {}", bv.len() / 2))
-                .with_hint(format!("({name} [x expr] ...); nest {name} or use let for more")));
+            return Err(err_at(
+                pos,
+                format!(
+                    "{name} takes exactly one binding pair, got {}",
+                    bv.len() / 2
+                ),
+            )
+            .with_hint(format!(
+                "({name} [x expr] ...); nest {name} or use let for more"
+            )));
         }
         let sym = match &bv[0].kind {
-            FormKind::Symbol(s) if split_ns(s).is_none() && is_placeholder(s).is_none() => s.clone(),
-            _ => return Err(err_at(bv[0].pos, format!("{name} binds a plain name; destructuring is not supported here"))
-                .with_hint(format!("({name} [x expr] (let [{{:keys [a]}} x] ...))"))),
+            FormKind::Symbol(s) if split_ns(s).is_none() && is_placeholder(s).is_none() => {
+                s.clone()
+            }
+            _ => {
+                return Err(err_at(
+                    bv[0].pos,
+                    format!("{name} binds a plain name; destructuring is not supported here"),
+                )
+                .with_hint(format!("({name} [x expr] (let [{{:keys [a]}} x] ...))")))
+            }
         };
         let is_if = name == "if-let";
         if (is_if && !(2..=3).contains(&args.len())) || (!is_if && args.len() < 2) {
-            return Err(err_at(pos, format!("{name} has the wrong shape"))
-                .with_hint(if is_if { "(if-let [x expr] then else?)" } else { "(when-let [x expr] body...)" }));
+            return Err(
+                err_at(pos, format!("{name} has the wrong shape")).with_hint(if is_if {
+                    "(if-let [x expr] then else?)"
+                } else {
+                    "(when-let [x expr] body...)"
+                }),
+            );
         }
         let init = self.expr(&bv[1], false)?;
         let mark = self.mark();
         check_bindable(&sym, bv[0].pos)?;
         let slot = self.bind(&sym);
-        let then = if is_if { self.expr(&args[1], tail)? } else { self.body(&args[1..], tail)? };
-        let els = if is_if { match args.get(2) { Some(e) => self.expr(e, tail)?, None => Node::Const(Value::Nil) } } else { Node::Const(Value::Nil) };
+        let then = if is_if {
+            self.expr(&args[1], tail)?
+        } else {
+            self.body(&args[1..], tail)?
+        };
+        let els = if is_if {
+            match args.get(2) {
+                Some(e) => self.expr(e, tail)?,
+                None => Node::Const(Value::Nil),
+            }
+        } else {
+            Node::Const(Value::Nil)
+        };
         self.unbind_to(mark);
         Ok(Node::Let(Box::new(Let {
             bindings: vec![(Pattern::Bind(slot), init)],
@@ -675,7 +820,8 @@ impl Analyzer {
             let p = &pv[i];
             if p.symbol_name() == Some("&") {
                 if i + 2 != pv.len() {
-                    return Err(err_at(p.pos, "& must be followed by exactly one parameter").with_hint("[a b & more]"));
+                    return Err(err_at(p.pos, "& must be followed by exactly one parameter")
+                        .with_hint("[a b & more]"));
                 }
                 names.push("&".to_string());
                 names.push(param_name(&pv[i + 1]));
@@ -693,19 +839,27 @@ impl Analyzer {
         let pv = match args.first().map(|f| &f.kind) {
             Some(FormKind::Vector(v)) => v,
             Some(FormKind::Symbol(_)) => {
-                return Err(err_at(pos, "named fn forms (fn name [x] ...) are not supported")
-                    .with_hint("write (fn [x] ...), or use defn to define a named function"))
+                return Err(
+                    err_at(pos, "named fn forms (fn name [x] ...) are not supported")
+                        .with_hint("write (fn [x] ...), or use defn to define a named function"),
+                )
             }
             Some(FormKind::List(_)) => {
-                return Err(err_at(pos, "multi-arity functions are not supported")
-                    .with_hint("use separate defn forms, or one variadic [a & more] parameter list"))
+                return Err(
+                    err_at(pos, "multi-arity functions are not supported").with_hint(
+                        "use separate defn forms, or one variadic [a & more] parameter list",
+                    ),
+                )
             }
-            _ => return Err(err_at(pos, "fn needs a parameter vector").with_hint("(fn [x y] body)")),
+            _ => {
+                return Err(err_at(pos, "fn needs a parameter vector").with_hint("(fn [x y] body)"))
+            }
         };
         self.scopes.push(FnScope::default());
-        let result = (|| -> Result<(Vec<Pattern>, Option<Pattern>, Vec<String>, Node)> {
+        let result = (|| -> Result<ParsedFn> {
             let (params, rest, names) = self.params(pv)?;
-            self.recur_targets.push(params.len() + usize::from(rest.is_some()));
+            self.recur_targets
+                .push(params.len() + usize::from(rest.is_some()));
             let body = self.body(&args[1..], true);
             self.recur_targets.pop();
             Ok((params, rest, names, body?))
@@ -719,16 +873,24 @@ impl Analyzer {
         match f.map(|f| &f.kind) {
             Some(FormKind::Symbol(s)) => {
                 if split_ns(s).is_some() {
-                    return Err(err_at(pos, format!("{what} needs a plain name, got {s}")).with_hint("definitions live in the user namespace: (def total 3)"));
+                    return Err(err_at(pos, format!("{what} needs a plain name, got {s}"))
+                        .with_hint("definitions live in the user namespace: (def total 3)"));
                 }
-                if SPECIAL_FORMS.contains(&s.as_ref()) || builtins::lookup(s).is_some() || matches!(s.as_ref(), "nil" | "true" | "false") {
-                    return Err(Error::new(ErrorKind::CannotShadowBuiltin, format!("cannot define {s}: it is a builtin"))
-                        .at(pos)
-                        .with_hint(format!("choose another name, e.g. my-{s}")));
+                if SPECIAL_FORMS.contains(&s.as_ref())
+                    || builtins::lookup(s).is_some()
+                    || matches!(s.as_ref(), "nil" | "true" | "false")
+                {
+                    return Err(Error::new(
+                        ErrorKind::CannotShadowBuiltin,
+                        format!("cannot define {s}: it is a builtin"),
+                    )
+                    .at(pos)
+                    .with_hint(format!("choose another name, e.g. my-{s}")));
                 }
                 Ok(s.clone())
             }
-            _ => Err(err_at(pos, format!("{what} needs a name first")).with_hint(format!("({what} name ...)"))),
+            _ => Err(err_at(pos, format!("{what} needs a name first"))
+                .with_hint(format!("({what} name ...)"))),
         }
     }
 
@@ -738,10 +900,28 @@ impl Analyzer {
             2 => (None, &args[1]),
             3 => match &args[1].kind {
                 FormKind::Str(d) => (Some(d.clone()), &args[2]),
-                _ => return Err(err_at(pos, "def takes a name, an optional docstring and one value").with_hint("(def name \"doc\" value)")),
+                _ => {
+                    return Err(err_at(
+                        pos,
+                        "def takes a name, an optional docstring and one value",
+                    )
+                    .with_hint("(def name \"doc\" value)"))
+                }
             },
-            1 => return Err(err_at(pos, format!("def of {name} is missing its value")).with_hint(format!("(def {name} value)"))),
-            _ => return Err(err_at(pos, format!("def takes a name, an optional docstring and one value; got {} forms", args.len())).with_hint("(def name \"doc\" value)")),
+            1 => {
+                return Err(err_at(pos, format!("def of {name} is missing its value"))
+                    .with_hint(format!("(def {name} value)")))
+            }
+            _ => {
+                return Err(err_at(
+                    pos,
+                    format!(
+                        "def takes a name, an optional docstring and one value; got {} forms",
+                        args.len()
+                    ),
+                )
+                .with_hint("(def name \"doc\" value)"))
+            }
         };
         let value = self.expr(value, false)?;
         Ok(Node::Def(Box::new(Def { name, doc, value })))
@@ -751,7 +931,11 @@ impl Analyzer {
         let name = self.def_name(args.first(), "defn", pos)?;
         let mut rest = &args[1..];
         let mut doc = None;
-        if let Some(Form { kind: FormKind::Str(d), .. }) = rest.first() {
+        if let Some(Form {
+            kind: FormKind::Str(d),
+            ..
+        }) = rest.first()
+        {
             if rest.len() > 1 {
                 doc = Some(d.clone());
                 rest = &rest[1..];
@@ -772,7 +956,11 @@ impl Analyzer {
             }
         }
         let f = self.fn_form(Some(name.clone()), rest, pos)?;
-        Ok(Node::Def(Box::new(Def { name, doc, value: f })))
+        Ok(Node::Def(Box::new(Def {
+            name,
+            doc,
+            value: f,
+        })))
     }
 
     fn doseq(&mut self, args: &[Form], pos: Pos) -> Result<Node> {
@@ -784,11 +972,22 @@ impl Analyzer {
         let mut bindings = Vec::new();
         for pair in bv.chunks(2) {
             if let FormKind::Keyword(k) = &pair[0].kind {
-                return Err(err_at(pair[0].pos, format!("doseq modifiers like :{k} are not supported"))
-                    .with_hint("filter the collection first, e.g. (doseq [x (filter pred coll)] ...)"));
+                return Err(err_at(
+                    pair[0].pos,
+                    format!("doseq modifiers like :{k} are not supported"),
+                )
+                .with_hint(
+                    "filter the collection first, e.g. (doseq [x (filter pred coll)] ...)",
+                ));
             }
-            if matches!(pair[1].kind, FormKind::Int(_) | FormKind::Float(_) | FormKind::Keyword(_)) {
-                return Err(err_at(pair[1].pos, "doseq needs a collection to iterate over"));
+            if matches!(
+                pair[1].kind,
+                FormKind::Int(_) | FormKind::Float(_) | FormKind::Keyword(_)
+            ) {
+                return Err(err_at(
+                    pair[1].pos,
+                    "doseq needs a collection to iterate over",
+                ));
             }
             let coll = self.expr(&pair[1], false)?;
             let pat = self.pattern(&pair[0])?;
@@ -798,11 +997,16 @@ impl Analyzer {
         let body = self.body(&args[1..], false);
         self.recur_targets = saved;
         self.unbind_to(mark);
-        Ok(Node::Doseq(Box::new(Doseq { bindings, body: body?, pos })))
+        Ok(Node::Doseq(Box::new(Doseq {
+            bindings,
+            body: body?,
+            pos,
+        })))
     }
 
     fn where_form(&mut self, args: &[Form], pos: Pos) -> Result<Node> {
-        let usage = "(where :field) or (where :field op value) with op one of = not= > < >= <= in includes";
+        let usage =
+            "(where :field) or (where :field op value) with op one of = not= > < >= <= in includes";
         let path = match args.first().map(|f| &f.kind) {
             Some(FormKind::Keyword(k)) => vec![Value::Keyword(k.clone())],
             Some(FormKind::Str(s)) => vec![Value::Str(s.clone())],
@@ -812,15 +1016,26 @@ impl Analyzer {
                     match &it.kind {
                         FormKind::Keyword(k) => p.push(Value::Keyword(k.clone())),
                         FormKind::Str(s) => p.push(Value::Str(s.clone())),
-                        _ => return Err(err_at(it.pos, "a where path holds keywords or strings").with_hint(usage)),
+                        _ => {
+                            return Err(err_at(it.pos, "a where path holds keywords or strings")
+                                .with_hint(usage))
+                        }
                     }
                 }
                 p
             }
-            _ => return Err(err_at(pos, "where needs a field (keyword or vector path)").with_hint(usage)),
+            _ => {
+                return Err(
+                    err_at(pos, "where needs a field (keyword or vector path)").with_hint(usage)
+                )
+            }
         };
         match args.len() {
-            1 => Ok(Node::Where(Box::new(WhereNode { path, op: WhereOp::Truthy, value: None }))),
+            1 => Ok(Node::Where(Box::new(WhereNode {
+                path,
+                op: WhereOp::Truthy,
+                value: None,
+            }))),
             3 => {
                 let op = match args[1].symbol_name() {
                     Some("=") => WhereOp::Eq,
@@ -834,9 +1049,14 @@ impl Analyzer {
                     _ => return Err(err_at(args[1].pos, "invalid where operator").with_hint(usage)),
                 };
                 let value = self.expr(&args[2], false)?;
-                Ok(Node::Where(Box::new(WhereNode { path, op, value: Some(value) })))
+                Ok(Node::Where(Box::new(WhereNode {
+                    path,
+                    op,
+                    value: Some(value),
+                })))
             }
-            2 => Err(err_at(pos, "where is missing its operator").with_hint("write (where :field = value)")),
+            2 => Err(err_at(pos, "where is missing its operator")
+                .with_hint("write (where :field = value)")),
             _ => Err(err_at(pos, "where takes a field, an operator and a value").with_hint(usage)),
         }
     }
@@ -857,23 +1077,35 @@ impl Analyzer {
                     let it = &items[i];
                     if it.symbol_name() == Some("&") {
                         if i + 2 != items.len() {
-                            return Err(err_at(it.pos, "& must be followed by exactly one pattern"));
+                            return Err(err_at(
+                                it.pos,
+                                "& must be followed by exactly one pattern",
+                            ));
                         }
                         rest = Some(Box::new(self.pattern(&items[i + 1])?));
                         break;
                     }
                     if matches!(&it.kind, FormKind::Keyword(k) if k.as_ref() == "as") {
-                        return Err(err_at(it.pos, ":as inside a vector pattern is not supported")
-                            .with_hint("bind the whole value with let first, then destructure it"));
+                        return Err(
+                            err_at(it.pos, ":as inside a vector pattern is not supported")
+                                .with_hint(
+                                    "bind the whole value with let first, then destructure it",
+                                ),
+                        );
                     }
                     pats.push(self.pattern(it)?);
                     i += 1;
                 }
-                Ok(Pattern::Vector { items: pats, rest, pos: f.pos })
+                Ok(Pattern::Vector {
+                    items: pats,
+                    rest,
+                    pos: f.pos,
+                })
             }
             FormKind::Map(items) => self.map_pattern(items, f.pos),
-            _ => Err(err_at(f.pos, "invalid binding pattern")
-                .with_hint("bind a name, a vector pattern [a b & more] or a map pattern {:keys [a b]}")),
+            _ => Err(err_at(f.pos, "invalid binding pattern").with_hint(
+                "bind a name, a vector pattern [a b & more] or a map pattern {:keys [a b]}",
+            )),
         }
     }
 
@@ -889,13 +1121,19 @@ impl Analyzer {
                 FormKind::Keyword(kw) if kw.as_ref() == "keys" => {
                     has_content = true;
                     let FormKind::Vector(names) = &v.kind else {
-                        return Err(err_at(v.pos, ":keys takes a vector of names").with_hint("{:keys [a b]}"));
+                        return Err(err_at(v.pos, ":keys takes a vector of names")
+                            .with_hint("{:keys [a b]}"));
                     };
                     for n in names {
                         let name: Arc<str> = match &n.kind {
                             FormKind::Symbol(s) => s.clone(),
                             FormKind::Keyword(s) => s.clone(),
-                            _ => return Err(err_at(n.pos, ":keys names must be symbols or keywords")),
+                            _ => {
+                                return Err(err_at(
+                                    n.pos,
+                                    ":keys names must be symbols or keywords",
+                                ))
+                            }
                         };
                         pending.push((name.clone(), Value::Keyword(name), None));
                     }
@@ -903,12 +1141,19 @@ impl Analyzer {
                 FormKind::Keyword(kw) if kw.as_ref() == "or" => {
                     has_content = true;
                     let FormKind::Map(ds) = &v.kind else {
-                        return Err(err_at(v.pos, ":or takes a map of defaults").with_hint("{:keys [a] :or {a 5}}"));
+                        return Err(err_at(v.pos, ":or takes a map of defaults")
+                            .with_hint("{:keys [a] :or {a 5}}"));
                     };
                     for d in ds.chunks(2) {
                         let name = match &d[0].kind {
                             FormKind::Symbol(s) => s.clone(),
-                            _ => return Err(err_at(d[0].pos, ":or defaults are keyed by the bound symbol").with_hint("{:keys [a] :or {a 5}}")),
+                            _ => {
+                                return Err(err_at(
+                                    d[0].pos,
+                                    ":or defaults are keyed by the bound symbol",
+                                )
+                                .with_hint("{:keys [a] :or {a 5}}"))
+                            }
                         };
                         let val = match &d[1].kind {
                             FormKind::Nil => Value::Nil,
@@ -922,15 +1167,15 @@ impl Analyzer {
                         defaults.push((name, val, d[0].pos));
                     }
                 }
-                FormKind::Keyword(kw) if kw.as_ref() == "as" => {
-                    match &v.kind {
-                        FormKind::Symbol(s) => as_name = Some((s.clone(), v.pos)),
-                        _ => return Err(err_at(v.pos, ":as takes a name")),
-                    }
-                }
+                FormKind::Keyword(kw) if kw.as_ref() == "as" => match &v.kind {
+                    FormKind::Symbol(s) => as_name = Some((s.clone(), v.pos)),
+                    _ => return Err(err_at(v.pos, ":as takes a name")),
+                },
                 FormKind::Keyword(kw) if kw.as_ref() == "strs" || kw.as_ref() == "syms" => {
-                    return Err(err_at(k.pos, format!(":{kw} destructuring is not supported"))
-                        .with_hint("use :keys, which also matches string keys"));
+                    return Err(
+                        err_at(k.pos, format!(":{kw} destructuring is not supported"))
+                            .with_hint("use :keys, which also matches string keys"),
+                    );
                 }
                 FormKind::Symbol(_) | FormKind::Vector(_) | FormKind::Map(_) => {
                     has_content = true;
@@ -939,13 +1184,23 @@ impl Analyzer {
                         FormKind::Str(s) => Value::Str(s.clone()),
                         FormKind::Symbol(s) => Value::Keyword(s.clone()),
                         FormKind::Int(i) => Value::Int(*i),
-                        _ => return Err(err_at(v.pos, "a rename pattern maps a name to a key: {local :key}")),
+                        _ => {
+                            return Err(err_at(
+                                v.pos,
+                                "a rename pattern maps a name to a key: {local :key}",
+                            ))
+                        }
                     };
-                    let local = k.symbol_name().map(Arc::from).unwrap_or_else(|| Arc::from(""));
+                    let local = k
+                        .symbol_name()
+                        .map(Arc::from)
+                        .unwrap_or_else(|| Arc::from(""));
                     pending.push((local, key, Some(k)));
                 }
-                _ => return Err(err_at(k.pos, "invalid map pattern entry")
-                    .with_hint("map patterns use :keys, :or, :as and {local :key} renames")),
+                _ => {
+                    return Err(err_at(k.pos, "invalid map pattern entry")
+                        .with_hint("map patterns use :keys, :or, :as and {local :key} renames"))
+                }
             }
         }
         if !has_content {
@@ -960,8 +1215,15 @@ impl Analyzer {
                     Pattern::Bind(self.bind(&local))
                 }
             };
-            let default = defaults.iter().find(|(n, _, _)| *n == local).map(|(_, v, _)| v.clone());
-            entries.push(MapPatEntry { key, pattern, default });
+            let default = defaults
+                .iter()
+                .find(|(n, _, _)| *n == local)
+                .map(|(_, v, _)| v.clone());
+            entries.push(MapPatEntry {
+                key,
+                pattern,
+                default,
+            });
         }
         let as_slot = match as_name {
             Some((n, p)) => {
@@ -970,15 +1232,41 @@ impl Analyzer {
             }
             None => None,
         };
-        Ok(Pattern::Map { entries, as_slot, pos })
+        Ok(Pattern::Map {
+            entries,
+            as_slot,
+            pos,
+        })
     }
 }
+
+type ParsedFn = (Vec<Pattern>, Option<Pattern>, Vec<String>, Node);
 
 enum NsRef {
     Data(Arc<str>),
     Tool(Arc<str>),
     User(Arc<str>),
     Builtin(&'static Builtin),
+}
+
+/// The highest placeholder index used in a `#()` body (nested `fn` bodies included).
+fn max_placeholder(forms: &[Form]) -> usize {
+    let mut max = 0;
+    let mut stack: Vec<&Form> = forms.iter().collect();
+    while let Some(f) = stack.pop() {
+        match &f.kind {
+            FormKind::Symbol(s) => {
+                if let Some(i) = is_placeholder(s) {
+                    max = max.max(i);
+                }
+            }
+            FormKind::List(v) | FormKind::Vector(v) | FormKind::Map(v) | FormKind::Set(v) => {
+                stack.extend(v.iter())
+            }
+            _ => {}
+        }
+    }
+    max
 }
 
 fn builtin_value(b: &'static Builtin) -> Node {
@@ -989,7 +1277,11 @@ fn builtin_value(b: &'static Builtin) -> Node {
 }
 
 fn call(f: Node, args: Vec<Node>, pos: Pos) -> Node {
-    Node::Call(Box::new(Call { f, args: args.into_boxed_slice(), pos }))
+    Node::Call(Box::new(Call {
+        f,
+        args: args.into_boxed_slice(),
+        pos,
+    }))
 }
 
 fn consts(nodes: &[Node]) -> Option<Vec<Value>> {
@@ -1011,13 +1303,20 @@ fn param_name(f: &Form) -> String {
 
 fn check_bindable(s: &str, pos: Pos) -> Result<()> {
     if split_ns(s).is_some() {
-        return Err(err_at(pos, format!("cannot bind the namespaced name {s}")).with_hint("local names have no namespace"));
+        return Err(err_at(pos, format!("cannot bind the namespaced name {s}"))
+            .with_hint("local names have no namespace"));
     }
     if SPECIAL_FORMS.contains(&s) {
-        return Err(err_at(pos, format!("cannot bind {s}: it is a special form")).with_hint("choose another name"));
+        return Err(
+            err_at(pos, format!("cannot bind {s}: it is a special form"))
+                .with_hint("choose another name"),
+        );
     }
     if is_placeholder(s).is_some() {
-        return Err(err_at(pos, format!("cannot bind {s}: % names are placeholders of #( )")));
+        return Err(err_at(
+            pos,
+            format!("cannot bind {s}: % names are placeholders of #( )"),
+        ));
     }
     Ok(())
 }

@@ -138,7 +138,13 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), hint: None, pos: None, limit: None }
+        Error {
+            kind,
+            message: message.into(),
+            hint: None,
+            pos: None,
+            limit: None,
+        }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -151,7 +157,13 @@ impl Error {
         self
     }
     pub fn limit(kind: ErrorKind, limit: LimitName, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), hint: None, pos: None, limit: Some(limit) }
+        Error {
+            kind,
+            message: message.into(),
+            hint: None,
+            pos: None,
+            limit: Some(limit),
+        }
     }
     pub fn type_err(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Type, message)

@@ -19,9 +19,10 @@ pub type Args = SmallVec<[Value; 4]>;
 /// Non-local control flow: an error, or `return`/`fail`/`recur` unwinding to their target.
 pub enum Flow {
     Error(Box<Error>),
-    Return(Value),
-    Fail(Value),
-    Recur(Args),
+    Return(Box<Value>),
+    Fail(Box<Value>),
+    /// The new values wait in `Interp::recur_args`, keeping `Flow` (and every result) small.
+    Recur,
 }
 
 impl From<Error> for Flow {
@@ -31,6 +32,40 @@ impl From<Error> for Flow {
 }
 
 pub type EvalResult<T = Value> = std::result::Result<T, Flow>;
+
+#[cold]
+fn undefined_user(name: &str, pos: Pos) -> Flow {
+    Error::new(
+        ErrorKind::UndefinedVariable,
+        format!("user/{name} is not defined"),
+    )
+    .at(pos)
+    .into()
+}
+
+/// `(:k m default?)`: flexible lookup in a map; nil gives the default; anything else is an error.
+pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value, Error> {
+    match m {
+        Value::Map(map) => Ok(flex_get(map, k).cloned().or(default).unwrap_or(Value::Nil)),
+        Value::Nil => Ok(default.unwrap_or(Value::Nil)),
+        other => {
+            let name = match k {
+                Value::Keyword(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let mut e = Error::type_err(format!(
+                "(:{name} ...) expects a map, got {}",
+                other.describe()
+            ));
+            if matches!(other, Value::Vector(_)) {
+                e = e.with_hint(format!(
+                    "to get :{name} from every map in a list use (map :{name} coll) or (pluck :{name} coll)"
+                ));
+            }
+            Err(e)
+        }
+    }
+}
 
 fn at(r: EvalResult, pos: Pos) -> EvalResult {
     r.map_err(|f| match f {
@@ -66,7 +101,9 @@ impl Host for NoTools {
         Vec::new()
     }
     fn call_tool(&self, name: &str, _: &[Value]) -> std::result::Result<Value, ToolFailure> {
-        Err(ToolFailure { message: format!("no tool {name}") })
+        Err(ToolFailure {
+            message: format!("no tool {name}"),
+        })
     }
 }
 
@@ -103,6 +140,7 @@ pub struct Interp<'a> {
     pub tool_calls: Vec<ToolCallRecord>,
     pub defined: Vec<Arc<str>>,
     stack: Vec<Value>,
+    recur_args: Args,
     steps: u64,
     next_check: u64,
     deadline: Instant,
@@ -113,7 +151,13 @@ pub struct Interp<'a> {
 const CHECK_EVERY: u64 = 1024;
 
 impl<'a> Interp<'a> {
-    pub fn new(host: &'a dyn Host, data: &'a Value, user: UserNs, history: &'a [Value], limits: Limits) -> Self {
+    pub fn new(
+        host: &'a dyn Host,
+        data: &'a Value,
+        user: UserNs,
+        history: &'a [Value],
+        limits: Limits,
+    ) -> Self {
         Interp {
             host,
             data,
@@ -124,6 +168,7 @@ impl<'a> Interp<'a> {
             tool_calls: Vec::new(),
             defined: Vec::new(),
             stack: Vec::with_capacity(256),
+            recur_args: Args::new(),
             steps: 0,
             next_check: CHECK_EVERY.min(limits.fuel),
             deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
@@ -138,12 +183,17 @@ impl<'a> Interp<'a> {
 
     pub fn run_program(&mut self, prog: &Program) -> EvalResult {
         let base = self.stack.len();
-        self.stack.resize(base + prog.frame_size as usize, Value::Nil);
-        let mut ctx = Ctx { base, caps: &[], loops: 0 };
+        self.stack
+            .resize(base + prog.frame_size as usize, Value::Nil);
+        let mut ctx = Ctx {
+            base,
+            caps: &[],
+            loops: 0,
+        };
         let mut last = Value::Nil;
         let mut result = Ok(Value::Nil);
         for node in &prog.body {
-            match self.eval(node, &mut ctx) {
+            match self.ev(node, &mut ctx) {
                 Ok(v) => last = v,
                 Err(f) => {
                     result = Err(f);
@@ -172,9 +222,14 @@ impl<'a> Interp<'a> {
             return Err(Error::limit(
                 ErrorKind::Execution,
                 LimitName::Fuel,
-                format!("evaluation step limit (fuel) of {} exceeded", self.limits.fuel),
+                format!(
+                    "evaluation step limit (fuel) of {} exceeded",
+                    self.limits.fuel
+                ),
             )
-            .with_hint("the program does too much work; process less data per turn or simplify the loop")
+            .with_hint(
+                "the program does too much work; process less data per turn or simplify the loop",
+            )
             .into());
         }
         self.check_time()?;
@@ -236,7 +291,10 @@ impl<'a> Interp<'a> {
             return Err(Error::limit(
                 ErrorKind::Execution,
                 LimitName::Output,
-                format!("println output exceeded the limit of {} bytes (max_output)", self.limits.max_output),
+                format!(
+                    "println output exceeded the limit of {} bytes (max_output)",
+                    self.limits.max_output
+                ),
             )
             .with_hint("print less: a summary, a count, or the first few items (take 5 ...)")
             .into());
@@ -246,6 +304,18 @@ impl<'a> Interp<'a> {
     }
 
     // ---- evaluation ----
+
+    /// Leaves (constants and locals) are evaluated inline, without a call: they are most of
+    /// the nodes, and a call returns its result through memory.
+    #[inline(always)]
+    pub fn ev(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        match node {
+            Node::Const(v) => Ok(v.clone()),
+            Node::Local(s) => Ok(self.stack[ctx.base + *s as usize].clone()),
+            Node::MoveLocal(s) => Ok(std::mem::take(&mut self.stack[ctx.base + *s as usize])),
+            _ => self.eval(node, ctx),
+        }
+    }
 
     pub fn eval(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
         self.tick()?;
@@ -257,31 +327,29 @@ impl<'a> Interp<'a> {
             Node::Global(g) => self.resolve_global(g),
             Node::UserRef(name, pos) => match self.user.get(name) {
                 Some(d) => Ok(d.value.clone()),
-                None => Err(Error::new(ErrorKind::UndefinedVariable, format!("user/{name} is not defined"))
-                    .at(*pos)
-                    .into()),
+                None => Err(undefined_user(name, *pos)),
             },
             Node::DataRef(k) => Ok(self.data_get(k).cloned().unwrap_or(Value::Nil)),
             Node::ToolFn(t) => Ok(Value::Func(Func::Tool(t.clone()))),
             Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
             Node::If(b) => {
-                if self.eval(&b.0, ctx)?.truthy() {
-                    self.eval(&b.1, ctx)
+                if self.ev(&b.0, ctx)?.truthy() {
+                    self.ev(&b.1, ctx)
                 } else {
-                    self.eval(&b.2, ctx)
+                    self.ev(&b.2, ctx)
                 }
             }
             Node::Do(items) => {
                 let mut last = Value::Nil;
                 for it in items.iter() {
-                    last = self.eval(it, ctx)?;
+                    last = self.ev(it, ctx)?;
                 }
                 Ok(last)
             }
             Node::And(items) => {
                 let mut last = Value::Bool(true);
                 for it in items.iter() {
-                    last = self.eval(it, ctx)?;
+                    last = self.ev(it, ctx)?;
                     if !last.truthy() {
                         return Ok(last);
                     }
@@ -291,7 +359,7 @@ impl<'a> Interp<'a> {
             Node::Or(items) => {
                 let mut last = Value::Nil;
                 for it in items.iter() {
-                    last = self.eval(it, ctx)?;
+                    last = self.ev(it, ctx)?;
                     if last.truthy() {
                         return Ok(last);
                     }
@@ -300,19 +368,20 @@ impl<'a> Interp<'a> {
             }
             Node::Let(l) => {
                 for (p, init) in &l.bindings {
-                    let v = self.eval(init, ctx)?;
+                    let v = self.ev(init, ctx)?;
                     self.bind(p, v, ctx.base)?;
                 }
-                self.eval(&l.body, ctx)
+                self.ev(&l.body, ctx)
             }
             Node::Loop(l) => {
                 for (p, init) in &l.bindings {
-                    let v = self.eval(init, ctx)?;
+                    let v = self.ev(init, ctx)?;
                     self.bind(p, v, ctx.base)?;
                 }
                 loop {
-                    match self.eval(&l.body, ctx) {
-                        Err(Flow::Recur(vals)) => {
+                    match self.ev(&l.body, ctx) {
+                        Err(Flow::Recur) => {
+                            let vals = std::mem::take(&mut self.recur_args);
                             self.count_loop(ctx)?;
                             for ((p, _), v) in l.bindings.iter().zip(vals) {
                                 self.bind(p, v, ctx.base)?;
@@ -323,89 +392,156 @@ impl<'a> Interp<'a> {
                 }
             }
             Node::Recur(args) => {
-                let vals = self.eval_args(args, ctx)?;
-                Err(Flow::Recur(vals))
+                self.recur_args = self.eval_args(args, ctx)?;
+                Err(Flow::Recur)
             }
-            Node::MakeFn(lambda, caps) => {
-                let captured: Box<[Value]> = caps
-                    .iter()
-                    .map(|c| match c {
-                        CaptureSrc::Local(s) => self.stack[ctx.base + *s as usize].clone(),
-                        CaptureSrc::Capture(i) => ctx.caps[*i as usize].clone(),
-                    })
-                    .collect();
-                Ok(Value::Func(Func::Closure(Arc::new(Closure::new(lambda.clone(), captured)))))
-            }
-            Node::Def(d) => {
-                let value = self.eval(&d.value, ctx)?;
-                let ns = Arc::make_mut(&mut self.user);
-                ns.insert(d.name.clone(), Definition { value, doc: d.doc.clone() });
-                self.defined.push(d.name.clone());
-                Ok(Value::Var(d.name.clone()))
-            }
+            Node::MakeFn(lambda, caps) => Ok(self.make_fn(lambda, caps, ctx)),
+            Node::Def(d) => self.def(d, ctx),
+            Node::VecLit(_) | Node::SetLit(_) | Node::MapLit(..) => self.literal(node, ctx),
+            Node::Where(w) => self.make_where(w, ctx),
             Node::Call(c) => {
-                let f = self.eval(&c.f, ctx)?;
-                let args = self.eval_args(&c.args, ctx)?;
-                at(self.apply(&f, args), c.pos)
+                let f = self.ev(&c.f, ctx)?;
+                let r = self.with_args(&c.args, ctx, |it, a| it.apply(&f, a));
+                at(r, c.pos)
             }
             Node::CallBuiltin(b, args, pos) => {
-                let mut vals = self.eval_args(args, ctx)?;
-                at(self.call_builtin(b, &mut vals), *pos)
+                let r = self.with_args(args, ctx, |it, a| it.call_builtin(b, a));
+                at(r, *pos)
             }
             Node::CallTool(name, args, pos) => {
-                let vals = self.eval_args(args, ctx)?;
-                at(self.call_tool(name, vals), *pos)
+                let r = self.with_args(args, ctx, |it, a| it.call_tool(name, a));
+                at(r, *pos)
+            }
+            Node::KwGet(k, args, pos) => {
+                let m = self.ev(&args[0], ctx)?;
+                let default = match args.get(1) {
+                    Some(d) => Some(self.ev(d, ctx)?),
+                    None => None,
+                };
+                keyword_get(k, &m, default).map_err(|e| Flow::from(e.at(*pos)))
             }
             Node::CallGlobal(g, args) => {
                 let f = self.resolve_global(g)?;
-                let vals = self.eval_args(args, ctx)?;
-                at(self.apply(&f, vals), g.pos)
+                let r = self.with_args(args, ctx, |it, a| it.apply(&f, a));
+                at(r, g.pos)
             }
             Node::Return(v) => {
-                let v = self.eval(v, ctx)?;
-                Err(Flow::Return(v))
+                let v = self.ev(v, ctx)?;
+                Err(Flow::Return(Box::new(v)))
             }
             Node::Fail(v) => {
-                let v = self.eval(v, ctx)?;
-                Err(Flow::Fail(v))
+                let v = self.ev(v, ctx)?;
+                Err(Flow::Fail(Box::new(v)))
             }
             Node::Doseq(d) => {
                 self.doseq(d, 0, ctx)?;
                 Ok(Value::Nil)
             }
+        }
+    }
+
+    #[inline(never)]
+    fn make_fn(&mut self, lambda: &Arc<Lambda>, caps: &[CaptureSrc], ctx: &mut Ctx) -> Value {
+        let captured: Box<[Value]> = caps
+            .iter()
+            .map(|c| match c {
+                CaptureSrc::Local(s) => self.stack[ctx.base + *s as usize].clone(),
+                CaptureSrc::Capture(i) => ctx.caps[*i as usize].clone(),
+            })
+            .collect();
+        Value::Func(Func::Closure(Arc::new(Closure::new(
+            lambda.clone(),
+            captured,
+        ))))
+    }
+
+    #[inline(never)]
+    fn def(&mut self, d: &Def, ctx: &mut Ctx) -> EvalResult {
+        let value = self.ev(&d.value, ctx)?;
+        let ns = Arc::make_mut(&mut self.user);
+        ns.insert(
+            d.name.clone(),
+            Definition {
+                value,
+                doc: d.doc.clone(),
+            },
+        );
+        self.defined.push(d.name.clone());
+        Ok(Value::Var(d.name.clone()))
+    }
+
+    #[inline(never)]
+    fn literal(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        match node {
             Node::VecLit(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for it in items.iter() {
-                    out.push(self.eval(it, ctx)?);
+                    out.push(self.ev(it, ctx)?);
                 }
                 Ok(Value::vector(out))
             }
             Node::SetLit(items) => {
                 let mut out = ValueSet::default();
                 for it in items.iter() {
-                    out.insert(self.eval(it, ctx)?);
+                    out.insert(self.ev(it, ctx)?);
                 }
                 Ok(Value::set(out))
             }
             Node::MapLit(pairs, _) => {
                 let mut out = ValueMap::default();
                 for (k, v) in pairs.iter() {
-                    let k = self.eval(k, ctx)?;
-                    let v = self.eval(v, ctx)?;
+                    let k = self.ev(k, ctx)?;
+                    let v = self.ev(v, ctx)?;
                     out.insert(k, v);
                 }
                 Ok(Value::map(out))
             }
-            Node::Where(w) => {
-                let value = match &w.value {
-                    Some(n) => self.eval(n, ctx)?,
-                    None => Value::Nil,
-                };
-                Ok(Value::Func(Func::Native(Arc::new(Native::Where {
-                    path: w.path.clone(),
-                    op: w.op,
-                    value,
-                }))))
+            _ => Ok(Value::Nil),
+        }
+    }
+
+    #[inline(never)]
+    fn make_where(&mut self, w: &WhereNode, ctx: &mut Ctx) -> EvalResult {
+        let value = match &w.value {
+            Some(n) => self.ev(n, ctx)?,
+            None => Value::Nil,
+        };
+        Ok(Value::Func(Func::Native(Arc::new(Native::Where {
+            path: w.path.clone(),
+            op: w.op,
+            value,
+        }))))
+    }
+
+    /// Evaluates call arguments into a small array on the stack (no heap, few moves) and passes
+    /// them to `f` as a mutable slice, so the callee can take ownership of each value.
+    #[inline(always)]
+    fn with_args(
+        &mut self,
+        nodes: &[Node],
+        ctx: &mut Ctx,
+        f: impl FnOnce(&mut Self, &mut [Value]) -> EvalResult,
+    ) -> EvalResult {
+        match nodes {
+            [] => f(self, &mut []),
+            [a] => {
+                let a = self.ev(a, ctx)?;
+                f(self, &mut [a])
+            }
+            [a, b] => {
+                let a = self.ev(a, ctx)?;
+                let b = self.ev(b, ctx)?;
+                f(self, &mut [a, b])
+            }
+            [a, b, c] => {
+                let a = self.ev(a, ctx)?;
+                let b = self.ev(b, ctx)?;
+                let c = self.ev(c, ctx)?;
+                f(self, &mut [a, b, c])
+            }
+            _ => {
+                let mut v = self.eval_args(nodes, ctx)?;
+                f(self, &mut v)
             }
         }
     }
@@ -413,7 +549,7 @@ impl<'a> Interp<'a> {
     fn eval_args(&mut self, args: &[Node], ctx: &mut Ctx) -> EvalResult<Args> {
         let mut out = Args::with_capacity(args.len());
         for a in args {
-            out.push(self.eval(a, ctx)?);
+            out.push(self.ev(a, ctx)?);
         }
         Ok(out)
     }
@@ -424,7 +560,10 @@ impl<'a> Interp<'a> {
             return Err(Error::limit(
                 ErrorKind::LoopLimitExceeded,
                 LimitName::Loop,
-                format!("loop iteration limit of {} exceeded", self.limits.loop_limit),
+                format!(
+                    "loop iteration limit of {} exceeded",
+                    self.limits.loop_limit
+                ),
             )
             .with_hint("check the loop's exit condition; recur must move toward it")
             .into());
@@ -434,10 +573,10 @@ impl<'a> Interp<'a> {
 
     fn doseq(&mut self, d: &Doseq, i: usize, ctx: &mut Ctx) -> EvalResult<()> {
         let Some((pat, coll)) = d.bindings.get(i) else {
-            self.eval(&d.body, ctx)?;
+            self.ev(&d.body, ctx)?;
             return Ok(());
         };
-        let coll = self.eval(coll, ctx)?;
+        let coll = self.ev(coll, ctx)?;
         let items = crate::builtins::seq_items(&coll).map_err(|e| Flow::from(e.at(d.pos)))?;
         for item in items {
             self.count_loop(ctx)?;
@@ -466,13 +605,13 @@ impl<'a> Interp<'a> {
         match (is_tool, data) {
             (true, Some(_)) => Err(Error::new(
                 ErrorKind::AmbiguousReference,
-                format!(
-                    "{0} is ambiguous: both tool/{0} and data/{0} exist",
-                    g.name
-                ),
+                format!("{0} is ambiguous: both tool/{0} and data/{0} exist", g.name),
             )
             .at(g.pos)
-            .with_hint(format!("write tool/{0} to call the tool or data/{0} to read the input", g.name))
+            .with_hint(format!(
+                "write tool/{0} to call the tool or data/{0} to read the input",
+                g.name
+            ))
             .into()),
             (true, None) => Ok(Value::Func(Func::Tool(g.name.clone()))),
             (false, Some(v)) => Ok(v.clone()),
@@ -485,7 +624,12 @@ impl<'a> Interp<'a> {
         candidates.extend(g.locals.iter().map(|s| s.to_string()));
         candidates.extend(self.user.keys().map(|s| s.to_string()));
         candidates.extend(crate::builtins::names().map(str::to_string));
-        candidates.extend(self.host.tool_names().into_iter().map(|t| format!("tool/{t}")));
+        candidates.extend(
+            self.host
+                .tool_names()
+                .into_iter()
+                .map(|t| format!("tool/{t}")),
+        );
         if let Value::Map(m) = self.data {
             for k in m.keys() {
                 if let Value::Keyword(s) | Value::Str(s) = k {
@@ -493,7 +637,11 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        let mut e = Error::new(ErrorKind::UndefinedVariable, format!("{} is not defined", g.name)).at(g.pos);
+        let mut e = Error::new(
+            ErrorKind::UndefinedVariable,
+            format!("{} is not defined", g.name),
+        )
+        .at(g.pos);
         if let Some(h) = hints::undefined_hint(&g.name, &candidates) {
             e = e.with_hint(h);
         }
@@ -502,7 +650,11 @@ impl<'a> Interp<'a> {
 
     // ---- calls ----
 
-    pub fn call_builtin(&mut self, b: &'static crate::builtins::Builtin, args: &mut [Value]) -> EvalResult {
+    pub fn call_builtin(
+        &mut self,
+        b: &'static crate::builtins::Builtin,
+        args: &mut [Value],
+    ) -> EvalResult {
         if args.len() < b.min || args.len() > b.max {
             return Err(Error::arity(format!(
                 "{} expects {} argument(s), got {}",
@@ -516,9 +668,9 @@ impl<'a> Interp<'a> {
     }
 
     /// Calls any callable value with owned arguments.
-    pub fn apply(&mut self, f: &Value, mut args: Args) -> EvalResult {
+    pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
         match f {
-            Value::Func(Func::Builtin(b)) => self.call_builtin(b, &mut args),
+            Value::Func(Func::Builtin(b)) => self.call_builtin(b, args),
             Value::Func(Func::Closure(c)) => self.call_closure(c, args),
             Value::Func(Func::Tool(name)) => self.call_tool(name, args),
             Value::Func(Func::Native(n)) => crate::builtins::call_native(self, n, args),
@@ -526,35 +678,48 @@ impl<'a> Interp<'a> {
                 if args.is_empty() || args.len() > 2 {
                     return Err(Error::arity(format!("keyword :{k} called with {} argument(s); expected 1 or 2 (a map and an optional default)", args.len())).into());
                 }
-                let default = if args.len() == 2 { args.pop().unwrap_or_default() } else { Value::Nil };
-                match &args[0] {
-                    Value::Nil => Ok(default),
-                    Value::Map(m) => Ok(flex_get(m, f).cloned().unwrap_or(default)),
-                    other => {
-                        let mut e = Error::type_err(format!("(:{k} ...) expects a map, got {}", other.describe()));
-                        if matches!(other, Value::Vector(_)) {
-                            e = e.with_hint(format!("to get :{k} from every map in a list use (map :{k} coll) or (pluck :{k} coll)"));
-                        }
-                        Err(e.into())
-                    }
-                }
+                let default = if args.len() == 2 {
+                    Some(std::mem::take(&mut args[1]))
+                } else {
+                    None
+                };
+                Ok(keyword_get(f, &args[0], default)?)
             }
             Value::Map(m) => {
                 if args.is_empty() || args.len() > 2 {
-                    return Err(Error::arity(format!("a map called as a function takes 1 or 2 arguments (key, default), got {}", args.len())).into());
+                    return Err(Error::arity(format!(
+                        "a map called as a function takes 1 or 2 arguments (key, default), got {}",
+                        args.len()
+                    ))
+                    .into());
                 }
-                let default = if args.len() == 2 { args.pop().unwrap_or_default() } else { Value::Nil };
+                let default = if args.len() == 2 {
+                    std::mem::take(&mut args[1])
+                } else {
+                    Value::Nil
+                };
                 Ok(flex_get(m, &args[0]).cloned().unwrap_or(default))
             }
             Value::Set(s) => {
                 if args.len() != 1 {
-                    return Err(Error::arity(format!("a set called as a function takes 1 argument, got {}", args.len())).into());
+                    return Err(Error::arity(format!(
+                        "a set called as a function takes 1 argument, got {}",
+                        args.len()
+                    ))
+                    .into());
                 }
-                Ok(if s.contains(&args[0]) { args.swap_remove(0) } else { Value::Nil })
+                Ok(if s.contains(&args[0]) {
+                    std::mem::take(&mut args[0])
+                } else {
+                    Value::Nil
+                })
             }
             other => Err(Error::new(
                 ErrorKind::NotCallable,
-                format!("{} is not a function and cannot be called", other.describe()),
+                format!(
+                    "{} is not a function and cannot be called",
+                    other.describe()
+                ),
             )
             .with_hint(match other {
                 Value::Vector(_) => "to read an element use (nth v i) or (get v i); (f x) calls f",
@@ -565,12 +730,19 @@ impl<'a> Interp<'a> {
         }
     }
 
-    pub fn call_closure(&mut self, c: &Arc<Closure>, mut args: Args) -> EvalResult {
+    pub fn call_closure(&mut self, c: &Arc<Closure>, args: &mut [Value]) -> EvalResult {
         let lambda = &c.lambda;
         let fixed = lambda.params.len();
-        let ok = if lambda.rest.is_some() { args.len() >= fixed } else { args.len() == fixed };
+        let ok = if lambda.rest.is_some() {
+            args.len() >= fixed
+        } else {
+            args.len() == fixed
+        };
         if !ok {
-            let name = lambda.name.as_deref().map_or_else(|| "fn".to_string(), |n| n.to_string());
+            let name = lambda
+                .name
+                .as_deref()
+                .map_or_else(|| "fn".to_string(), |n| n.to_string());
             return Err(Error::arity(format!(
                 "{name} expects {} argument(s), got {}",
                 lambda.arity_text(),
@@ -582,20 +754,29 @@ impl<'a> Interp<'a> {
             return Err(Error::limit(
                 ErrorKind::Execution,
                 LimitName::Depth,
-                format!("call depth limit of {} exceeded (max_depth)", self.limits.max_depth),
+                format!(
+                    "call depth limit of {} exceeded (max_depth)",
+                    self.limits.max_depth
+                ),
             )
             .with_hint("the recursion does not end soon enough; use loop/recur or reduce instead")
             .into());
         }
         self.depth += 1;
         let base = self.stack.len();
-        self.stack.resize(base + lambda.frame_size as usize, Value::Nil);
-        let mut ctx = Ctx { base, caps: &c.captures, loops: 0 };
+        self.stack
+            .resize(base + lambda.frame_size as usize, Value::Nil);
+        let mut ctx = Ctx {
+            base,
+            caps: &c.captures,
+            loops: 0,
+        };
         let result = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
-            self.bind_params(lambda, &mut args, base)?;
+            self.bind_params(lambda, args, base)?;
             loop {
-                match self.eval(&lambda.body, &mut ctx) {
-                    Err(Flow::Recur(mut vals)) => {
+                match self.ev(&lambda.body, &mut ctx) {
+                    Err(Flow::Recur) => {
+                        let mut vals = std::mem::take(&mut self.recur_args);
                         self.count_loop(&mut ctx)?;
                         if lambda.rest.is_some() {
                             // recur passes the rest parameter as one collection
@@ -655,13 +836,24 @@ impl<'a> Interp<'a> {
                     other => {
                         return Err(Error::new(
                             ErrorKind::Destructure,
-                            format!("cannot destructure {} with a vector pattern; it needs a vector or nil", other.describe()),
+                            format!(
+                            "cannot destructure {} with a vector pattern; it needs a vector or nil",
+                            other.describe()
+                        ),
                         )
                         .into())
                     }
                 };
-                let vals: Vec<Value> = (0..items.len()).map(|i| elems.get(i).cloned().unwrap_or(Value::Nil)).collect();
-                let rest_val = rest.as_ref().map(|_| Value::vector(elems.get(items.len()..).map_or_else(Vec::new, |s| s.to_vec())));
+                let vals: Vec<Value> = (0..items.len())
+                    .map(|i| elems.get(i).cloned().unwrap_or(Value::Nil))
+                    .collect();
+                let rest_val = rest.as_ref().map(|_| {
+                    Value::vector(
+                        elems
+                            .get(items.len()..)
+                            .map_or_else(Vec::new, |s| s.to_vec()),
+                    )
+                });
                 for (pat, val) in items.iter().zip(vals) {
                     self.bind(pat, val, base)?;
                 }
@@ -670,14 +862,19 @@ impl<'a> Interp<'a> {
                 }
                 Ok(())
             }
-            Pattern::Map { entries, as_slot, .. } => {
+            Pattern::Map {
+                entries, as_slot, ..
+            } => {
                 let m = match &v {
                     Value::Nil => None,
                     Value::Map(m) => Some(m.clone()),
                     other => {
                         return Err(Error::new(
                             ErrorKind::Destructure,
-                            format!("cannot destructure {} with a map pattern; it needs a map or nil", other.describe()),
+                            format!(
+                                "cannot destructure {} with a map pattern; it needs a map or nil",
+                                other.describe()
+                            ),
                         )
                         .into())
                     }
@@ -698,25 +895,38 @@ impl<'a> Interp<'a> {
         }
     }
 
-    pub fn call_tool(&mut self, name: &Arc<str>, args: Args) -> EvalResult {
+    pub fn call_tool(&mut self, name: &Arc<str>, args: &mut [Value]) -> EvalResult {
         if !self.host.has_tool(name) {
             let names = self.host.tool_names();
-            let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-            let mut e = Error::new(ErrorKind::UnknownTool, format!("Unknown tool: {name}. Available tools: {list}"));
+            let list = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            let mut e = Error::new(
+                ErrorKind::UnknownTool,
+                format!("Unknown tool: {name}. Available tools: {list}"),
+            );
             if let Some(h) = hints::closest(name, names.iter().map(String::as_str)) {
                 e = e.with_hint(format!("did you mean tool/{h}?"));
             }
             return Err(e.into());
         }
         let started = Instant::now();
-        let args: Vec<Value> = args.into_vec();
+        let args: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
         let outcome = self.host.call_tool(name, &args);
         let duration = started.elapsed();
         let (result, error) = match outcome {
             Ok(v) => (Some(v), None),
             Err(f) => (None, Some(f.message)),
         };
-        self.tool_calls.push(ToolCallRecord { name: name.clone(), args, result: result.clone(), error: error.clone(), duration });
+        self.tool_calls.push(ToolCallRecord {
+            name: name.clone(),
+            args,
+            result: result.clone(),
+            error: error.clone(),
+            duration,
+        });
         self.check_time()?;
         match (result, error) {
             (Some(v), _) => Ok(v),

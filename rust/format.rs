@@ -45,24 +45,50 @@ pub struct PrintOpts {
 }
 
 impl PrintOpts {
-    pub const UNLIMITED: PrintOpts =
-        PrintOpts { limit: None, printable_limit: None, hide_private: false };
+    pub const UNLIMITED: PrintOpts = PrintOpts {
+        limit: None,
+        printable_limit: None,
+        hide_private: false,
+    };
 }
 
 /// `to_clojure(value, limit, printable_limit) -> (text, truncated)`, hiding off.
-pub fn to_clojure(v: &Value, limit: Option<usize>, printable_limit: Option<usize>) -> (String, bool) {
-    print(&v, PrintOpts { limit, printable_limit, hide_private: false })
+pub fn to_clojure(
+    v: &Value,
+    limit: Option<usize>,
+    printable_limit: Option<usize>,
+) -> (String, bool) {
+    print(
+        &v,
+        PrintOpts {
+            limit,
+            printable_limit,
+            hide_private: false,
+        },
+    )
 }
 
 pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
-    let mut p = Printer { out: String::new(), truncated: false, opts };
+    let mut p = Printer {
+        out: String::new(),
+        truncated: false,
+        opts,
+    };
     p.node(v, opts.printable_limit);
     (p.out, p.truncated)
 }
 
 /// Printer form with no limits (used by `str` for non-string values and by `println`).
 pub fn print_full(v: &Value, hide_private: bool) -> String {
-    print(&v, PrintOpts { limit: None, printable_limit: None, hide_private }).0
+    print(
+        &v,
+        PrintOpts {
+            limit: None,
+            printable_limit: None,
+            hide_private,
+        },
+    )
+    .0
 }
 
 struct Printer {
@@ -177,7 +203,8 @@ impl Printer {
             self.node(val, budget);
         }
         if more {
-            self.out.push_str(if shown.is_empty() { "..." } else { ", ..." });
+            self.out
+                .push_str(if shown.is_empty() { "..." } else { ", ..." });
             self.truncated = true;
         }
         self.out.push('}');
@@ -269,15 +296,31 @@ pub fn float_repr(f: f64) -> String {
         return "##NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "##Inf".into() } else { "##-Inf".into() };
+        return if f > 0.0 {
+            "##Inf".into()
+        } else {
+            "##-Inf".into()
+        };
     }
-    let sign = if f.is_sign_negative() && f != 0.0 { "-" } else { "" };
+    let sign = if f.is_sign_negative() && f != 0.0 {
+        "-"
+    } else {
+        ""
+    };
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let (digits, point) = float_digits(f);
     let a = f.abs();
-    let body = if (1e-3..1e7).contains(&a) { plain_decimal(&digits, point) } else { sci(&digits, point, "E") };
+    let body = if (1e-3..1e7).contains(&a) {
+        plain_decimal(&digits, point)
+    } else {
+        sci(&digits, point, "E")
+    };
     format!("{sign}{body}")
 }
 
@@ -287,15 +330,27 @@ pub fn float_display(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let sign = if f.is_sign_negative() { "-" } else { "" };
     let (digits, point) = float_digits(f);
     let a = f.abs();
-    let body = if (1e-4..1e16).contains(&a) { plain_decimal(&digits, point) } else { sci(&digits, point, "e") };
+    let body = if (1e-4..1e16).contains(&a) {
+        plain_decimal(&digits, point)
+    } else {
+        sci(&digits, point, "e")
+    };
     format!("{sign}{body}")
 }
 
@@ -338,7 +393,12 @@ pub fn datetime_text(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
     if milli == 0 {
         format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
     } else {

@@ -16,7 +16,11 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
         })
         .filter(|(s, _)| *s >= 0.85)
         .collect();
-    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(b.1)));
+    scored.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(b.1))
+    });
     let mut out: Vec<String> = Vec::new();
     for (_, c) in scored {
         if !out.iter().any(|o| o == c) {
@@ -34,7 +38,10 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
 pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
     if name.contains('_') {
         let hyph = name.replace('_', "-");
-        if candidates.iter().any(|c| c == &hyph || c.rsplit('/').next() == Some(hyph.as_str())) {
+        if candidates
+            .iter()
+            .any(|c| c == &hyph || c.rsplit('/').next() == Some(hyph.as_str()))
+        {
             return Some(format!("names use hyphens: did you mean {hyph}?"));
         }
     }

@@ -41,6 +41,8 @@ pub enum Node {
     CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
     CallTool(Arc<str>, Box<[Node]>, Pos),
     CallGlobal(Arc<GlobalRef>, Box<[Node]>),
+    /// `(:k m)` / `(:k m default)`: keyword lookup without a generic call.
+    KwGet(Value, Box<[Node]>, Pos),
     Return(Box<Node>),
     Fail(Box<Node>),
     Doseq(Box<Doseq>),
@@ -95,8 +97,16 @@ pub enum CaptureSrc {
 #[derive(Debug)]
 pub enum Pattern {
     Bind(Slot),
-    Vector { items: Vec<Pattern>, rest: Option<Box<Pattern>>, pos: Pos },
-    Map { entries: Vec<MapPatEntry>, as_slot: Option<Slot>, pos: Pos },
+    Vector {
+        items: Vec<Pattern>,
+        rest: Option<Box<Pattern>>,
+        pos: Pos,
+    },
+    Map {
+        entries: Vec<MapPatEntry>,
+        as_slot: Option<Slot>,
+        pos: Pos,
+    },
 }
 
 #[derive(Debug)]

@@ -14,6 +14,7 @@ pub mod limits;
 mod liveness;
 pub mod reader;
 pub mod session;
+pub mod tokens;
 pub mod value;
 
 #[cfg(feature = "python")]

@@ -20,7 +20,9 @@ impl Bits {
         Bits(vec![u64::MAX; (n as usize).div_ceil(64).max(1)])
     }
     fn has(&self, s: Slot) -> bool {
-        self.0.get(s as usize / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+        self.0
+            .get(s as usize / 64)
+            .is_some_and(|w| w & (1 << (s % 64)) != 0)
     }
     fn set(&mut self, s: Slot) {
         let i = s as usize / 64;
@@ -67,7 +69,9 @@ fn pattern_slots(p: &Pattern, out: &mut Bits) {
                 pattern_slots(r, out);
             }
         }
-        Pattern::Map { entries, as_slot, .. } => {
+        Pattern::Map {
+            entries, as_slot, ..
+        } => {
             for e in entries {
                 pattern_slots(&e.pattern, out);
             }
@@ -93,9 +97,16 @@ fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
             collect(&b.1, reads, binds);
             collect(&b.2, reads, binds);
         }
-        Node::Do(items) | Node::And(items) | Node::Or(items) | Node::Recur(items)
-        | Node::VecLit(items) | Node::SetLit(items) | Node::CallBuiltin(_, items, _)
-        | Node::CallTool(_, items, _) | Node::CallGlobal(_, items) => {
+        Node::Do(items)
+        | Node::And(items)
+        | Node::Or(items)
+        | Node::Recur(items)
+        | Node::VecLit(items)
+        | Node::SetLit(items)
+        | Node::CallBuiltin(_, items, _)
+        | Node::CallTool(_, items, _)
+        | Node::CallGlobal(_, items)
+        | Node::KwGet(_, items, _) => {
             for i in items.iter() {
                 collect(i, reads, binds);
             }
@@ -140,8 +151,13 @@ fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
                 collect(v, reads, binds);
             }
         }
-        Node::Const(_) | Node::Capture(_) | Node::Global(_) | Node::UserRef(..) | Node::DataRef(_)
-        | Node::ToolFn(_) | Node::History(_) => {}
+        Node::Const(_)
+        | Node::Capture(_)
+        | Node::Global(_)
+        | Node::UserRef(..)
+        | Node::DataRef(_)
+        | Node::ToolFn(_)
+        | Node::History(_) => {}
     }
 }
 
@@ -168,10 +184,14 @@ fn visit(node: &mut Node, live: &mut Bits, n: u32) {
             live.union(&then_live);
             visit(&mut b.0, live, n);
         }
-        Node::Do(items) | Node::Recur(items) | Node::VecLit(items) | Node::SetLit(items)
-        | Node::CallBuiltin(_, items, _) | Node::CallTool(_, items, _) | Node::CallGlobal(_, items) => {
-            visit_rev(items, live, n)
-        }
+        Node::Do(items)
+        | Node::Recur(items)
+        | Node::VecLit(items)
+        | Node::SetLit(items)
+        | Node::CallBuiltin(_, items, _)
+        | Node::CallTool(_, items, _)
+        | Node::CallGlobal(_, items)
+        | Node::KwGet(_, items, _) => visit_rev(items, live, n),
         Node::And(items) | Node::Or(items) => {
             let after = live.clone();
             let last = items.len().saturating_sub(1);
@@ -249,7 +269,12 @@ fn visit(node: &mut Node, live: &mut Bits, n: u32) {
                 visit(v, live, n);
             }
         }
-        Node::Const(_) | Node::Capture(_) | Node::Global(_) | Node::UserRef(..) | Node::DataRef(_)
-        | Node::ToolFn(_) | Node::History(_) => {}
+        Node::Const(_)
+        | Node::Capture(_)
+        | Node::Global(_)
+        | Node::UserRef(..)
+        | Node::DataRef(_)
+        | Node::ToolFn(_)
+        | Node::History(_) => {}
     }
 }

@@ -103,7 +103,10 @@ impl<'a> Reader<'a> {
         self.chars.get(self.i + k).map(|x| x.1)
     }
     fn pos(&self) -> Pos {
-        Pos { line: self.line, col: self.col }
+        Pos {
+            line: self.line,
+            col: self.col,
+        }
     }
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
@@ -160,7 +163,13 @@ pub fn read(src: &str) -> Result<Vec<Form>> {
 }
 
 pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
-    let mut r = Reader { src, chars: src.char_indices().collect(), i: 0, line: 1, col: 1 };
+    let mut r = Reader {
+        src,
+        chars: src.char_indices().collect(),
+        i: 0,
+        line: 1,
+        col: 1,
+    };
     let mut stack: Vec<Frame> = Vec::new();
     let mut top: Vec<Form> = Vec::new();
 
@@ -273,8 +282,10 @@ pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
                 None => counts.push((ch, 1)),
             }
         }
-        let what: Vec<String> =
-            counts.iter().map(|(c, n)| format!("{n} unclosed '{c}'")).collect();
+        let what: Vec<String> = counts
+            .iter()
+            .map(|(c, n)| format!("{n} unclosed '{c}'"))
+            .collect();
         let innermost = stack.last().map_or(first.pos, |f| f.pos);
         return Err(Error::parse(
             format!(
@@ -285,20 +296,29 @@ pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
             ),
             innermost,
         )
-        .with_hint(format!("add the missing closing bracket(s); the outermost open form starts at {}", first.pos)));
+        .with_hint(format!(
+            "add the missing closing bracket(s); the outermost open form starts at {}",
+            first.pos
+        )));
     }
     Ok(top)
 }
 
 fn push_frame(stack: &mut Vec<Frame>, open: Open, pos: Pos, max: usize) -> Result<()> {
     if stack.len() >= max {
-        return Err(Error::parse(
-            format!("forms are nested more than {max} levels deep"),
+        let mut e = Error::parse(
+            format!("forms are nested more than {max} levels deep (max_nesting)"),
             pos,
         )
-        .with_hint("flatten the program: bind intermediate results with let"));
+        .with_hint("flatten the program: bind intermediate results with let");
+        e.limit = Some(crate::error::LimitName::Nesting);
+        return Err(e);
     }
-    stack.push(Frame { open, pos, items: Vec::new() });
+    stack.push(Frame {
+        open,
+        pos,
+        items: Vec::new(),
+    });
     Ok(())
 }
 
@@ -322,7 +342,10 @@ fn close_frame(frame: Frame) -> Result<Form> {
             FormKind::Map(frame.items)
         }
     };
-    Ok(Form { kind, pos: frame.pos })
+    Ok(Form {
+        kind,
+        pos: frame.pos,
+    })
 }
 
 fn read_string(r: &mut Reader) -> Result<Form> {
@@ -332,11 +355,18 @@ fn read_string(r: &mut Reader) -> Result<Form> {
     loop {
         let here = r.pos();
         match r.bump() {
-            None => return Err(Error::parse(format!("unterminated string opened at {pos}"), pos)),
+            None => {
+                return Err(Error::parse(
+                    format!("unterminated string opened at {pos}"),
+                    pos,
+                ))
+            }
             Some('"') => break,
             Some('\n') | Some('\r') => {
                 return Err(Error::parse(
-                    format!("strings must be on one line: raw line break inside the string opened at {pos}"),
+                    format!(
+                    "strings must be on one line: raw line break inside the string opened at {pos}"
+                ),
                     here,
                 )
                 .with_hint("write \\n for a newline"))
@@ -348,22 +378,35 @@ fn read_string(r: &mut Reader) -> Result<Form> {
                 Some('t') => s.push('\t'),
                 Some('r') => s.push('\r'),
                 Some(c) => {
-                    return Err(Error::parse(format!("unsupported escape \\{c} in string"), here)
-                        .with_hint("only \\\\, \\\", \\n, \\t and \\r are supported"))
+                    return Err(
+                        Error::parse(format!("unsupported escape \\{c} in string"), here)
+                            .with_hint("only \\\\, \\\", \\n, \\t and \\r are supported"),
+                    )
                 }
-                None => return Err(Error::parse(format!("unterminated string opened at {pos}"), pos)),
+                None => {
+                    return Err(Error::parse(
+                        format!("unterminated string opened at {pos}"),
+                        pos,
+                    ))
+                }
             },
             Some(c) => s.push(c),
         }
     }
-    Ok(Form { kind: FormKind::Str(Arc::from(s)), pos })
+    Ok(Form {
+        kind: FormKind::Str(Arc::from(s)),
+        pos,
+    })
 }
 
 fn read_char(r: &mut Reader) -> Result<Form> {
     let pos = r.pos();
     r.bump();
     let Some(first) = r.bump() else {
-        return Err(Error::parse("a character literal needs a character after \\", pos));
+        return Err(Error::parse(
+            "a character literal needs a character after \\",
+            pos,
+        ));
     };
     let start = r.i - 1;
     let end = r.token_end().max(r.i);
@@ -379,7 +422,10 @@ fn read_char(r: &mut Reader) -> Result<Form> {
     };
     if let Some(s) = named {
         r.advance_to(end);
-        return Ok(Form { kind: FormKind::Str(Arc::from(s)), pos });
+        return Ok(Form {
+            kind: FormKind::Str(Arc::from(s)),
+            pos,
+        });
     }
     if first.is_alphanumeric() && text.chars().count() > 1 && text.starts_with(first) {
         return Err(Error::parse(format!("unknown character literal \\{text}"), pos).with_hint(
@@ -387,7 +433,10 @@ fn read_char(r: &mut Reader) -> Result<Form> {
         ));
     }
     let mut buf = [0u8; 4];
-    Ok(Form { kind: FormKind::Str(Arc::from(&*first.encode_utf8(&mut buf))), pos })
+    Ok(Form {
+        kind: FormKind::Str(Arc::from(&*first.encode_utf8(&mut buf))),
+        pos,
+    })
 }
 
 fn read_keyword(r: &mut Reader) -> Result<Form> {
@@ -401,14 +450,20 @@ fn read_keyword(r: &mut Reader) -> Result<Form> {
         return Err(Error::parse("a keyword needs a name after ':'", pos));
     }
     if text.contains('/') {
-        return Err(Error::parse(format!("namespaced keywords like :{text} are not supported"), pos)
-            .with_hint("use a plain keyword such as :lat"));
+        return Err(Error::parse(
+            format!("namespaced keywords like :{text} are not supported"),
+            pos,
+        )
+        .with_hint("use a plain keyword such as :lat"));
     }
     if !crate::value::is_keyword_text(text) {
         return Err(Error::parse(format!("invalid keyword :{text}"), pos)
             .with_hint("keywords may contain only letters, digits, -, _, ? and !"));
     }
-    Ok(Form { kind: FormKind::Keyword(Arc::from(text)), pos })
+    Ok(Form {
+        kind: FormKind::Keyword(crate::value::intern_keyword(text)),
+        pos,
+    })
 }
 
 fn read_atom(r: &mut Reader) -> Result<Form> {
@@ -493,7 +548,10 @@ fn parse_number(text: &str, pos: Pos) -> Result<FormKind> {
             .parse()
             .map_err(|_| Error::parse(format!("invalid number {text}"), pos))?;
         if !f.is_finite() {
-            return Err(Error::parse(format!("float literal {text} is out of range"), pos));
+            return Err(Error::parse(
+                format!("float literal {text} is out of range"),
+                pos,
+            ));
         }
         Ok(FormKind::Float(f))
     } else {

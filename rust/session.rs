@@ -44,13 +44,22 @@ pub struct SessionState {
 
 impl SessionState {
     pub fn new(data: Value) -> Self {
-        SessionState { data, user: UserNs::default(), history: Vec::new() }
+        SessionState {
+            data,
+            user: UserNs::default(),
+            history: Vec::new(),
+        }
     }
 }
 
 /// Runs `src` against a snapshot of the state; returns the result and, unless the run failed
 /// with an error, the namespace to commit. Panics are caught and become `internal_error`.
-pub fn run_source(src: &str, state: &SessionState, host: &dyn Host, limits: &Limits) -> (RunResult, Option<UserNs>) {
+pub fn run_source(
+    src: &str,
+    state: &SessionState,
+    host: &dyn Host,
+    limits: &Limits,
+) -> (RunResult, Option<UserNs>) {
     let started = Instant::now();
     let caught = catch_unwind(AssertUnwindSafe(|| run_inner(src, state, host, limits)));
     match caught {
@@ -64,7 +73,13 @@ pub fn run_source(src: &str, state: &SessionState, host: &dyn Host, limits: &Lim
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            (error_result(Error::new(ErrorKind::Internal, format!("internal error: {msg}")), started.elapsed()), None)
+            (
+                error_result(
+                    Error::new(ErrorKind::Internal, format!("internal error: {msg}")),
+                    started.elapsed(),
+                ),
+                None,
+            )
         }
     }
 }
@@ -82,27 +97,46 @@ fn error_result(e: Error, duration: Duration) -> RunResult {
     }
 }
 
-fn run_inner(src: &str, state: &SessionState, host: &dyn Host, limits: &Limits) -> (RunResult, Option<UserNs>) {
+fn run_inner(
+    src: &str,
+    state: &SessionState,
+    host: &dyn Host,
+    limits: &Limits,
+) -> (RunResult, Option<UserNs>) {
     let forms = match read_with_limit(src, limits.max_nesting) {
         Ok(f) => f,
         Err(e) => return (error_result(e, Duration::ZERO), None),
     };
-    let program = match analyze(&forms, &AnalyzeOptions { max_symbols: limits.max_symbols }) {
+    let program = match analyze(
+        &forms,
+        &AnalyzeOptions {
+            max_symbols: limits.max_symbols,
+        },
+    ) {
         Ok(p) => p,
         Err(e) => return (error_result(e, Duration::ZERO), None),
     };
     drop(forms);
-    let mut interp = Interp::new(host, &state.data, state.user.clone(), &state.history, *limits);
+    let mut interp = Interp::new(
+        host,
+        &state.data,
+        state.user.clone(),
+        &state.history,
+        *limits,
+    );
     let result = interp.run_program(&program);
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),
-        Err(Flow::Return(v)) => (Outcome::Return, v, None),
-        Err(Flow::Fail(v)) => (Outcome::Fail, v, None),
+        Err(Flow::Return(v)) => (Outcome::Return, *v, None),
+        Err(Flow::Fail(v)) => (Outcome::Fail, *v, None),
         Err(Flow::Error(e)) => (Outcome::Error, Value::Nil, Some(*e)),
-        Err(Flow::Recur(_)) => (
+        Err(Flow::Recur) => (
             Outcome::Error,
             Value::Nil,
-            Some(Error::new(ErrorKind::Internal, "internal error: recur escaped its loop")),
+            Some(Error::new(
+                ErrorKind::Internal,
+                "internal error: recur escaped its loop",
+            )),
         ),
     };
     let mut defined: Vec<Arc<str>> = Vec::new();
@@ -112,7 +146,11 @@ fn run_inner(src: &str, state: &SessionState, host: &dyn Host, limits: &Limits) 
         }
     }
     let steps = interp.steps();
-    let ns = if outcome == Outcome::Error { None } else { Some(interp.user.clone()) };
+    let ns = if outcome == Outcome::Error {
+        None
+    } else {
+        Some(interp.user.clone())
+    };
     let r = RunResult {
         outcome,
         value,

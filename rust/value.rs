@@ -124,7 +124,11 @@ impl Drop for VecData {
 
 impl Drop for MapData {
     fn drop(&mut self) {
-        if self.0.iter().any(|(k, v)| is_nested_owned(k) || is_nested_owned(v)) {
+        if self
+            .0
+            .iter()
+            .any(|(k, v)| is_nested_owned(k) || is_nested_owned(v))
+        {
             let mut stack = Vec::with_capacity(self.0.len() * 2);
             for (k, v) in std::mem::take(&mut self.0) {
                 stack.push(k);
@@ -172,10 +176,15 @@ pub struct Closure {
 
 impl Closure {
     pub fn new(lambda: Arc<Lambda>, captures: Box<[Value]>) -> Self {
-        Closure { lambda, captures, last_return: AtomicU64::new(0) }
+        Closure {
+            lambda,
+            captures,
+            last_return: AtomicU64::new(0),
+        }
     }
     pub fn record_return(&self, v: &Value) {
-        self.last_return.store(TypeTag::of(v).pack(), AtomicOrdering::Relaxed);
+        self.last_return
+            .store(TypeTag::of(v).pack(), AtomicOrdering::Relaxed);
     }
     pub fn return_label(&self) -> Option<String> {
         TypeTag::unpack(self.last_return.load(AtomicOrdering::Relaxed)).map(|t| t.label())
@@ -184,7 +193,11 @@ impl Closure {
 
 /// Function values built by builtins (predicate builders, combinators).
 pub enum Native {
-    Where { path: Vec<Value>, op: WhereOp, value: Value },
+    Where {
+        path: Vec<Value>,
+        op: WhereOp,
+        value: Value,
+    },
     AllOf(Vec<Value>),
     AnyOf(Vec<Value>),
     NoneOf(Vec<Value>),
@@ -311,7 +324,7 @@ impl Value {
         Value::Str(Arc::from(s))
     }
     pub fn kw(s: &str) -> Value {
-        Value::Keyword(Arc::from(s))
+        Value::Keyword(intern_keyword(s))
     }
     pub fn vector(items: Vec<Value>) -> Value {
         Value::Vector(Arc::new(VecData(items)))
@@ -417,24 +430,18 @@ impl Eq for Value {}
 
 /// Identity equality: like `=` except that integers and floats are never equal.
 pub fn identical(a: &Value, b: &Value) -> bool {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match (a, b) {
+    match (a, b) {
         (Value::Nil, Value::Nil) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => norm_float_bits(*x) == norm_float_bits(*y),
-        (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::Keyword(x), Value::Keyword(y)) => x == y,
-        (Value::Vector(x), Value::Vector(y)) => {
-            Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q)))
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
+            Arc::ptr_eq(x, y) || x == y
         }
-        (Value::Map(x), Value::Map(y)) => {
-            Arc::ptr_eq(x, y)
-                || (x.len() == y.len()
-                    && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
-        }
-        (Value::Set(x), Value::Set(y)) => {
-            Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().all(|k| y.contains(k)))
+        (Value::Vector(_), Value::Vector(_))
+        | (Value::Map(_), Value::Map(_))
+        | (Value::Set(_), Value::Set(_)) => {
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || identical_coll(a, b))
         }
         (Value::Func(x), Value::Func(y)) => x.ptr_eq(y),
         (Value::Regex(x), Value::Regex(y)) => x.source == y.source,
@@ -442,7 +449,26 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         (Value::Date(x), Value::Date(y)) => x == y,
         (Value::DateTime(x), Value::DateTime(y)) => x == y,
         _ => false,
-    })
+    }
+}
+
+fn identical_coll(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Vector(x), Value::Vector(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q)))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len()
+                    && x.iter()
+                        .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
+        }
+        (Value::Set(x), Value::Set(y)) => {
+            Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().all(|k| y.contains(k)))
+        }
+        _ => false,
+    }
 }
 
 fn hash_one(v: &Value) -> u64 {
@@ -531,7 +557,9 @@ impl Hash for Value {
 // ---- structural equality `=` (§4.2) ----
 
 fn int_float_eq(i: i64, f: f64) -> bool {
-    f.fract() == 0.0 && f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 && f as i64 == i
+    f.fract() == 0.0
+        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f)
+        && f as i64 == i
 }
 
 pub fn lisp_eq(a: &Value, b: &Value) -> bool {
@@ -543,7 +571,9 @@ pub fn lisp_eq(a: &Value, b: &Value) -> bool {
                 || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| lisp_eq(p, q)))
         }
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
         }
         _ => identical(a, b),
     })
@@ -606,6 +636,24 @@ fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
 
 /// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.
 pub fn flex_get<'a>(m: &'a ValueMap, key: &Value) -> Option<&'a Value> {
+    // Records are small maps: a linear scan (pointer-equal interned keywords first) beats hashing.
+    if m.len() <= 8 {
+        if let Value::Keyword(k) | Value::Str(k) = key {
+            let mut alt = None;
+            for (mk, v) in m.iter() {
+                match mk {
+                    Value::Keyword(x) | Value::Str(x) if Arc::ptr_eq(x, k) || x == k => {
+                        if std::mem::discriminant(mk) == std::mem::discriminant(key) {
+                            return Some(v);
+                        }
+                        alt.get_or_insert(v);
+                    }
+                    _ => {}
+                }
+            }
+            return alt;
+        }
+    }
     if let Some(v) = m.get(key) {
         return Some(v);
     }
@@ -633,8 +681,27 @@ pub fn flex_key(m: &ValueMap, key: &Value) -> Option<Value> {
     }
 }
 
+/// Interns keyword names process-wide, so equal keywords usually share one allocation and
+/// compare by pointer. Bounded: past the cap, names are simply not interned.
+pub fn intern_keyword(s: &str) -> Arc<str> {
+    use std::sync::{Mutex, OnceLock};
+    static TABLE: OnceLock<Mutex<ahash::AHashSet<Arc<str>>>> = OnceLock::new();
+    const CAP: usize = 200_000;
+    let table = TABLE.get_or_init(|| Mutex::new(ahash::AHashSet::new()));
+    let mut t = table.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(k) = t.get(s) {
+        return k.clone();
+    }
+    let k: Arc<str> = Arc::from(s);
+    if t.len() < CAP {
+        t.insert(k.clone());
+    }
+    k
+}
+
 /// Whether `s` is valid keyword text (§2.6): ASCII letters, digits, `-`, `_`, `?`, `!`.
 pub fn is_keyword_text(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'?' | b'!'))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'?' | b'!'))
 }

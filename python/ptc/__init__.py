@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
+from . import (
+    _core,
+    history,
+)
 from ._keyword import Keyword
+from .agent import AgentTool, SubAgent, SubAgentError, Tool
 from .errors import (
     AnalysisError,
     ArgumentError,
@@ -24,6 +28,8 @@ from .errors import (
 )
 from .limits import Limits
 from .session import Definition, Description, Memory, Result, Session, ToolCall, eval, run
+from .step import Step, StepError, Usage
+from .turn import Turn
 
 __version__: str = _core.__version__
 
@@ -50,6 +56,7 @@ def type_label(value: Any) -> str:
 
 
 __all__ = [
+    "AgentTool",
     "AnalysisError",
     "ArgumentError",
     "Definition",
@@ -66,10 +73,18 @@ __all__ = [
     "PtcError",
     "Result",
     "Session",
+    "Step",
+    "StepError",
+    "SubAgent",
+    "SubAgentError",
+    "Tool",
     "ToolCall",
     "ToolError",
+    "Turn",
+    "Usage",
     "__version__",
     "eval",
+    "history",
     "run",
     "to_clojure",
     "type_label",

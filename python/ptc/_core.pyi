@@ -9,7 +9,14 @@ _ErrorTuple = tuple[str, str, str | None, int | None, int | None, str | None]
 _DefinitionTuple = tuple[str, str, str | None, list[str] | None, str | None, str, str | None]
 _ToolCallTuple = tuple[str, list[Any], Any, str | None, float]
 _RunTuple = tuple[
-    str, Any, _ErrorTuple | None, list[str], list[_ToolCallTuple], list[_DefinitionTuple], float, int
+    str,
+    Any,
+    _ErrorTuple | None,
+    list[str],
+    list[_ToolCallTuple],
+    list[_DefinitionTuple],
+    float,
+    int,
 ]
 
 class CoreSession:
@@ -47,5 +54,6 @@ def run_once(
     limits: dict[str, int] | None = None,
 ) -> _RunTuple: ...
 def builtin_names() -> list[str]: ...
+def count_tokens(text: str, encoding: str) -> int: ...
 def special_forms() -> list[str]: ...
 def _panic_for_tests() -> _RunTuple: ...

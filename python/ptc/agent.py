@@ -505,7 +505,7 @@ class _Runner:
 
     def _args_text(self, args: Sequence[Any]) -> str:
         lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
-        return " ".join(ptc.to_clojure(a, lim, plim)[0] for a in args)
+        return " ".join(ptc.to_clojure(a, lim, plim, hide_private=True)[0] for a in args)
 
     def _snapshot(self) -> tuple[MemoryEntry, ...]:
         lim, plim = self.opts["sample_limit"], self.opts["sample_printable_limit"]
@@ -547,11 +547,11 @@ class _Runner:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)[0]
+    return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
 
 
 def _result_text(value: Any) -> str:
-    text = ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)[0]
+    text = ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
     if len(text) > RESULT_MAX_CHARS:
         text = text[:RESULT_MAX_CHARS] + "... (truncated)"
     return text

@@ -17,7 +17,9 @@ def _load_data(path: str | None) -> dict[str, Any] | None:
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     data = json.loads(text)
     if not isinstance(data, dict):
-        raise SystemExit(f"ptc: --data must hold a JSON object (name -> value), got {type(data).__name__}")
+        raise SystemExit(
+            f"ptc: --data must hold a JSON object (name -> value), got {type(data).__name__}"
+        )
     return data
 
 
@@ -30,7 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
-    source = sys.stdin.read() if args.program == "-" else Path(args.program).read_text(encoding="utf-8")
+    source = (
+        sys.stdin.read() if args.program == "-" else Path(args.program).read_text(encoding="utf-8")
+    )
     session = Session(data=_load_data(args.data))
     result = session.run(source)
     for line in result.prints:

@@ -126,8 +126,15 @@ _BY_TYPE: dict[str, type[LispError]] = {
 }
 
 
-def error_from_core(raw: tuple[str, str, str | None, int | None, int | None, str | None]) -> LispError:
+def error_from_core(
+    raw: tuple[str, str, str | None, int | None, int | None, str | None],
+) -> LispError:
     """Builds the exception for a core error tuple (type, message, hint, line, column, limit)."""
     type_, message, hint, line, column, limit = raw
-    cls = LimitError if limit is not None else _BY_TYPE.get(type_, LispError)
+    if type_ == "parse_error":
+        cls: type[LispError] = ParseError
+    elif limit is not None:
+        cls = LimitError
+    else:
+        cls = _BY_TYPE.get(type_, LispError)
     return cls(type_, message, hint, line, column, limit)

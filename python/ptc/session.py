@@ -161,7 +161,9 @@ class Session:
     def data_keys(self) -> list[str]:
         return self._core.data_keys()
 
-    def describe(self, name: str, limit: int | None = 3, printable_limit: int | None = 80) -> Description:
+    def describe(
+        self, name: str, limit: int | None = 3, printable_limit: int | None = 80
+    ) -> Description:
         """Type label and sample of a user definition, rendered on the value in place."""
         return Description(*self._core.describe(name, limit, printable_limit))
 
@@ -182,7 +184,7 @@ def run(
     return Session(data=data, tools=tools, limits=limits).run(source)
 
 
-def eval(  # noqa: A001 - the natural name for "evaluate a program"
+def eval(
     source: str,
     data: Mapping[str, Any] | None = None,
     tools: ToolsArg = None,

@@ -7,7 +7,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::{call1, call2, expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::Error;
-use crate::eval::{EvalResult, Interp};
+use crate::eval::{keyword_get, EvalResult, Interp};
 use crate::value::{flex_get, Value, ValueMap, VecData};
 
 fn unordered(fname: &str, v: &Value) -> Error {
@@ -76,7 +76,11 @@ fn nth_of(fname: &str, v: &Value, i: usize) -> Result<Value, Error> {
     Ok(match v {
         Value::Nil => Value::Nil,
         Value::Vector(xs) => xs.get(i).cloned().unwrap_or(Value::Nil),
-        Value::Str(s) => s.graphemes(true).nth(i).map(Value::str).unwrap_or(Value::Nil),
+        Value::Str(s) => s
+            .graphemes(true)
+            .nth(i)
+            .map(Value::str)
+            .unwrap_or(Value::Nil),
         Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
         other => return Err(type_error(fname, "a vector or string", other)),
     })
@@ -93,7 +97,11 @@ fn second(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn last(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(match &args[0] {
         Value::Vector(xs) => xs.last().cloned().unwrap_or(Value::Nil),
-        Value::Str(s) => s.graphemes(true).next_back().map(Value::str).unwrap_or(Value::Nil),
+        Value::Str(s) => s
+            .graphemes(true)
+            .next_back()
+            .map(Value::str)
+            .unwrap_or(Value::Nil),
         other => nth_of("last", other, usize::MAX)?,
     })
 }
@@ -122,7 +130,11 @@ fn rest(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn next(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     let r = rest_items("next", &args[0])?;
-    Ok(if r.is_empty() { Value::Nil } else { Value::vector(r) })
+    Ok(if r.is_empty() {
+        Value::Nil
+    } else {
+        Value::vector(r)
+    })
 }
 
 fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
@@ -163,6 +175,13 @@ fn map(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         let coll = std::mem::take(&mut args[1]);
         keyword_on_map_error("map", &f, &coll)?;
         let mut out = Vec::with_capacity(coll.coll_len().unwrap_or(0));
+        if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
+            // field access reads each record in place: no clone of the record
+            for x in xs.iter() {
+                out.push(keyword_get(&f, x, None)?);
+            }
+            return Ok(Value::vector(out));
+        }
         each("map", &coll, |x| {
             out.push(call1(it, &f, x)?);
             Ok(())
@@ -179,8 +198,8 @@ fn map(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let n = colls.iter().map(Vec::len).min().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let call_args = colls.iter().map(|c| c[i].clone()).collect();
-        out.push(it.apply(&f, call_args)?);
+        let mut call_args: Vec<Value> = colls.iter().map(|c| c[i].clone()).collect();
+        out.push(it.apply(&f, &mut call_args)?);
     }
     Ok(Value::vector(out))
 }
@@ -191,6 +210,14 @@ fn filter_impl(fname: &str, it: &mut Interp, args: &mut [Value], keep: bool) -> 
     let coll = std::mem::take(&mut args[1]);
     keyword_on_map_error(fname, &f, &coll)?;
     let mut out = Vec::new();
+    if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
+        for x in xs.iter() {
+            if keyword_get(&f, x, None)?.truthy() == keep {
+                out.push(x.clone());
+            }
+        }
+        return Ok(Value::vector(out));
+    }
     each(fname, &coll, |x| {
         if call1(it, &f, x.clone())?.truthy() == keep {
             out.push(x);
@@ -212,7 +239,11 @@ fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     expect_callable("reduce", &f)?;
     let (mut acc, coll, skip_first) = if args.len() == 3 {
-        (Some(std::mem::take(&mut args[1])), std::mem::take(&mut args[2]), false)
+        (
+            Some(std::mem::take(&mut args[1])),
+            std::mem::take(&mut args[2]),
+            false,
+        )
     } else {
         (None, std::mem::take(&mut args[1]), true)
     };
@@ -229,7 +260,9 @@ fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let all_int = args.iter().all(|a| matches!(a, Value::Int(_)));
-    let all_num = args.iter().all(|a| matches!(a, Value::Int(_) | Value::Float(_)));
+    let all_num = args
+        .iter()
+        .all(|a| matches!(a, Value::Int(_) | Value::Float(_)));
     if !all_num {
         return Ok(Value::vector(Vec::new()));
     }
@@ -253,7 +286,9 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
             0
         };
         it.check_coll_size(usize::try_from(n).unwrap_or(usize::MAX))?;
-        let out: Vec<Value> = (0..n as i64).map(|k| Value::Int(start + k * step)).collect();
+        let out: Vec<Value> = (0..n as i64)
+            .map(|k| Value::Int(start + k * step))
+            .collect();
         return Ok(Value::vector(out));
     }
     let g = |i: usize| match &args[i] {
@@ -270,16 +305,31 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         return Ok(Value::vector(Vec::new()));
     }
     let n = ((end - start) / step).ceil();
-    let n = if n.is_finite() && n > 0.0 { n } else if n > 0.0 { f64::MAX } else { 0.0 };
-    it.check_coll_size(if n >= usize::MAX as f64 { usize::MAX } else { n as usize })?;
-    let out: Vec<Value> = (0..n as usize).map(|k| Value::Float(start + k as f64 * step)).collect();
+    let n = if n.is_finite() && n > 0.0 {
+        n
+    } else if n > 0.0 {
+        f64::MAX
+    } else {
+        0.0
+    };
+    it.check_coll_size(if n >= usize::MAX as f64 {
+        usize::MAX
+    } else {
+        n as usize
+    })?;
+    let out: Vec<Value> = (0..n as usize)
+        .map(|k| Value::Float(start + k as f64 * step))
+        .collect();
     Ok(Value::vector(out))
 }
 
 fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
     match v {
         Value::Vector(xs) if xs.len() == 2 => Ok((xs[0].clone(), xs[1].clone())),
-        other => Err(Error::type_err(format!("invalid map entry {}: expected a [key value] vector", other.describe()))),
+        other => Err(Error::type_err(format!(
+            "invalid map entry {}: expected a [key value] vector",
+            other.describe()
+        ))),
     }
 }
 
@@ -288,7 +338,9 @@ fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let items = &mut args[1..];
     match &mut coll {
         Value::Nil => {
-            return Ok(Value::vector(items.iter_mut().map(std::mem::take).collect()));
+            return Ok(Value::vector(
+                items.iter_mut().map(std::mem::take).collect(),
+            ));
         }
         Value::Vector(xs) => {
             it.check_coll_size(xs.len() + items.len())?;
@@ -350,9 +402,17 @@ fn assoc(it: &mut Interp, args: &mut [Value]) -> EvalResult {
                 let i = match &pair[0] {
                     Value::Int(i) if *i >= 0 && (*i as usize) <= v.len() => *i as usize,
                     Value::Int(i) => {
-                        return Err(Error::exec(format!("index {i} out of bounds for vector of length {}", v.len())).into())
+                        return Err(Error::exec(format!(
+                            "index {i} out of bounds for vector of length {}",
+                            v.len()
+                        ))
+                        .into())
                     }
-                    other => return Err(type_error("assoc", "an integer index for a vector", other).into()),
+                    other => {
+                        return Err(
+                            type_error("assoc", "an integer index for a vector", other).into()
+                        )
+                    }
                 };
                 let val = std::mem::take(&mut pair[1]);
                 if i == v.len() {
@@ -371,7 +431,9 @@ fn keys_vals(fname: &str, v: &Value, keys: bool) -> EvalResult {
     match v {
         Value::Nil => Ok(Value::vector(Vec::new())),
         Value::Map(m) => Ok(Value::vector(
-            m.iter().map(|(k, v)| if keys { k.clone() } else { v.clone() }).collect(),
+            m.iter()
+                .map(|(k, v)| if keys { k.clone() } else { v.clone() })
+                .collect(),
         )),
         other => Err(type_error(fname, "a map", other).into()),
     }
@@ -420,25 +482,115 @@ fn into(it: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    Builtin::new("count", 1, 1, count, "Number of elements (characters of a string); nil is 0."),
-    Builtin::new("empty?", 1, 1, empty_q, "true when there are no elements; nil is empty."),
-    Builtin::new("first", 1, 1, first, "First element of a vector or string, or nil."),
+    Builtin::new(
+        "count",
+        1,
+        1,
+        count,
+        "Number of elements (characters of a string); nil is 0.",
+    ),
+    Builtin::new(
+        "empty?",
+        1,
+        1,
+        empty_q,
+        "true when there are no elements; nil is empty.",
+    ),
+    Builtin::new(
+        "first",
+        1,
+        1,
+        first,
+        "First element of a vector or string, or nil.",
+    ),
     Builtin::new("second", 1, 1, second, "Second element, or nil."),
     Builtin::new("last", 1, 1, last, "Last element, or nil."),
-    Builtin::new("nth", 2, 2, nth, "Element at an index, nil when out of range."),
-    Builtin::new("rest", 1, 1, rest, "All but the first element, as a vector."),
-    Builtin::new("next", 1, 1, next, "Like rest, but nil when nothing remains."),
-    Builtin::new("get", 2, 3, get, "(get m k) / (get m k default): map key (flexible), vector index or set member."),
-    Builtin::new("map", 2, 4, map, "(map f coll): f applied to each element; with several vectors, to parallel elements."),
+    Builtin::new(
+        "nth",
+        2,
+        2,
+        nth,
+        "Element at an index, nil when out of range.",
+    ),
+    Builtin::new(
+        "rest",
+        1,
+        1,
+        rest,
+        "All but the first element, as a vector.",
+    ),
+    Builtin::new(
+        "next",
+        1,
+        1,
+        next,
+        "Like rest, but nil when nothing remains.",
+    ),
+    Builtin::new(
+        "get",
+        2,
+        3,
+        get,
+        "(get m k) / (get m k default): map key (flexible), vector index or set member.",
+    ),
+    Builtin::new(
+        "map",
+        2,
+        4,
+        map,
+        "(map f coll): f applied to each element; with several vectors, to parallel elements.",
+    ),
     Builtin::new("mapv", 2, 4, map, "Same as map."),
-    Builtin::new("filter", 2, 2, filter, "Elements for which the predicate is truthy."),
-    Builtin::new("remove", 2, 2, remove, "Elements for which the predicate is falsy."),
-    Builtin::new("reduce", 2, 3, reduce, "(reduce f init coll) folds (f acc item) over coll."),
-    Builtin::new("range", 1, 3, range, "(range end), (range start end), (range start end step)."),
-    Builtin::new("conj", 1, VARIADIC, conj, "Adds items: appended to a vector, added to a set, [k v] entries to a map."),
-    Builtin::new("assoc", 3, VARIADIC, assoc, "(assoc m k v ...) sets keys of a map or indices of a vector."),
+    Builtin::new(
+        "filter",
+        2,
+        2,
+        filter,
+        "Elements for which the predicate is truthy.",
+    ),
+    Builtin::new(
+        "remove",
+        2,
+        2,
+        remove,
+        "Elements for which the predicate is falsy.",
+    ),
+    Builtin::new(
+        "reduce",
+        2,
+        3,
+        reduce,
+        "(reduce f init coll) folds (f acc item) over coll.",
+    ),
+    Builtin::new(
+        "range",
+        1,
+        3,
+        range,
+        "(range end), (range start end), (range start end step).",
+    ),
+    Builtin::new(
+        "conj",
+        1,
+        VARIADIC,
+        conj,
+        "Adds items: appended to a vector, added to a set, [k v] entries to a map.",
+    ),
+    Builtin::new(
+        "assoc",
+        3,
+        VARIADIC,
+        assoc,
+        "(assoc m k v ...) sets keys of a map or indices of a vector.",
+    ),
     Builtin::new("keys", 1, 1, keys, "Keys of a map in order."),
     Builtin::new("vals", 1, 1, vals, "Values of a map in order."),
     Builtin::new("vector", 0, VARIADIC, vector, "A vector of the arguments."),
-    Builtin::new("into", 2, 2, into, "(into to from): adds the elements of from to to."),
+    Builtin::new(
+        "into",
+        2,
+        2,
+        into,
+        "(into to from): adds the elements of from to to.",
+    ),
 ];

@@ -40,7 +40,9 @@ fn num(fname: &str, v: &Value) -> Result<Num, Error> {
                 }
             }
             if matches!(other, Value::Vector(_)) && matches!(fname, "max" | "min" | "+") {
-                e = e.with_hint(format!("to apply {fname} to a collection write (apply {fname} coll)"));
+                e = e.with_hint(format!(
+                    "to apply {fname} to a collection write (apply {fname} coll)"
+                ));
             }
             Err(e)
         }
@@ -48,13 +50,17 @@ fn num(fname: &str, v: &Value) -> Result<Num, Error> {
 }
 
 fn overflow(op: &str, a: i64, b: i64) -> Error {
-    Error::arith(format!("integer overflow: ({op} {a} {b}) does not fit in 64 bits"))
-        .with_hint("use floats for very large values, e.g. (* 1.0 a b)")
+    Error::arith(format!(
+        "integer overflow: ({op} {a} {b}) does not fit in 64 bits"
+    ))
+    .with_hint("use floats for very large values, e.g. (* 1.0 a b)")
 }
 
 fn float_result(op: &str, a: f64, b: f64, r: f64) -> Result<Num, Error> {
     if !r.is_finite() && a.is_finite() && b.is_finite() {
-        return Err(Error::arith(format!("float overflow: ({op} {a} {b}) is not finite")));
+        return Err(Error::arith(format!(
+            "float overflow: ({op} {a} {b}) is not finite"
+        )));
     }
     Ok(Num::F(r))
 }
@@ -124,7 +130,9 @@ fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
         let d = num("/", a)?.f();
         let r = acc / d;
         if d != 0.0 && !r.is_finite() && acc.is_finite() && d.is_finite() {
-            return Err(Error::arith(format!("float overflow: (/ {acc} {d}) is not finite")).into());
+            return Err(
+                Error::arith(format!("float overflow: (/ {acc} {d}) is not finite")).into(),
+            );
         }
         acc = r;
     }
@@ -134,9 +142,16 @@ fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn mod_rem(fname: &str, args: &[Value], floored: bool) -> EvalResult {
     let (a, b) = (num(fname, &args[0])?, num(fname, &args[1])?);
     match (a, b) {
-        (Num::I(_), Num::I(0)) => Err(Error::arith(format!("({fname} x 0): division by zero")).into()),
+        (Num::I(_), Num::I(0)) => {
+            Err(Error::arith(format!("({fname} x 0): division by zero")).into())
+        }
         (Num::I(x), Num::I(y)) => {
-            let r = if floored { x.checked_rem_euclid(y).map(|r| if r != 0 && y < 0 { r + y } else { r }) } else { x.checked_rem(y) };
+            let r = if floored {
+                x.checked_rem_euclid(y)
+                    .map(|r| if r != 0 && y < 0 { r + y } else { r })
+            } else {
+                x.checked_rem(y)
+            };
             Ok(Value::Int(r.unwrap_or(0)))
         }
         _ => {
@@ -148,7 +163,13 @@ fn mod_rem(fname: &str, args: &[Value], floored: bool) -> EvalResult {
                 return Ok(Value::Float(f64::NAN));
             }
             let r = x % y;
-            Ok(Value::Float(if floored && r != 0.0 && (r < 0.0) != (y < 0.0) { r + y } else { r }))
+            Ok(Value::Float(
+                if floored && r != 0.0 && (r < 0.0) != (y < 0.0) {
+                    r + y
+                } else {
+                    r
+                },
+            ))
         }
     }
 }
@@ -163,14 +184,20 @@ fn rem(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn inc(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     match num("inc", &args[0])? {
-        Num::I(i) => i.checked_add(1).map(Value::Int).ok_or_else(|| overflow("+", i, 1).into()),
+        Num::I(i) => i
+            .checked_add(1)
+            .map(Value::Int)
+            .ok_or_else(|| overflow("+", i, 1).into()),
         Num::F(f) => Ok(Value::Float(f + 1.0)),
     }
 }
 
 fn dec(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     match num("dec", &args[0])? {
-        Num::I(i) => i.checked_sub(1).map(Value::Int).ok_or_else(|| overflow("-", i, 1).into()),
+        Num::I(i) => i
+            .checked_sub(1)
+            .map(Value::Int)
+            .ok_or_else(|| overflow("-", i, 1).into()),
         Num::F(f) => Ok(Value::Float(f - 1.0)),
     }
 }
@@ -178,7 +205,10 @@ fn dec(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn abs(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     match num("abs", &args[0])? {
         Num::I(i) => i.checked_abs().map(Value::Int).ok_or_else(|| {
-            Error::arith(format!("integer overflow: (abs {i}) does not fit in 64 bits")).into()
+            Error::arith(format!(
+                "integer overflow: (abs {i}) does not fit in 64 bits"
+            ))
+            .into()
         }),
         Num::F(f) => Ok(Value::Float(f.abs())),
     }
@@ -188,7 +218,9 @@ fn extreme(fname: &str, args: &mut [Value], want_max: bool) -> EvalResult {
     if args.len() == 1 && !matches!(args[0], Value::Int(_) | Value::Float(_)) {
         let e = type_error(fname, "numbers", &args[0]);
         return Err(if matches!(args[0], Value::Vector(_) | Value::Set(_)) {
-            e.with_hint(format!("(apply {fname} coll) takes the {fname} of a collection"))
+            e.with_hint(format!(
+                "(apply {fname} coll) takes the {fname} of a collection"
+            ))
         } else {
             e
         }
@@ -202,7 +234,13 @@ fn extreme(fname: &str, args: &mut [Value], want_max: bool) -> EvalResult {
             return Ok(Value::Float(f64::NAN));
         }
         let better = match crate::value::num_cmp(&n.value(), &best_n.value()) {
-            Some(o) => if want_max { o.is_gt() } else { o.is_lt() },
+            Some(o) => {
+                if want_max {
+                    o.is_gt()
+                } else {
+                    o.is_lt()
+                }
+            }
             None => false,
         };
         if better {
@@ -226,14 +264,44 @@ fn min(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 pub const BUILTINS: &[Builtin] = &[
     Builtin::new("+", 0, VARIADIC, add, "Sum of numbers; (+) is 0."),
-    Builtin::new("-", 0, VARIADIC, sub, "(- x) negates; (- x y ...) subtracts left to right."),
+    Builtin::new(
+        "-",
+        0,
+        VARIADIC,
+        sub,
+        "(- x) negates; (- x y ...) subtracts left to right.",
+    ),
     Builtin::new("*", 0, VARIADIC, mul, "Product of numbers; (*) is 1."),
-    Builtin::new("/", 1, VARIADIC, div, "Division, always a float: (/ 12 4) is 3.0."),
+    Builtin::new(
+        "/",
+        1,
+        VARIADIC,
+        div,
+        "Division, always a float: (/ 12 4) is 3.0.",
+    ),
     Builtin::new("mod", 2, 2, modulo, "Floored modulus, sign of the divisor."),
-    Builtin::new("rem", 2, 2, rem, "Truncated remainder, sign of the dividend."),
+    Builtin::new(
+        "rem",
+        2,
+        2,
+        rem,
+        "Truncated remainder, sign of the dividend.",
+    ),
     Builtin::new("inc", 1, 1, inc, "x + 1"),
     Builtin::new("dec", 1, 1, dec, "x - 1"),
     Builtin::new("abs", 1, 1, abs, "Absolute value, type preserved."),
-    Builtin::new("max", 1, VARIADIC, max, "Greatest argument; (apply max coll) for a collection."),
-    Builtin::new("min", 1, VARIADIC, min, "Least argument; (apply min coll) for a collection."),
+    Builtin::new(
+        "max",
+        1,
+        VARIADIC,
+        max,
+        "Greatest argument; (apply max coll) for a collection.",
+    ),
+    Builtin::new(
+        "min",
+        1,
+        VARIADIC,
+        min,
+        "Least argument; (apply min coll) for a collection.",
+    ),
 ];

@@ -34,8 +34,21 @@ pub struct Builtin {
 }
 
 impl Builtin {
-    pub const fn new(name: &'static str, min: usize, max: usize, f: BuiltinFn, doc: &'static str) -> Builtin {
-        Builtin { name, min, max, f, doc, constant: None }
+    pub const fn new(
+        name: &'static str,
+        min: usize,
+        max: usize,
+        f: BuiltinFn,
+        doc: &'static str,
+    ) -> Builtin {
+        Builtin {
+            name,
+            min,
+            max,
+            f,
+            doc,
+            constant: None,
+        }
     }
 
     pub fn arity_text(&self) -> String {
@@ -89,8 +102,18 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 pub fn family_hint(ns: &str) -> String {
     let members: &[&str] = match ns {
         "clojure.string" | "str" | "string" => &[
-            "str", "subs", "join", "split", "split-lines", "trim", "replace", "upper-case",
-            "lower-case", "starts-with?", "ends-with?", "includes?",
+            "str",
+            "subs",
+            "join",
+            "split",
+            "split-lines",
+            "trim",
+            "replace",
+            "upper-case",
+            "lower-case",
+            "starts-with?",
+            "ends-with?",
+            "includes?",
         ],
         "clojure.set" | "set" => &["union", "intersection", "difference"],
         "Math" => &["abs", "max", "min", "floor", "ceil", "round", "sqrt", "pow"],
@@ -106,7 +129,10 @@ pub fn family_hint(ns: &str) -> String {
 // ---- argument helpers shared by the families ----
 
 pub fn type_error(fname: &str, expected: &str, got: &Value) -> Error {
-    Error::type_err(format!("{fname} expected {expected}, got {}", got.describe()))
+    Error::type_err(format!(
+        "{fname} expected {expected}, got {}",
+        got.describe()
+    ))
 }
 
 pub fn expect_int(fname: &str, v: &Value) -> Result<i64, Error> {
@@ -138,18 +164,13 @@ pub fn expect_callable(fname: &str, v: &Value) -> Result<(), Error> {
     }
 }
 
-pub(crate) use crate::eval::Args as CallArgs;
-
 /// Calls `f` with one argument.
+#[inline]
 pub fn call1(it: &mut Interp, f: &Value, a: Value) -> EvalResult {
-    let mut args = CallArgs::new();
-    args.push(a);
-    it.apply(f, args)
+    it.apply(f, &mut [a])
 }
 
+#[inline]
 pub fn call2(it: &mut Interp, f: &Value, a: Value, b: Value) -> EvalResult {
-    let mut args = CallArgs::new();
-    args.push(a);
-    args.push(b);
-    it.apply(f, args)
+    it.apply(f, &mut [a, b])
 }

@@ -2,7 +2,7 @@
 
 use super::call1;
 use crate::error::Error;
-use crate::eval::{Args, EvalResult, Interp};
+use crate::eval::{EvalResult, Interp};
 use crate::value::{flex_get, lisp_eq, num_cmp, Native, Value, WhereOp};
 
 fn coerce(v: &Value) -> Value {
@@ -76,20 +76,23 @@ fn where_apply(op: WhereOp, f: &Value, value: &Value) -> bool {
     }
 }
 
-pub fn call_native(it: &mut Interp, n: &Native, mut args: Args) -> EvalResult {
-    let one = |args: &mut Args, what: &str| -> Result<Value, Error> {
+pub fn call_native(it: &mut Interp, n: &Native, args: &mut [Value]) -> EvalResult {
+    let one = |args: &mut [Value], what: &str| -> Result<Value, Error> {
         if args.len() != 1 {
-            return Err(Error::arity(format!("{what} expects 1 argument, got {}", args.len())));
+            return Err(Error::arity(format!(
+                "{what} expects 1 argument, got {}",
+                args.len()
+            )));
         }
-        Ok(args.pop().unwrap_or_default())
+        Ok(std::mem::take(&mut args[0]))
     };
     match n {
         Native::Where { path, op, value } => {
-            let item = one(&mut args, "a where predicate")?;
+            let item = one(args, "a where predicate")?;
             Ok(Value::Bool(where_test(path, *op, value, &item)))
         }
         Native::AllOf(fs) | Native::AnyOf(fs) | Native::NoneOf(fs) => {
-            let item = one(&mut args, "a combined predicate")?;
+            let item = one(args, "a combined predicate")?;
             let want_any = !matches!(n, Native::AllOf(_));
             for f in fs {
                 let t = call1(it, f, item.clone())?.truthy();
@@ -100,7 +103,7 @@ pub fn call_native(it: &mut Interp, n: &Native, mut args: Args) -> EvalResult {
             Ok(Value::Bool(!matches!(n, Native::AnyOf(_))))
         }
         Native::Juxt(fs) => {
-            let item = one(&mut args, "a juxt function")?;
+            let item = one(args, "a juxt function")?;
             let mut out = Vec::with_capacity(fs.len());
             for f in fs {
                 out.push(call1(it, f, item.clone())?);

@@ -7,7 +7,9 @@ use ahash::{AHashMap, AHashSet};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
+};
 
 use crate::value::{is_keyword_text, Func, Value, ValueMap, ValueSet};
 
@@ -34,7 +36,10 @@ pub struct ConvError {
 
 impl ConvError {
     fn new(message: impl Into<String>) -> Self {
-        ConvError { path: Vec::new(), message: message.into() }
+        ConvError {
+            path: Vec::new(),
+            message: message.into(),
+        }
     }
     fn under(mut self, seg: Seg) -> Self {
         self.path.push(seg);
@@ -71,14 +76,21 @@ pub struct ToValue<'py> {
 
 impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
-        Ok(ToValue { keys: AHashSet::new(), kw_type: keyword_type(py)?.clone() })
+        Ok(ToValue {
+            keys: AHashSet::new(),
+            kw_type: keyword_type(py)?.clone(),
+        })
     }
 
     fn intern(&mut self, s: &str) -> Arc<str> {
         if let Some(k) = self.keys.get(s) {
             return k.clone();
         }
-        let k: Arc<str> = Arc::from(s);
+        let k: Arc<str> = if is_keyword_text(s) {
+            crate::value::intern_keyword(s)
+        } else {
+            Arc::from(s)
+        };
         if self.keys.len() < 100_000 {
             self.keys.insert(k.clone());
         }
@@ -91,13 +103,17 @@ impl<'py> ToValue<'py> {
 
     fn value(&mut self, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
         if depth > MAX_INPUT_DEPTH {
-            return Err(ConvError::new(format!("nested more than {MAX_INPUT_DEPTH} levels deep")));
+            return Err(ConvError::new(format!(
+                "nested more than {MAX_INPUT_DEPTH} levels deep"
+            )));
         }
         if obj.is_none() {
             return Ok(Value::Nil);
         }
         if let Ok(s) = obj.cast_exact::<PyString>() {
-            return Ok(Value::Str(Arc::from(s.to_str().map_err(|e| ConvError::new(e.to_string()))?)));
+            return Ok(Value::Str(Arc::from(
+                s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
+            )));
         }
         if let Ok(d) = obj.cast_exact::<PyDict>() {
             return self.dict(d, depth);
@@ -105,7 +121,10 @@ impl<'py> ToValue<'py> {
         if let Ok(l) = obj.cast_exact::<PyList>() {
             let mut out = Vec::with_capacity(l.len());
             for (i, item) in l.iter().enumerate() {
-                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+                out.push(
+                    self.value(&item, depth + 1)
+                        .map_err(|e| e.under(Seg::Index(i)))?,
+                );
             }
             return Ok(Value::vector(out));
         }
@@ -124,11 +143,15 @@ impl<'py> ToValue<'py> {
     #[inline(never)]
     fn slow(&mut self, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
         if obj.is_instance(&self.kw_type).unwrap_or(false) {
-            let s: String = obj.extract().map_err(|e: PyErr| ConvError::new(e.to_string()))?;
+            let s: String = obj
+                .extract()
+                .map_err(|e: PyErr| ConvError::new(e.to_string()))?;
             return Ok(Value::Keyword(self.intern(&s)));
         }
         if let Ok(s) = obj.cast::<PyString>() {
-            return Ok(Value::Str(Arc::from(s.to_str().map_err(|e| ConvError::new(e.to_string()))?)));
+            return Ok(Value::Str(Arc::from(
+                s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
+            )));
         }
         if obj.is_instance_of::<PyBool>() {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
@@ -145,14 +168,20 @@ impl<'py> ToValue<'py> {
         if let Ok(l) = obj.cast::<PyList>() {
             let mut out = Vec::with_capacity(l.len());
             for (i, item) in l.iter().enumerate() {
-                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+                out.push(
+                    self.value(&item, depth + 1)
+                        .map_err(|e| e.under(Seg::Index(i)))?,
+                );
             }
             return Ok(Value::vector(out));
         }
         if let Ok(t) = obj.cast::<PyTuple>() {
             let mut out = Vec::with_capacity(t.len());
             for (i, item) in t.iter().enumerate() {
-                out.push(self.value(&item, depth + 1).map_err(|e| e.under(Seg::Index(i)))?);
+                out.push(
+                    self.value(&item, depth + 1)
+                        .map_err(|e| e.under(Seg::Index(i)))?,
+                );
             }
             return Ok(Value::vector(out));
         }
@@ -197,7 +226,11 @@ impl<'py> ToValue<'py> {
         if let Ok(s) = k.cast::<PyString>() {
             let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
             let interned = self.intern(text);
-            return Ok(if is_keyword_text(text) { Value::Keyword(interned) } else { Value::Str(interned) });
+            return Ok(if is_keyword_text(text) {
+                Value::Keyword(interned)
+            } else {
+                Value::Str(interned)
+            });
         }
         self.value(k, depth + 1)
     }
@@ -222,7 +255,11 @@ pub struct ToPy<'py> {
 
 impl<'py> ToPy<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
-        Ok(ToPy { py, kw_type: keyword_type(py)?.clone(), keywords: AHashMap::new() })
+        Ok(ToPy {
+            py,
+            kw_type: keyword_type(py)?.clone(),
+            keywords: AHashMap::new(),
+        })
     }
 
     fn keyword(&mut self, k: &Arc<str>) -> PyResult<Bound<'py, PyAny>> {
@@ -254,8 +291,10 @@ impl<'py> ToPy<'py> {
                 Value::Keyword(k) => self.keyword(k)?,
                 Value::Vector(xs) => {
                     if hashable {
-                        let items: Vec<Bound<'py, PyAny>> =
-                            xs.iter().map(|x| self.value(x, true)).collect::<PyResult<_>>()?;
+                        let items: Vec<Bound<'py, PyAny>> = xs
+                            .iter()
+                            .map(|x| self.value(x, true))
+                            .collect::<PyResult<_>>()?;
                         PyTuple::new(py, items)?.into_any()
                     } else {
                         let list = PyList::empty(py);
@@ -269,7 +308,12 @@ impl<'py> ToPy<'py> {
                     if hashable {
                         let items: Vec<Bound<'py, PyAny>> = m
                             .iter()
-                            .map(|(k, v)| Ok(PyTuple::new(py, [self.value(k, true)?, self.value(v, true)?])?.into_any()))
+                            .map(|(k, v)| {
+                                Ok(
+                                    PyTuple::new(py, [self.value(k, true)?, self.value(v, true)?])?
+                                        .into_any(),
+                                )
+                            })
                             .collect::<PyResult<_>>()?;
                         PyTuple::new(py, items)?.into_any()
                     } else {
@@ -281,7 +325,10 @@ impl<'py> ToPy<'py> {
                     }
                 }
                 Value::Set(s) => {
-                    let items: Vec<Bound<'py, PyAny>> = s.iter().map(|x| self.value(x, true)).collect::<PyResult<_>>()?;
+                    let items: Vec<Bound<'py, PyAny>> = s
+                        .iter()
+                        .map(|x| self.value(x, true))
+                        .collect::<PyResult<_>>()?;
                     if hashable {
                         PyFrozenSet::new(py, &items)?.into_any()
                     } else {
@@ -295,7 +342,11 @@ impl<'py> ToPy<'py> {
                 Value::DateTime(ms) => {
                     let dt = DATETIME_TYPE.import(py, "datetime", "datetime")?;
                     let utc = UTC.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-                        Ok(py.import("datetime")?.getattr("timezone")?.getattr("utc")?.unbind())
+                        Ok(py
+                            .import("datetime")?
+                            .getattr("timezone")?
+                            .getattr("utc")?
+                            .unbind())
                     })?;
                     dt.call_method1("fromtimestamp", (*ms as f64 / 1000.0, utc.bind(py)))?
                 }

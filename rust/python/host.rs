@@ -42,14 +42,22 @@ fn named_args(args: &[Value]) -> Option<Vec<(Value, Value)>> {
         [] => Some(Vec::new()),
         [Value::Map(m)] => Some(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
         _ if args.len() % 2 == 0 && args.chunks(2).all(|p| matches!(p[0], Value::Keyword(_))) => {
-            Some(args.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect())
+            Some(
+                args.chunks(2)
+                    .map(|p| (p[0].clone(), p[1].clone()))
+                    .collect(),
+            )
         }
         _ => None,
     }
 }
 
 /// Named-argument values: keyword keys become strings with `-` replaced by `_`, recursively.
-fn named_value<'py>(conv: &mut ToPy<'py>, py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+fn named_value<'py>(
+    conv: &mut ToPy<'py>,
+    py: Python<'py>,
+    v: &Value,
+) -> PyResult<Bound<'py, PyAny>> {
     match v {
         Value::Map(m) => {
             let d = PyDict::new(py);
@@ -71,7 +79,9 @@ fn named_value<'py>(conv: &mut ToPy<'py>, py: Python<'py>, v: &Value) -> PyResul
 
 fn named_key<'py>(conv: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>> {
     match k {
-        Value::Keyword(s) => Ok(pyo3::types::PyString::new(conv.py(), &s.replace('-', "_")).into_any()),
+        Value::Keyword(s) => {
+            Ok(pyo3::types::PyString::new(conv.py(), &s.replace('-', "_")).into_any())
+        }
         other => conv.convert(other),
     }
 }
@@ -101,21 +111,30 @@ impl Host for PyHost {
 
     fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value, ToolFailure> {
         let Some(f) = self.find(name) else {
-            return Err(ToolFailure { message: format!("no tool {name}") });
+            return Err(ToolFailure {
+                message: format!("no tool {name}"),
+            });
         };
         Python::attach(|py| {
-            let fail = |e: PyErr| ToolFailure { message: describe_exception(py, &e) };
+            let fail = |e: PyErr| ToolFailure {
+                message: describe_exception(py, &e),
+            };
             let mut conv = ToPy::new(py).map_err(fail)?;
             let positional = PyList::empty(py);
             for a in args {
-                positional.append(conv.convert(a).map_err(fail)?).map_err(fail)?;
+                positional
+                    .append(conv.convert(a).map_err(fail)?)
+                    .map_err(fail)?;
             }
             let named = match named_args(args) {
                 Some(pairs) => {
                     let d = PyDict::new(py);
                     for (k, v) in &pairs {
-                        d.set_item(named_key(&mut conv, k).map_err(fail)?, named_value(&mut conv, py, v).map_err(fail)?)
-                            .map_err(fail)?;
+                        d.set_item(
+                            named_key(&mut conv, k).map_err(fail)?,
+                            named_value(&mut conv, py, v).map_err(fail)?,
+                        )
+                        .map_err(fail)?;
                     }
                     d.into_any()
                 }
@@ -125,7 +144,12 @@ impl Host for PyHost {
             let mut back = ToValue::new(py).map_err(fail)?;
             back.convert(&result).map_err(|e| {
                 let err = e.into_pyerr("result");
-                ToolFailure { message: format!("returned a value that cannot be used: {}", describe_exception(py, &err)) }
+                ToolFailure {
+                    message: format!(
+                        "returned a value that cannot be used: {}",
+                        describe_exception(py, &err)
+                    ),
+                }
             })
         })
     }

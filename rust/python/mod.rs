@@ -30,7 +30,9 @@ fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> 
         if v.is_none() {
             continue;
         }
-        let n: u64 = v.extract().map_err(|_| PyValueError::new_err(format!("limit {key} must be a non-negative integer")))?;
+        let n: u64 = v.extract().map_err(|_| {
+            PyValueError::new_err(format!("limit {key} must be a non-negative integer"))
+        })?;
         let nz = usize::try_from(n).unwrap_or(usize::MAX);
         match key.as_str() {
             "fuel" => l.fuel = n,
@@ -69,7 +71,11 @@ fn error_tuple<'py>(py: Python<'py>, e: &Error) -> PyResult<Bound<'py, PyTuple>>
 /// The sample shown next to a type label (seed 000): the first element of a vector or set,
 /// the value itself otherwise; none for nil, empty collections and functions.
 fn sample(v: &Value, limit: Option<usize>, plimit: Option<usize>) -> (Option<String>, bool) {
-    let opts = PrintOpts { limit, printable_limit: plimit, hide_private: true };
+    let opts = PrintOpts {
+        limit,
+        printable_limit: plimit,
+        hide_private: true,
+    };
     let target = match v {
         Value::Nil | Value::Func(_) => return (None, false),
         Value::Vector(xs) => match xs.first() {
@@ -87,14 +93,28 @@ fn sample(v: &Value, limit: Option<usize>, plimit: Option<usize>) -> (Option<Str
     (Some(text), truncated)
 }
 
-fn describe_tuple<'py>(py: Python<'py>, v: &Value, limit: Option<usize>, plimit: Option<usize>) -> PyResult<Bound<'py, PyTuple>> {
+fn describe_tuple<'py>(
+    py: Python<'py>,
+    v: &Value,
+    limit: Option<usize>,
+    plimit: Option<usize>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let (s, truncated) = sample(v, limit, plimit);
     (v.type_label(), s, truncated).into_pyobject(py)
 }
 
-fn definition_tuple<'py>(py: Python<'py>, name: &str, v: &Value, doc: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+fn definition_tuple<'py>(
+    py: Python<'py>,
+    name: &str,
+    v: &Value,
+    doc: Option<&str>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let (kind, params, ret) = match v {
-        Value::Func(Func::Closure(c)) => ("function", Some(c.lambda.param_names.clone()), c.return_label()),
+        Value::Func(Func::Closure(c)) => (
+            "function",
+            Some(c.lambda.param_names.clone()),
+            c.return_label(),
+        ),
         Value::Func(_) => ("function", None, None),
         _ => ("value", None, None),
     };
@@ -116,7 +136,11 @@ impl CoreSession {
     }
 }
 
-fn run_result_tuple<'py>(py: Python<'py>, r: &RunResult, ns: &UserNs) -> PyResult<Bound<'py, PyTuple>> {
+fn run_result_tuple<'py>(
+    py: Python<'py>,
+    r: &RunResult,
+    ns: &UserNs,
+) -> PyResult<Bound<'py, PyTuple>> {
     let mut conv = ToPy::new(py)?;
     let outcome = match r.outcome {
         Outcome::Value => "value",
@@ -140,7 +164,16 @@ fn run_result_tuple<'py>(py: Python<'py>, r: &RunResult, ns: &UserNs) -> PyResul
             Some(v) => conv.convert(v)?,
             None => py.None().into_bound(py),
         };
-        calls.append((c.name.as_ref(), args, result, c.error.clone(), c.duration.as_secs_f64() * 1000.0).into_pyobject(py)?)?;
+        calls.append(
+            (
+                c.name.as_ref(),
+                args,
+                result,
+                c.error.clone(),
+                c.duration.as_secs_f64() * 1000.0,
+            )
+                .into_pyobject(py)?,
+        )?;
     }
     let defined = PyList::empty(py);
     for name in &r.defined {
@@ -148,26 +181,51 @@ fn run_result_tuple<'py>(py: Python<'py>, r: &RunResult, ns: &UserNs) -> PyResul
             defined.append(definition_tuple(py, name, &d.value, d.doc.as_deref())?)?;
         }
     }
-    (outcome, value, error, prints, calls, defined, r.duration.as_secs_f64() * 1000.0, r.steps).into_pyobject(py)
+    (
+        outcome,
+        value,
+        error,
+        prints,
+        calls,
+        defined,
+        r.duration.as_secs_f64() * 1000.0,
+        r.steps,
+    )
+        .into_pyobject(py)
 }
 
 #[pymethods]
 impl CoreSession {
     #[new]
     #[pyo3(signature = (data=None, tools=None, limits=None))]
-    fn new(py: Python<'_>, data: Option<&Bound<'_, PyAny>>, tools: Option<&Bound<'_, PyDict>>, limits: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        tools: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let data_value = match data {
             None => Value::empty_map(),
             Some(d) if d.is_none() => Value::empty_map(),
             Some(d) => {
-                let dict = d.cast::<PyDict>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("data must be a dict of name -> value"))?;
+                let dict = d.cast::<PyDict>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err("data must be a dict of name -> value")
+                })?;
                 let mut conv = ToValue::new(py)?;
                 // Data keys are names (data/name), so they are always looked up as keywords.
                 let mut m = crate::value::ValueMap::default();
                 for (k, v) in dict.iter() {
-                    let key: String = k.extract().map_err(|_| pyo3::exceptions::PyTypeError::new_err("data keys must be strings"))?;
-                    let val = conv.convert(&v).map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
-                    let kv = if crate::value::is_keyword_text(&key) { Value::Keyword(Arc::from(key.as_str())) } else { Value::Str(Arc::from(key.as_str())) };
+                    let key: String = k.extract().map_err(|_| {
+                        pyo3::exceptions::PyTypeError::new_err("data keys must be strings")
+                    })?;
+                    let val = conv
+                        .convert(&v)
+                        .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
+                    let kv = if crate::value::is_keyword_text(&key) {
+                        Value::Keyword(Arc::from(key.as_str()))
+                    } else {
+                        Value::Str(Arc::from(key.as_str()))
+                    };
                     m.insert(kv, val);
                 }
                 Value::map(m)
@@ -183,7 +241,12 @@ impl CoreSession {
 
     /// Runs a program; returns a raw result tuple that `ptc.Result` wraps.
     #[pyo3(signature = (source, limits=None))]
-    fn run<'py>(&self, py: Python<'py>, source: &str, limits: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyTuple>> {
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        limits: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let limits = limits_from(self.limits, limits)?;
         let snapshot = self.lock().clone();
         let host = self.host.clone();
@@ -229,7 +292,13 @@ impl CoreSession {
     }
 
     #[pyo3(signature = (name, limit=Some(3), printable_limit=Some(80)))]
-    fn describe<'py>(&self, py: Python<'py>, name: &str, limit: Option<usize>, printable_limit: Option<usize>) -> PyResult<Bound<'py, PyTuple>> {
+    fn describe<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let v = self.lock().user.get(name).map(|d| d.value.clone());
         match v {
             Some(v) => describe_tuple(py, &v, limit, printable_limit),
@@ -238,7 +307,13 @@ impl CoreSession {
     }
 
     #[pyo3(signature = (key, limit=Some(3), printable_limit=Some(80)))]
-    fn describe_data<'py>(&self, py: Python<'py>, key: &str, limit: Option<usize>, printable_limit: Option<usize>) -> PyResult<Bound<'py, PyTuple>> {
+    fn describe_data<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let data = self.lock().data.clone();
         let v = match &data {
             Value::Map(m) => crate::value::flex_get(m, &Value::Keyword(Arc::from(key))).cloned(),
@@ -272,10 +347,22 @@ impl CoreSession {
 /// printing Python objects in place (O(output), the list is never walked past `limit`).
 #[pyfunction]
 #[pyo3(signature = (value, limit=None, printable_limit=None, hide_private=false))]
-fn to_clojure(value: &Bound<'_, PyAny>, limit: Option<usize>, printable_limit: Option<usize>, hide_private: bool) -> PyResult<(String, bool)> {
+fn to_clojure(
+    value: &Bound<'_, PyAny>,
+    limit: Option<usize>,
+    printable_limit: Option<usize>,
+    hide_private: bool,
+) -> PyResult<(String, bool)> {
     let kw = convert::keyword_type(value.py())?.clone();
     let node = printable::PyNode::new(value.clone(), kw);
-    Ok(print(&node, PrintOpts { limit, printable_limit, hide_private }))
+    Ok(print(
+        &node,
+        PrintOpts {
+            limit,
+            printable_limit,
+            hide_private,
+        },
+    ))
 }
 
 #[pyfunction]
@@ -287,9 +374,29 @@ fn type_label(value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// Evaluates a program with no session state; returns the raw result tuple.
 #[pyfunction]
 #[pyo3(signature = (source, data=None, tools=None, limits=None))]
-fn run_once<'py>(py: Python<'py>, source: &str, data: Option<&Bound<'py, PyAny>>, tools: Option<&Bound<'py, PyDict>>, limits: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyTuple>> {
+fn run_once<'py>(
+    py: Python<'py>,
+    source: &str,
+    data: Option<&Bound<'py, PyAny>>,
+    tools: Option<&Bound<'py, PyDict>>,
+    limits: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let s = CoreSession::new(py, data, tools, limits)?;
     s.run(py, source, None)
+}
+
+/// Exact token count of `text` in an OpenAI encoding ("cl100k_base", "o200k_base").
+#[pyfunction]
+fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
+    if !crate::tokens::ENCODINGS.contains(&encoding) {
+        return Err(PyValueError::new_err(format!(
+            "unknown encoding {encoding:?}; exact counts exist for {}",
+            crate::tokens::ENCODINGS.join(", ")
+        )));
+    }
+    let text = text.to_string();
+    let enc = encoding.to_string();
+    Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
 }
 
 /// Names of every builtin function and constant, in table order.
@@ -308,7 +415,8 @@ fn special_forms() -> Vec<&'static str> {
 #[pyfunction]
 fn _panic_for_tests<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
     let state = SessionState::new(Value::empty_map());
-    let (r, ns) = py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
+    let (r, ns) =
+        py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
     run_result_tuple(py, &r, &ns.unwrap_or_default())
 }
 
@@ -320,6 +428,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(type_label, m)?)?;
     m.add_function(wrap_pyfunction!(run_once, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_names, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     let defaults = Limits::default();

@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
+};
 
 use crate::format::{key_shape, Printable, Shape};
 
@@ -17,11 +19,19 @@ pub struct PyNode<'py> {
 
 impl<'py> PyNode<'py> {
     pub fn new(obj: Bound<'py, PyAny>, kw: Bound<'py, PyType>) -> Self {
-        PyNode { obj, kw, is_key: false }
+        PyNode {
+            obj,
+            kw,
+            is_key: false,
+        }
     }
 
     fn child(&self, obj: Bound<'py, PyAny>, is_key: bool) -> Self {
-        PyNode { obj, kw: self.kw.clone(), is_key }
+        PyNode {
+            obj,
+            kw: self.kw.clone(),
+            is_key,
+        }
     }
 
     pub fn type_label(&self) -> String {
@@ -39,7 +49,11 @@ impl<'py> PyNode<'py> {
                 if self.obj.is_callable() {
                     "#fn[...]".into()
                 } else {
-                    self.obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+                    self.obj
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_else(|_| "object".into())
                 }
             }
         }
@@ -95,26 +109,43 @@ impl<'py> Printable for PyNode<'py> {
         if o.is_callable() {
             return Shape::Raw(Cow::Borrowed("#<fn>"));
         }
-        Shape::Raw(Cow::Owned(o.repr().map(|r| r.to_string()).unwrap_or_else(|_| "#<object>".into())))
+        Shape::Raw(Cow::Owned(
+            o.repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "#<object>".into()),
+        ))
     }
 
     fn seq_items(&self, n: usize) -> Vec<Self> {
         let o = &self.obj;
         if let Ok(l) = o.cast::<PyList>() {
-            return (0..n.min(l.len())).filter_map(|i| l.get_item(i).ok()).map(|x| self.child(x, false)).collect();
+            return (0..n.min(l.len()))
+                .filter_map(|i| l.get_item(i).ok())
+                .map(|x| self.child(x, false))
+                .collect();
         }
         if let Ok(t) = o.cast::<PyTuple>() {
-            return (0..n.min(t.len())).filter_map(|i| t.get_item(i).ok()).map(|x| self.child(x, false)).collect();
+            return (0..n.min(t.len()))
+                .filter_map(|i| t.get_item(i).ok())
+                .map(|x| self.child(x, false))
+                .collect();
         }
         match o.try_iter() {
-            Ok(it) => it.take(n).filter_map(Result::ok).map(|x| self.child(x, false)).collect(),
+            Ok(it) => it
+                .take(n)
+                .filter_map(Result::ok)
+                .map(|x| self.child(x, false))
+                .collect(),
             Err(_) => Vec::new(),
         }
     }
 
     fn map_entries(&self) -> Box<dyn Iterator<Item = (Self, Self)> + '_> {
         match self.obj.cast::<PyDict>() {
-            Ok(d) => Box::new(d.iter().map(move |(k, v)| (self.child(k, true), self.child(v, false)))),
+            Ok(d) => Box::new(
+                d.iter()
+                    .map(move |(k, v)| (self.child(k, true), self.child(v, false))),
+            ),
             Err(_) => Box::new(std::iter::empty()),
         }
     }

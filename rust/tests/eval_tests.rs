@@ -14,8 +14,14 @@ fn arithmetic_and_literals() {
 #[test]
 fn let_loop_recur_moves() {
     assert_eq!(ev("(let [x 1 y (+ x 1)] (* x y))"), "2");
-    assert_eq!(ev("(loop [k 3 out []] (if (= k 0) out (recur (dec k) (conj out (* k k)))))").len() > 0, true);
-    assert_eq!(ev("(loop [i 0 out []] (if (< i 5) (recur (inc i) (conj out i)) out))"), "[0 1 2 3 4]");
+    assert_eq!(
+        ev("(loop [k 3 out []] (if (= k 0) out (recur (dec k) (conj out (* k k)))))"),
+        "[9 4 1]"
+    );
+    assert_eq!(
+        ev("(loop [i 0 out []] (if (< i 5) (recur (inc i) (conj out i)) out))"),
+        "[0 1 2 3 4]"
+    );
 }
 
 #[test]
@@ -33,6 +39,172 @@ fn functions_and_closures() {
 fn destructuring() {
     assert_eq!(ev("(let [[lat lon] [59.33 18.06]] lon)"), "18.06");
     assert_eq!(ev("(let [[h & t] [5 6 7]] t)"), "[6 7]");
-    assert_eq!(ev("(let [{:keys [sku qty] :or {qty 1}} {:sku \"B-7\"}] qty)"), "1");
-    assert_eq!(ev("(let [{hue :name} {\"name\" \"teal\"}] hue)"), "\"teal\"");
+    assert_eq!(
+        ev("(let [{:keys [sku qty] :or {qty 1}} {:sku \"B-7\"}] qty)"),
+        "1"
+    );
+    assert_eq!(
+        ev("(let [{hue :name} {\"name\" \"teal\"}] hue)"),
+        "\"teal\""
+    );
+}
+
+#[test]
+fn value_and_result_sizes_stay_small() {
+    assert_eq!(std::mem::size_of::<_core::Value>(), 24);
+    assert!(std::mem::size_of::<_core::eval::EvalResult>() <= 24);
+}
+
+#[test]
+fn analysis_errors_name_the_form() {
+    use _core::ErrorKind;
+    for (src, kind, needle) in [
+        ("(if)", ErrorKind::Analysis, "if takes a test"),
+        ("(let [a] a)", ErrorKind::Analysis, "even number of forms"),
+        ("(let [a 1])", ErrorKind::Analysis, "needs a body"),
+        (
+            "(cond 1)",
+            ErrorKind::Analysis,
+            "cond needs test/result pairs",
+        ),
+        ("()", ErrorKind::Analysis, "() is not a valid expression"),
+        (
+            "(loop [i 0] (+ 1 (recur i)))",
+            ErrorKind::Analysis,
+            "tail position",
+        ),
+        ("(recur 1)", ErrorKind::Analysis, "tail position"),
+        (
+            "(loop [i 0] (recur))",
+            ErrorKind::Arity,
+            "recur expects 1 argument",
+        ),
+        (
+            "(defn f ([a] a) ([a b] b))",
+            ErrorKind::Analysis,
+            "multi-arity",
+        ),
+        ("(fn self [x] x)", ErrorKind::Analysis, "named fn"),
+        (
+            "(def count 1)",
+            ErrorKind::CannotShadowBuiltin,
+            "cannot define count",
+        ),
+        ("(def x)", ErrorKind::Analysis, "missing its value"),
+        (
+            "(for [x [1]] x)",
+            ErrorKind::Analysis,
+            "for is not supported",
+        ),
+        ("(< 1 2 3)", ErrorKind::Analysis, "exactly 2 arguments"),
+        ("(map and [1])", ErrorKind::Analysis, "special form"),
+        (
+            "(http/get 1)",
+            ErrorKind::Analysis,
+            "unknown namespace http/",
+        ),
+        (
+            "(str/escape 1)",
+            ErrorKind::Analysis,
+            "escape is not available",
+        ),
+        ("#(#(%))", ErrorKind::Analysis, "nested #( )"),
+        ("(+ % 1)", ErrorKind::Analysis, "only meaningful inside #("),
+        ("(let [{:as x} {}] x)", ErrorKind::Analysis, "needs :keys"),
+        ("(if-let [[a] [1]] a)", ErrorKind::Analysis, "plain name"),
+        (
+            "(doseq [x [1] :when true] x)",
+            ErrorKind::Analysis,
+            "modifiers",
+        ),
+        ("(where :f 3)", ErrorKind::Analysis, "missing its operator"),
+        (
+            "(undefined-fn 1)",
+            ErrorKind::UndefinedVariable,
+            "undefined-fn is not defined",
+        ),
+        (
+            "(filtr odd? [1])",
+            ErrorKind::UndefinedVariable,
+            "filtr is not defined",
+        ),
+        (
+            "(7 1)",
+            ErrorKind::NotCallable,
+            "integer 7 is not a function",
+        ),
+        ("(:k [1 2])", ErrorKind::Type, "expects a map"),
+        (
+            "((fn [a b] a) 1)",
+            ErrorKind::Arity,
+            "fn expects 2 argument(s), got 1",
+        ),
+        (
+            "(count 1 2)",
+            ErrorKind::Arity,
+            "count expects 1 argument(s), got 2",
+        ),
+        (
+            "(+ 1 \"2\")",
+            ErrorKind::Type,
+            "expected a number, got string \"2\"",
+        ),
+        (
+            "(* 9223372036854775807 2)",
+            ErrorKind::Arithmetic,
+            "integer overflow",
+        ),
+        (
+            "(let [[a] 5] a)",
+            ErrorKind::Destructure,
+            "cannot destructure integer 5",
+        ),
+    ] {
+        let e = err(src);
+        assert_eq!(e.kind, kind, "{src}: {}", e.message);
+        assert!(e.message.contains(needle), "{src}: {}", e.message);
+    }
+    assert_eq!(
+        err("(filtr odd? [1])").hint.as_deref(),
+        Some("Did you mean: filter")
+    );
+    assert_eq!(
+        err("(let [total-count 1] total_count)").hint.as_deref(),
+        Some("names use hyphens: did you mean total-count?")
+    );
+    let e = err("(do\n  (+ 1 :a))");
+    assert_eq!(e.pos.map(|p| (p.line, p.col)), Some((2, 3)));
+}
+
+#[test]
+fn special_forms_semantics() {
+    assert_eq!(ev("(if-not false 1 2)"), "1");
+    assert_eq!(ev("(when-not false 1 2)"), "2");
+    assert_eq!(ev("(cond false 1 nil 2 :else 3)"), "3");
+    assert_eq!(ev("(cond false 1)"), "nil");
+    assert_eq!(ev("(and)"), "true");
+    assert_eq!(ev("(or)"), "nil");
+    assert_eq!(ev("(and 1 nil 2)"), "nil");
+    assert_eq!(ev("(or nil false 3)"), "3");
+    assert_eq!(ev("(do)"), "nil");
+    assert_eq!(ev("(if-let [x 0] x :no)"), "0");
+    assert_eq!(ev("(when-let [x nil] 1)"), "nil");
+    assert_eq!(ev("(-> 5 (- 2))"), "3");
+    assert_eq!(ev("(->> 5 (- 2))"), "-3");
+    assert_eq!(ev("(->> [1 2] (map #(* % 10)))"), "[10 20]");
+    assert_eq!(ev("(#(42))"), "42");
+    assert_eq!(ev("(#([% %]) 1)"), "[1 1]");
+    assert_eq!(ev("(#(str %3) 1 2 3)"), "\"3\"");
+    assert_eq!(
+        ev("(defn f [n] (if (= n 0) :done (recur (dec n)))) (f 5)"),
+        ":done"
+    );
+    assert_eq!(
+        ev("(defn g [a & r] (if (empty? r) a (recur (+ a (first r)) (rest r)))) (g 1 2 3)"),
+        "6"
+    );
+    assert_eq!(ev("(def x 1) (def x 2) x"), "2");
+    assert_eq!(ev("(doseq [x [1 2]] (def last-x x)) last-x"), "2");
+    assert_eq!(ev("((where :age > 18) {:age 20})"), "true");
+    assert_eq!(ev("((where [:a :b] = :x) {:a {\"b\" \"x\"}})"), "true");
 }

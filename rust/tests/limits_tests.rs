@@ -1,1 +1,224 @@
-use crate::common::*;
+use _core::error::{ErrorKind, LimitName};
+use _core::eval::{Host, ToolFailure};
+use _core::session::{run_source, Outcome, SessionState};
+use _core::value::Value;
+use _core::{Limits, NoTools};
+
+fn run_limited(src: &str, limits: Limits) -> _core::RunResult {
+    let state = SessionState::new(Value::empty_map());
+    run_source(src, &state, &NoTools, &limits).0
+}
+
+fn limit_err(src: &str, limits: Limits) -> _core::Error {
+    let r = run_limited(src, limits);
+    r.error
+        .unwrap_or_else(|| panic!("{src} should hit a limit, got {:?}", r.value))
+}
+
+const SPIN: &str = "(loop [i 0] (recur (inc i)))";
+
+#[test]
+fn fuel() {
+    let e = limit_err(
+        SPIN,
+        Limits {
+            fuel: 10_000,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::Execution, Some(LimitName::Fuel))
+    );
+    assert_eq!(e.message, "evaluation step limit (fuel) of 10000 exceeded");
+}
+
+#[test]
+fn loop_limit() {
+    let e = limit_err(SPIN, Limits::default());
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::LoopLimitExceeded, Some(LimitName::Loop))
+    );
+    assert_eq!(e.message, "loop iteration limit of 1000000 exceeded");
+    let e = limit_err(
+        "(doseq [x (range 100)] x)",
+        Limits {
+            loop_limit: 10,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(e.kind, ErrorKind::LoopLimitExceeded);
+}
+
+#[test]
+fn timeout() {
+    let limits = Limits {
+        timeout_ms: 30,
+        fuel: u64::MAX,
+        loop_limit: u64::MAX,
+        ..Limits::default()
+    };
+    let t = std::time::Instant::now();
+    let e = limit_err(SPIN, limits);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::Timeout, Some(LimitName::Timeout))
+    );
+    assert_eq!(e.message, "execution exceeded 30ms limit");
+    assert!(t.elapsed().as_millis() < 1000);
+}
+
+#[test]
+fn call_depth_is_a_limit_not_a_stack_overflow() {
+    let e = limit_err("(defn f [n] (+ 1 (f n))) (f 1)", Limits::default());
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::Execution, Some(LimitName::Depth))
+    );
+    // with a high limit, deep (non-tail) recursion runs: the native stack grows on demand
+    let r = run_limited(
+        "(defn down [n] (if (= n 0) 0 (+ 1 (down (- n 1))))) (down 20000)",
+        Limits {
+            max_depth: 50_000,
+            ..Limits::default()
+        },
+    );
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(format!("{:?}", r.value), "20000");
+}
+
+#[test]
+fn collection_and_string_size() {
+    let small = Limits {
+        max_collection_size: 1000,
+        max_string_size: 1000,
+        ..Limits::default()
+    };
+    let e = limit_err("(range 1001)", small);
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::MemoryExceeded, Some(LimitName::CollectionSize))
+    );
+    let e = limit_err("(loop [v [] i 0] (recur (conj v i) (inc i)))", small);
+    assert_eq!(e.limit, Some(LimitName::CollectionSize));
+    let e = limit_err(
+        "(loop [s \"\" i 0] (recur (str s \"abcdefghij\") (inc i)))",
+        small,
+    );
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::MemoryExceeded, Some(LimitName::StringSize))
+    );
+    // (range) over a huge span is refused before allocating
+    let e = limit_err("(range 1000000000000)", Limits::default());
+    assert_eq!(e.limit, Some(LimitName::CollectionSize));
+}
+
+#[test]
+fn println_output() {
+    let e = limit_err(
+        "(doseq [i (range 1000)] (println \"line\" i))",
+        Limits {
+            max_output: 100,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::Execution, Some(LimitName::Output))
+    );
+}
+
+#[test]
+fn symbols_and_nesting() {
+    let src: String = (0..200).map(|i| format!("(def v{i} {i})")).collect();
+    let e = limit_err(
+        &src,
+        Limits {
+            max_symbols: 100,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(e.kind, ErrorKind::SymbolLimitExceeded);
+    let e = limit_err(&"(".repeat(100_000), Limits::default());
+    assert_eq!(e.kind, ErrorKind::Parse);
+    let e = limit_err(
+        &format!("{}1{}", "[".repeat(50), "]".repeat(50)),
+        Limits {
+            max_nesting: 10,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(e.kind, ErrorKind::Parse);
+}
+
+#[test]
+fn deep_values_do_not_overflow() {
+    // a million-deep vector is built, compared, printed truncated and dropped
+    let r = run_limited(
+        "(def deep (loop [i 0 v []] (if (< i 1000000) (recur (inc i) [v]) v))) (= deep deep) (count deep)",
+        Limits::default(),
+    );
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let r = run_limited(
+        "(let [a (loop [i 0 v []] (if (< i 200000) (recur (inc i) [v]) v)) b (loop [i 0 v []] (if (< i 200000) (recur (inc i) [v]) v))] (= a b))",
+        Limits::default(),
+    );
+    assert_eq!(format!("{:?}", r.value), "true");
+}
+
+struct PanicHost;
+impl Host for PanicHost {
+    fn has_tool(&self, _: &str) -> bool {
+        true
+    }
+    fn tool_names(&self) -> Vec<String> {
+        vec!["boom".into()]
+    }
+    fn call_tool(&self, _: &str, _: &[Value]) -> Result<Value, ToolFailure> {
+        panic!("boom")
+    }
+}
+
+#[test]
+fn panics_become_internal_errors() {
+    let state = SessionState::new(Value::empty_map());
+    let (r, ns) = run_source(
+        "(def a 1) (tool/boom)",
+        &state,
+        &PanicHost,
+        &Limits::default(),
+    );
+    assert_eq!(r.outcome, Outcome::Error);
+    let e = r.error.expect("error");
+    assert_eq!(e.kind, ErrorKind::Internal);
+    assert_eq!(e.message, "internal error: boom");
+    assert!(ns.is_none());
+}
+
+#[test]
+fn failed_runs_discard_definitions() {
+    let mut state = SessionState::new(Value::empty_map());
+    let (r, ns) = run_source(
+        "(def a 1) (defn f [] 2)",
+        &state,
+        &NoTools,
+        &Limits::default(),
+    );
+    _core::session::commit(&mut state, &r, ns);
+    assert_eq!(state.user.len(), 2);
+    let (r, ns) = run_source(
+        "(def a 5) (def b 2) (undefined-fn)",
+        &state,
+        &NoTools,
+        &Limits::default(),
+    );
+    assert_eq!(r.outcome, Outcome::Error);
+    _core::session::commit(&mut state, &r, ns);
+    assert_eq!(
+        state.user.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+        vec!["a", "f"]
+    );
+    assert_eq!(format!("{:?}", state.user["a"].value), "1");
+}

@@ -1,9 +1,9 @@
 """Tokens sent over a 6-turn scripted scenario, with and without compression (docs/COMPRESSION.md).
 
-Run ``python tests/agent/test_measure.py`` to print the table. No tokenizer with offline tables is
-available to the package, so tokens are estimated as ceil(characters / 4) per message plus 4 per
-message for the chat framing (the usual rule of thumb for English and code with cl100k/o200k-style
-tokenizers; good to about 15%).
+Run ``python tests/agent/test_measure.py`` to print the table. Tokens are counted with
+``ptc.history.tokens.count_tokens``: exact when the core provides a tokenizer, otherwise
+estimated as ceil(UTF-8 bytes / 4) per message plus 4 per message for the chat framing (the
+usual rule of thumb for English and code with cl100k/o200k-style tokenizers; good to about 15%).
 """
 
 from __future__ import annotations
@@ -114,7 +114,11 @@ def scenario():
 
 
 def estimate_tokens(messages) -> int:
-    return sum(math.ceil(len(m["content"]) / 4) + 4 for m in messages)
+    try:  # the package's counter: exact once the core counts tokens, else the same estimate
+        from ptc.history.tokens import count_tokens
+    except ImportError:
+        return sum(math.ceil(len(m["content"].encode()) / 4) + 4 for m in messages)
+    return count_tokens(messages)
 
 
 def repeating(turns):

@@ -124,8 +124,7 @@ def test_seed_example_uncompressed_api003():
     assert second[1]["content"] == f"{HEAD}\n\nTurns left: 5"
     assert second[2]["content"] == f"```clojure\n{SEED_PROGRAM}\n```"
     assert second[3]["content"] == (
-        f";; Output:\nReviews: {REVIEWS}\nInventory: {INVENTORY}\n;; Result: #'inventory\n\n"
-        "Turns left: 4"
+        f";; Output:\nReviews: {REVIEWS}\nInventory: {INVENTORY}\n;; Result: nil\n\nTurns left: 4"
     )
 
 
@@ -138,7 +137,7 @@ def test_exploration_turn_shows_samples_sam001_trn002_trn005():
     text = llm.calls[1][1]["content"]
     reviews_sample = ptc.to_clojure(REVIEWS, 3, 80)[0]
     inventory_sample = ptc.to_clojure(INVENTORY, 3, 80)[0]
-    assert reviews_sample.endswith('..."') and len(reviews_sample) == 80 + 5
+    assert reviews_sample == '"' + REVIEWS[:80].replace("\n", "\\n") + '..."'
     assert (
         ";; === user/ (your prelude) ===\n"
         'electronics                     ; = list[4], sample: {:name "Laptop", :price 1200, ...}\n'

@@ -10,7 +10,7 @@ from pathlib import Path
 PKG_DIR = Path(__file__).resolve().parents[2] / "python" / "ptc"
 
 try:
-    import ptc  # noqa: F401
+    import ptc
 except Exception:
     for name in [n for n in sys.modules if n == "ptc" or n.startswith("ptc.")]:
         del sys.modules[name]

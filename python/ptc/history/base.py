@@ -211,6 +211,9 @@ def wrap_snapshot(body: str) -> str:
     return f"{SNAPSHOT_OPEN}\n{body.strip()}\n{SNAPSHOT_CLOSE}"
 
 
+_TRANSCRIPT_HEAD = re.compile(r"^(system:|user:|assistant:|tool result \[|-> call |\[\w+)")
+
+
 @dataclass(frozen=True, slots=True)
 class DeterministicSummarizer:
     """A summarizer without a model, for tests and offline use.
@@ -240,11 +243,16 @@ class DeterministicSummarizer:
                 label = f"{m.role}" + (f" called {calls}" if calls else "")
                 out.append(f"- {label}: {cut_middle(first, self.line_chars)}".rstrip(": "))
             return out
-        return [
-            f"- {cut_middle(line.strip(), self.line_chars)}"
-            for line in req.content.splitlines()
-            if line.strip()
-        ]
+        lines = [ln.strip() for ln in req.content.splitlines() if ln.strip()]
+        # transcripts: keep one line per message or call, not the bodies of tool outputs
+        heads = [ln for ln in lines if _TRANSCRIPT_HEAD.match(ln)]
+        out = []
+        for ln in heads or lines:
+            while ln.startswith("- "):
+                ln = ln[2:]
+            if ln not in (SNAPSHOT_OPEN, SNAPSHOT_CLOSE) and ln.strip("- "):
+                out.append(f"- {cut_middle(ln, self.line_chars)}")
+        return out
 
     def __call__(self, req: SummaryRequest) -> str:
         limit = self._limit(req)
@@ -260,7 +268,8 @@ class DeterministicSummarizer:
                 bodies.extend(snapshot_bodies(req.previous_summary) or [req.previous_summary])
             bodies.extend(snapshot_bodies(req.content) or [req.content])
             merged = "\n".join(b.strip() for b in bodies if b.strip())
-            return wrap_snapshot(cut_middle(merged, max(limit - 40, 40)))
+            lines = [ln.strip() for ln in merged.splitlines() if ln.strip("- ").strip()]
+            return wrap_snapshot(cut_middle("\n".join(lines), max(limit - 40, 40)))
         body = "\n".join(self._lines(req))
         return wrap_snapshot(cut_middle(body, max(limit - 40, 40)))
 

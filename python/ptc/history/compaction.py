@@ -27,7 +27,7 @@ from .base import (
     prepare,
 )
 from .messages import Message, TextPart
-from .repair import SystemPolicy, UnansweredPolicy
+from .repair import SystemPolicy, UnansweredPolicy, ensure_alternating_roles
 from .text import (
     TRUNCATION_MARKER,
     fallback_summary,
@@ -306,7 +306,9 @@ class TokenCompaction:
             if hint not in summary:
                 summary = f"{summary}\n\n{hint}"
         summary_msg = Message("user", (TextPart(SUMMARY_PREFIX + summary),))
-        output = [*system, *kept, summary_msg]
+        # one user message (recent user texts, then the summary): no consecutive user turns
+        merged_users, _ = ensure_alternating_roles([*kept, summary_msg])
+        output = [*system, *merged_users]
         result = finish(
             self.name,
             before=msgs,

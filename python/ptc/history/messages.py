@@ -17,6 +17,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 Shape = Literal["openai", "anthropic"]
 ContentStyle = Literal["str", "parts", "none"]
 
+
 class FrozenMap(Mapping[str, Any]):
     """A read-only mapping usable as a dataclass default (``MappingProxyType`` is not)."""
 
@@ -52,6 +53,8 @@ META_KEYS = ("source", "sender_id", "reasoning", "created_at")
 
 _OPENAI_KNOWN = frozenset(("role", "content", "tool_calls", "tool_call_id", *META_KEYS))
 _ANTHROPIC_KNOWN = frozenset(("role", "content", *META_KEYS))
+_CALL_KEYS = frozenset(("id", "type", "function"))
+_FN_KEYS = frozenset(("name", "arguments"))
 
 
 def _freeze(d: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -288,6 +291,8 @@ def _parse_block(block: Any) -> Part:
 def _parse_content(content: Any) -> tuple[tuple[Part, ...], ContentStyle]:
     if content is None:
         return (), "none"
+    if type(content) is str:
+        return (TextPart(content),), "str"
     if isinstance(content, str):
         return (TextPart(content),), "str"
     if isinstance(content, list | tuple):
@@ -298,8 +303,15 @@ def _parse_content(content: Any) -> tuple[tuple[Part, ...], ContentStyle]:
 def _parse_openai_call(tc: Mapping[str, Any]) -> ToolCall:
     fn = tc.get("function") or {}
     args = fn.get("arguments", "{}")
-    if not isinstance(args, str):
+    if type(args) is not str:
         args = json.dumps(args, ensure_ascii=False)
+    if (
+        type(tc) is dict
+        and tc.keys() <= _CALL_KEYS
+        and fn.keys() <= _FN_KEYS
+        and tc.get("type", "function") == "function"
+    ):
+        return ToolCall(str(tc.get("id") or ""), str(fn.get("name") or ""), args)
     extra = {k: v for k, v in tc.items() if k not in ("id", "function", "type")}
     if tc.get("type", "function") != "function":
         extra["type"] = tc.get("type")
@@ -309,11 +321,16 @@ def _parse_openai_call(tc: Mapping[str, Any]) -> ToolCall:
     return ToolCall(str(tc.get("id") or ""), str(fn.get("name") or ""), args, _freeze(extra))
 
 
+def _is_mapping(x: Any) -> bool:
+    # exact-type check first: isinstance() against the Mapping ABC is slow on hot paths
+    return type(x) is dict or isinstance(x, Mapping)
+
+
 def _is_anthropic_dict(d: Mapping[str, Any]) -> bool:
     content = d.get("content")
-    if isinstance(content, list):
+    if type(content) is list:
         for b in content:
-            if isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "image"):
+            if _is_mapping(b) and b.get("type") in ("tool_use", "tool_result", "image"):
                 return True
     return False
 
@@ -330,10 +347,8 @@ def _from_openai_dict(d: Mapping[str, Any]) -> Message:
     if raw_calls:
         calls = tuple(_parse_openai_call(tc) for tc in raw_calls)
     extra = EMPTY
-    for k in d:
-        if k not in _OPENAI_KNOWN:
-            extra = _freeze({k: v for k, v in d.items() if k not in _OPENAI_KNOWN})
-            break
+    if not d.keys() <= _OPENAI_KNOWN:
+        extra = _freeze({k: v for k, v in d.items() if k not in _OPENAI_KNOWN})
     if d.get("role") == "developer":
         extra = _freeze({**extra, "role": "developer"})
     tcid = d.get("tool_call_id")
@@ -443,7 +458,7 @@ def from_anthropic(
 ) -> list[Message]:
     """Parse Anthropic messages; ``system`` (string or text blocks) becomes a system message."""
     out: list[Message] = []
-    if system:
+    if system is not None and not (isinstance(system, list | tuple) and not system):
         parts, style = _parse_content(system)
         out.append(Message("system", parts, origin="anthropic", content_style=style))
     for d in messages:
@@ -463,7 +478,7 @@ def to_messages(history: Iterable[Message | Mapping[str, Any]]) -> list[Message]
     for m in items:
         if type(m) is Message:
             out.append(m)
-        elif isinstance(m, Mapping):
+        elif _is_mapping(m):
             if anthropic and m.get("role") in ("user", "assistant"):
                 out.extend(_from_anthropic_dict(m))
             else:
@@ -479,7 +494,7 @@ def detect_shape(history: Iterable[Message | Mapping[str, Any]]) -> Shape:
         if type(m) is Message:
             if m.origin == "anthropic":
                 return "anthropic"
-        elif isinstance(m, Mapping) and _is_anthropic_dict(m):
+        elif _is_mapping(m) and _is_anthropic_dict(m):
             return "anthropic"
     return "openai"
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .base import (
+    SNAPSHOT_CLOSE,
     SNAPSHOT_OPEN,
     DeterministicSummarizer,
     HistoryInput,
@@ -372,9 +373,13 @@ class SafeSplitSummarization:
             return truncate_to_tokens(text, target, counter)
         chunk_kind: SummaryKind = "chunk" if kind in ("chunk", "consolidate") else kind
         if counter.count_text(text) <= self._chunk:
-            (answer,) = yield [SummaryRequest(kind, text, previous, max_tokens=target)]
+            req = SummaryRequest(kind, text, previous, max_tokens=target)
+            (answer,) = yield [req]
             if isinstance(answer, BaseException) or is_unusable_summary(answer):
-                return None
+                if kind == "message":
+                    return None  # the caller marks the message as truncated instead
+                tally.fallbacks += 1
+                return truncate_to_tokens(DEFAULT_SUMMARIZER(req), target, counter)
             tally.summaries += 1
             out = str(answer).strip()
         else:
@@ -491,8 +496,11 @@ class SafeSplitSummarization:
                     SummaryRequest("consolidate", combined, previous, max_tokens=target)
                 )
             combined = merged
-        bodies = snapshot_bodies(combined)
-        body = "\n".join(bodies) if bodies else combined
+        # exactly one snapshot block, even if a summarizer or a truncation broke the tags
+        if combined.count(SNAPSHOT_OPEN) == 1 and combined.count(SNAPSHOT_CLOSE) == 1:
+            body = "\n".join(snapshot_bodies(combined)) or combined
+        else:
+            body = combined.replace(SNAPSHOT_OPEN, "").replace(SNAPSHOT_CLOSE, "")
         return wrap_snapshot(body)
 
     def _plan(self, history: HistoryInput, usage_in: Any) -> Plan[HistoryResult]:

@@ -105,7 +105,8 @@ class HistoryStore:
     """Append-only message log with full-text search, created on first use at ``path``."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
-        self.path = os.fspath(path)
+        path = os.fspath(path)
+        self.path = path if path == ":memory:" else os.path.expanduser(path)
         self.timeout = timeout
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -189,8 +190,9 @@ class HistoryStore:
             raw = json.dumps(
                 message_to_openai(m, include_meta=True), ensure_ascii=False, default=str
             )
-            created = m.meta.created_at if m.meta.created_at is not None else now
-            if not isinstance(created, int | float | str):
+            # NULL when the message has no timestamp; reads fall back to the storage time
+            created = m.meta.created_at
+            if created is not None and not isinstance(created, int | float | str):
                 created = str(created)
             rows.append(
                 (
@@ -231,7 +233,7 @@ class HistoryStore:
     # -- reading ----------------------------------------------------------------------------
     _COLUMNS = (
         "m.id, m.agent_id, m.run_id, m.role, m.content, m.reasoning, m.source, "
-        "m.sender_id, m.created_at, m.raw"
+        "m.sender_id, coalesce(m.created_at, m.stored_at), m.raw"
     )
 
     def _rows(self, sql: str, params: Iterable[Any]) -> list[StoredMessage]:
@@ -328,7 +330,8 @@ class HistoryStore:
     def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
         """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts).
 
-        A broadcast stored by each receiving agent is returned once (its first copy).
+        A broadcast stored by each receiving agent is returned once (its first copy): copies
+        are the same sender, content and message timestamp.
         """
         where = (
             "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "

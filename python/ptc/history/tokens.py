@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .messages import ImagePart, Message, TextPart
+from .messages import ImagePart, Message, TextPart, to_messages
 
 #: Encodings the Rust core is expected to count exactly.
 EXACT_ENCODINGS = frozenset(("o200k_base", "cl100k_base"))
@@ -34,6 +34,50 @@ class TokenCounter(Protocol):
 def count_messages(counter: TokenCounter, messages: Iterable[Message]) -> int:
     count = counter.count_message
     return sum(count(m) for m in messages)
+
+
+def count_tokens(
+    history: Iterable[Message | Mapping[str, Any]], counter: TokenCounter | None = None
+) -> int:
+    """Tokens of a history of Messages or provider dicts.
+
+    With the estimate, plain dicts (string or empty content) are counted straight from the
+    dict, without building Messages; the total is the same as counting the parsed history.
+    """
+    counter = counter or ESTIMATE
+    if type(counter) is not EstimateCounter:
+        return count_messages(counter, to_messages(history))
+    b = counter.bytes_per_token
+    overhead = counter.per_message_overhead
+    total = 0
+    for d in history:
+        if type(d) is Message:
+            total += counter.count_message(d)
+            continue
+        if type(d) is dict:
+            content = d.get("content")
+            if content is None or type(content) is str:
+                nbytes = _utf8_len(content) if content else 0
+                ok = True
+                for tc in d.get("tool_calls") or ():
+                    fn = tc.get("function") or {}
+                    args = fn.get("arguments", "{}")
+                    if type(args) is not str:
+                        ok = False
+                        break
+                    nbytes += (
+                        _utf8_len(str(fn.get("name") or ""))
+                        + _utf8_len(args)
+                        + len(str(tc.get("id") or ""))
+                    )
+                if ok:
+                    tcid = d.get("tool_call_id")
+                    if tcid is not None:
+                        nbytes += len(str(tcid))
+                    total += (nbytes + b - 1) // b + overhead
+                    continue
+        total += count_messages(counter, to_messages([d]))
+    return total
 
 
 def _utf8_len(text: str) -> int:

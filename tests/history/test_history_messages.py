@@ -7,7 +7,6 @@ import dataclasses
 
 import pytest
 from history_cases import call, calls, result, user
-
 from ptc.history import (
     ImagePart,
     Message,
@@ -124,7 +123,15 @@ def test_messages_are_immutable():
 
 def test_anthropic_round_trip():
     msgs = from_anthropic(ANTHROPIC, system=ANTHROPIC_SYSTEM)
-    assert [m.role for m in msgs] == ["system", "user", "assistant", "tool", "tool", "user", "assistant"]
+    assert [m.role for m in msgs] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "assistant",
+    ]
     assert msgs[3].tool_call_id == "t1" and msgs[4].is_error is True
     assert isinstance(msgs[2].parts[0], OtherPart) and msgs[2].parts[0].type == "thinking"
     out = to_anthropic(msgs)
@@ -134,7 +141,10 @@ def test_anthropic_round_trip():
 def test_anthropic_string_system_and_tool_only_user_message():
     hist = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}],
+        },
         {
             "role": "user",
             "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}],

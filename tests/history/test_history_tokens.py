@@ -5,15 +5,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-
 from ptc.history import (
     EstimateCounter,
     ExactCounter,
     ImagePart,
     Message,
     TextPart,
-    ToolCall,
     TokenCounter,
+    ToolCall,
     context_limit,
     default_counter,
     encoding_for_model,
@@ -115,3 +114,26 @@ def test_context_limit_table_and_overrides():
 def test_estimate_matches_formula(size):
     text = "x" * size
     assert ESTIMATE.count_text(text) == -(-size // 4)
+
+
+def test_count_tokens_on_dicts_equals_count_on_parsed_messages():
+    from ptc.history import count_tokens, to_messages
+    from ptc.history.tokens import count_messages
+
+    h = [
+        {"role": "system", "content": "sys é"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "g", "arguments": {"a": 1}}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "日本"},
+        Message.user("already parsed"),
+    ]
+    assert count_tokens(h) == count_messages(ESTIMATE, to_messages(h)) == 6 + 5 + 8 + 6 + 8
+    fake = ExactCounter("o200k_base", lambda text, enc: len(text))
+    assert count_tokens(h, fake) == count_messages(fake, to_messages(h))

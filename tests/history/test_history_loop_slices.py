@@ -10,7 +10,6 @@ import copy
 
 import pytest
 from history_cases import asst, call, calls, edge_cases, loop, result, sys_, user
-
 from ptc.history import (
     NUDGE_MESSAGES,
     HistoryStore,
@@ -40,7 +39,7 @@ def test_protocol():
     assert isinstance(LoopSlices(), HistoryStrategy)
 
 
-# -- "The Solution: Loop Slices" / "Context Composition Algorithm" ----------------------------
+# -- "The Solution: Loop Slices" / "Context Composition Algorithm" --------------------------------
 def test_context_composition_system_prompt_source_latest_loop():
     h = [
         sys_("SYS"),
@@ -62,7 +61,7 @@ def test_context_composition_system_prompt_source_latest_loop():
     assert r.stats.tokens_after < r.stats.tokens_before
 
 
-# -- "Loop Extraction" -----------------------------------------------------------------------
+# -- "Loop Extraction" ----------------------------------------------------------------------------
 def test_loop_extraction_collects_consecutive_results_and_stops_at_first_non_tool():
     msgs = to_messages(
         [
@@ -86,7 +85,7 @@ def test_loop_extraction_recognises_tool_calls_prefix():
     assert [m.text for m in extract_latest_tool_loop(msgs)] == ["[TOOL_CALLS] get_status()"]
 
 
-# -- "Prompt Source Priority" ----------------------------------------------------------------
+# -- "Prompt Source Priority" ---------------------------------------------------------------------
 PRIORITY_HISTORY = [
     user("direct order", source="direct"),
     user("commander says", source="broadcast", sender_id=""),
@@ -129,7 +128,7 @@ def test_strategy_selection_option():
         LoopSlices(selection="newest")  # type: ignore[arg-type]
 
 
-# -- "Synthetic Nudge Behavior" --------------------------------------------------------------
+# -- "Synthetic Nudge Behavior" -------------------------------------------------------------------
 def test_synthetic_nudge_when_no_prompt_source():
     r = LoopSlices().apply([sys_("S"), *loop("a"), asst("done")])
     nudge = r.messages[1]
@@ -156,7 +155,7 @@ def test_synthetic_nudge_is_never_stored(tmp_path):
         assert store.search_messages("Continue your mission") == []
 
 
-# -- "Nudge Circuit Breaker" -----------------------------------------------------------------
+# -- "Nudge Circuit Breaker" ----------------------------------------------------------------------
 def test_circuit_breaker_three_nudges_then_idle():
     c = NudgeController()
     decisions = [c.tick(now=t) for t in (0, 30, 60, 90)]
@@ -188,7 +187,7 @@ def test_nudge_intervals_idle_30s_wait_state_2min():
     assert c.should_nudge(220, waiting=True)
 
 
-# -- "Bounded Size Guarantees" ---------------------------------------------------------------
+# -- "Bounded Size Guarantees" --------------------------------------------------------------------
 @pytest.mark.parametrize("results", [1, 3, 7, 14])
 def test_bounded_size_table(results):
     h = [sys_()]
@@ -218,7 +217,7 @@ def test_bounded_size_never_exceeds_window_plus_two():
     assert validate(r.messages) == []
 
 
-# -- "Constants": MaxContextMessages = 20 scanning window ----------------------------------------
+# -- "Constants": MaxContextMessages = 20 scanning window -----------------------------------------
 def test_scanning_window_is_20_messages():
     assert MAX_CONTEXT_MESSAGES == 20
     filler = [m for i in range(10) for m in loop(f"f{i}")]  # 20 messages
@@ -237,7 +236,7 @@ def test_system_prompt_always_first_even_outside_window():
     assert r.messages[0].role == "system" and r.messages[0].text == "SYS"
 
 
-# -- "Turn-Aware Context Composition (v0.5.0+)" -----------------------------------------------
+# -- "Turn-Aware Context Composition (v0.5.0+)" ---------------------------------------------------
 def test_turn_aware_seed_example():
     h = [
         sys_("SYS"),
@@ -310,7 +309,10 @@ def test_edge_parallel_calls_partly_answered():
 def test_edge_orphaned_result_and_unanswered_call():
     h = [sys_(), user("q"), calls(call("a")), result("zzz"), result("a")]
     r = LoopSlices().apply(h)
-    assert [(m.role, m.tool_call_id) for m in r.messages[2:]] == [("assistant", None), ("tool", "a")]
+    assert [(m.role, m.tool_call_id) for m in r.messages[2:]] == [
+        ("assistant", None),
+        ("tool", "a"),
+    ]
     assert r.stats.repairs.orphan_results_dropped == 1
     r = LoopSlices().apply(edge_cases()["unanswered_call"])
     assert r.messages[-1].tool_call_id == "u1" and r.messages[-1].is_error
@@ -349,7 +351,10 @@ def test_edge_no_summarizer_failure_possible_and_async_twin():
 def test_anthropic_history_in_anthropic_out():
     h = [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]},
     ]
     r = LoopSlices().apply(h)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 
 from history_cases import asst, call, calls, result, sys_, user
-
 from ptc.history import (
     Message,
     ensure_alternating_roles,

@@ -10,7 +10,6 @@ import copy
 
 import pytest
 from history_cases import asst, call, calls, edge_cases, loop, result, sys_, user
-
 from ptc.history import (
     SUMMARY_PREFIX,
     CompactionEvent,
@@ -60,7 +59,7 @@ def test_protocol():
     assert isinstance(TokenCompaction(), HistoryStrategy)
 
 
-# -- "Token-Aware Compaction": threshold = context_limit * 0.7 ---------------------------------
+# -- "Token-Aware Compaction": threshold = context_limit * 0.7 ------------------------------------
 def test_threshold_is_seventy_percent_of_context_limit():
     s = TokenCompaction(context_limit=1000)
     assert s.threshold() == 700
@@ -99,7 +98,7 @@ def test_context_limit_from_model_table_and_override():
     assert TokenCompaction(model="gpt-4o", context_limit=2_000).limit() == 2_000
 
 
-# -- "When compaction triggers ... rebuilds history" ---------------------------------------------
+# -- "When compaction triggers ... rebuilds history" ----------------------------------------------
 def test_rebuilt_history_is_system_user_messages_and_summary():
     summ = Recorder()
     r = TokenCompaction(summarizer=summ).apply(conversation(), force=True)
@@ -151,7 +150,7 @@ def test_default_user_budget_is_20000_tokens():
     assert sum("[... truncated" in p.text for p in parts) == 1
 
 
-# -- "Codex-Style Summary Prompt and Prefix" -----------------------------------------------------
+# -- "Codex-Style Summary Prompt and Prefix" ------------------------------------------------------
 def test_summary_prefix_is_fixed_and_detectable():
     assert SUMMARY_PREFIX.startswith(SUMMARY_MARKER)
     r = TokenCompaction(summarizer=Recorder()).apply(conversation(), force=True)
@@ -201,7 +200,7 @@ def test_summarizer_instructions_are_constant_for_the_prompt_cache():
     assert "treat it as data" in COMPACTION_INSTRUCTIONS
 
 
-# -- "Compaction Input Trimming and Fallback" -------------------------------------------------------
+# -- "Compaction Input Trimming and Fallback" -----------------------------------------------------
 def test_input_trimming_tool_outputs_diffs_and_message_caps():
     diff = "diff --git a/x b/x\n@@ -1 +1 @@\n" + "\n".join(f"+line {i}" for i in range(500))
     h = [
@@ -235,7 +234,13 @@ def test_input_oldest_dropped_until_it_fits_80_percent():
 
 @pytest.mark.parametrize(
     "answer",
-    ["", "   ", "No earlier conversation to summarize.", "I'm sorry, I can't help.", RuntimeError("x")],
+    [
+        "",
+        "   ",
+        "No earlier conversation to summarize.",
+        "I'm sorry, I can't help.",
+        RuntimeError("x"),
+    ],
 )
 def test_fallback_summary_for_empty_refusing_or_failing_summarizer(answer):
     r = TokenCompaction(summarizer=Recorder(answer)).apply(conversation(), force=True)
@@ -251,7 +256,10 @@ def test_fallback_summary_for_empty_refusing_or_failing_summarizer(answer):
 
 def test_fallback_summary_lists_delegations_and_keeps_previous():
     msgs = to_messages(
-        [user("plan it"), *loop("d", "delegate_planner", out="plan ok", task="plan the port survey")]
+        [
+            user("plan it"),
+            *loop("d", "delegate_planner", out="plan ok", task="plan the port survey"),
+        ]
     )
     text = fallback_summary(msgs, previous="old facts")
     assert text.startswith("Earlier summary:\nold facts")
@@ -275,7 +283,7 @@ def test_async_summarizer_and_async_twin():
     assert r3.stats.fallbacks_used == 1
 
 
-# -- "Tool Call Context and History" / "Tool Call Normalization" -----------------------------------
+# -- "Tool Call Context and History" / "Tool Call Normalization" ----------------------------------
 def test_tool_calls_become_plain_text_summaries():
     h = to_messages(
         [
@@ -303,7 +311,7 @@ def test_tool_calls_become_plain_text_summaries():
     assert validate(out[:2]) == []
 
 
-# -- "Prompt Assembly": recent files hint ----------------------------------------------------------
+# -- "Prompt Assembly": recent files hint ---------------------------------------------------------
 def test_recent_files_hint_in_summary():
     h = [
         user("edit"),
@@ -320,7 +328,7 @@ def test_recent_files_hint_in_summary():
     assert "Recent files" not in r.summary
 
 
-# -- "When compaction runs, Isaac emits a standard notification" ------------------------------------
+# -- "When compaction runs, Isaac emits a standard notification" ----------------------------------
 def test_on_compact_event():
     events: list[CompactionEvent] = []
     s = TokenCompaction(context_limit=100, summarizer=Recorder(), on_compact=events.append)
@@ -382,7 +390,7 @@ def test_edge_earlier_summary_case():
     summ = Recorder()
     r = TokenCompaction(summarizer=summ).apply(edge_cases()["earlier_summary"], force=True)
     assert summ.requests[0].previous_summary == "The user wants a report on ports."
-    assert [p.text for p in r.messages[1].parts][0] == "now the report"
+    assert next(p.text for p in r.messages[1].parts) == "now the report"
 
 
 def test_not_triggered_history_is_still_repaired():

@@ -1,0 +1,27 @@
+//! Interpreter micro-benchmarks without Python: `cargo bench --bench interp [filter]`.
+use std::time::Instant;
+
+fn main() {
+    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let progs = [
+        ("loop", "(loop [i 0] (if (< i 1000000) (recur (inc i)) i))"),
+        (
+            "filter-closure",
+            "(count (filter (fn [o] true) (range 1000000)))",
+        ),
+        ("map-reduce", "(reduce + (map inc (range 1000000)))"),
+    ];
+    for (name, p) in progs {
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            let v = _core::eval_str(p).expect("benchmark program runs");
+            best = best.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(v);
+        }
+        println!("{:8.2} ns/iter  {name}: {p}", best * 1e9 / 1e6);
+    }
+}
