@@ -139,6 +139,8 @@ pub struct Interp<'a> {
     pub prints: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     pub defined: Vec<Arc<str>>,
+    /// Type of the last value each named function returned in this run.
+    pub returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
     stack: Vec<Value>,
     recur_args: Args,
     steps: u64,
@@ -167,6 +169,7 @@ impl<'a> Interp<'a> {
             prints: Vec::new(),
             tool_calls: Vec::new(),
             defined: Vec::new(),
+            returns: ahash::AHashMap::new(),
             stack: Vec::with_capacity(256),
             recur_args: Args::new(),
             steps: 0,
@@ -804,8 +807,10 @@ impl<'a> Interp<'a> {
         });
         self.stack.truncate(base);
         self.depth -= 1;
-        if let Ok(v) = &result {
-            c.record_return(v);
+        if let (Ok(v), Some(_)) = (&result, &lambda.name) {
+            // kept per run and applied on commit, so a failed run changes nothing
+            self.returns
+                .insert(Arc::as_ptr(c) as usize, (c.clone(), TypeTag::of(v)));
         }
         result
     }

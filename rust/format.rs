@@ -124,9 +124,9 @@ impl Printer {
                 self.out.push_str(&k);
             }
             Shape::Raw(r) => self.out.push_str(&r),
-            Shape::Vector(n) => self.seq(v, n, "[", "]"),
-            Shape::Set(n) => self.seq(v, n, "#{", "}"),
-            Shape::Map(n) => self.map(v, n),
+            Shape::Vector(n) => self.seq(v, n, "[", "]", str_budget),
+            Shape::Set(n) => self.seq(v, n, "#{", "}", str_budget),
+            Shape::Map(n) => self.map(v, n, str_budget),
         }
     }
 
@@ -148,14 +148,22 @@ impl Printer {
         self.out.push('"');
     }
 
-    fn seq<P: Printable>(&mut self, v: &P, n: usize, open: &str, close: &str) {
+    /// `plimit` is the string budget in force here: a map value's budget applies inside it.
+    fn seq<P: Printable>(
+        &mut self,
+        v: &P,
+        n: usize,
+        open: &str,
+        close: &str,
+        plimit: Option<usize>,
+    ) {
         let shown = self.opts.limit.map_or(n, |l| l.min(n));
         self.out.push_str(open);
         for (i, item) in v.seq_items(shown).iter().enumerate() {
             if i > 0 {
                 self.out.push(' ');
             }
-            self.node(item, self.opts.printable_limit);
+            self.node(item, plimit);
         }
         if shown < n {
             self.out.push_str(if shown > 0 { " ..." } else { "..." });
@@ -167,9 +175,9 @@ impl Printer {
         }
     }
 
-    fn map<P: Printable>(&mut self, v: &P, n: usize) {
+    fn map<P: Printable>(&mut self, v: &P, n: usize, plimit: Option<usize>) {
         let mut max_entries = self.opts.limit.unwrap_or(usize::MAX);
-        if let Some(p) = self.opts.printable_limit {
+        if let Some(p) = plimit {
             max_entries = max_entries.min((p / 30).max(1));
         }
         // Collect at most max_entries visible entries, plus one to know whether more exist.
@@ -189,7 +197,7 @@ impl Printer {
             shown.push((k, val));
         }
         let _ = (seen, n);
-        let budget = self.opts.printable_limit.map(|p| {
+        let budget = plimit.map(|p| {
             let count = shown.len().max(1);
             (p.saturating_sub(10 * count) / count).max(10)
         });
@@ -198,7 +206,7 @@ impl Printer {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.node(k, self.opts.printable_limit);
+            self.node(k, plimit);
             self.out.push(' ');
             self.node(val, budget);
         }

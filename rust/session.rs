@@ -29,6 +29,8 @@ pub struct RunResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Names defined or redefined by this run, in order of first definition in the run.
     pub defined: Vec<Arc<str>>,
+    /// Return types of named functions called by this run, applied to them on commit.
+    pub returns: Vec<(Arc<crate::value::Closure>, crate::value::TypeTag)>,
     pub steps: u64,
     pub duration: Duration,
 }
@@ -92,6 +94,7 @@ fn error_result(e: Error, duration: Duration) -> RunResult {
         prints: Vec::new(),
         tool_calls: Vec::new(),
         defined: Vec::new(),
+        returns: Vec::new(),
         steps: 0,
         duration,
     }
@@ -151,6 +154,7 @@ fn run_inner(
     } else {
         Some(interp.user.clone())
     };
+    let returns: Vec<_> = interp.returns.drain().map(|(_, v)| v).collect();
     let r = RunResult {
         outcome,
         value,
@@ -158,6 +162,7 @@ fn run_inner(
         prints: std::mem::take(&mut interp.prints),
         tool_calls: std::mem::take(&mut interp.tool_calls),
         defined,
+        returns,
         steps,
         duration: Duration::ZERO,
     };
@@ -167,6 +172,9 @@ fn run_inner(
 /// Commits a finished run into the state: the namespace (unless it errored) and `*1..*3`.
 pub fn commit(state: &mut SessionState, result: &RunResult, ns: Option<UserNs>) {
     if let Some(ns) = ns {
+        for (c, tag) in &result.returns {
+            c.record_return(*tag);
+        }
         state.user = ns;
         state.history.insert(0, history_value(&result.value));
         state.history.truncate(3);

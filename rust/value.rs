@@ -56,6 +56,8 @@ pub struct SetData(pub ValueSet);
 pub struct RegexValue {
     pub source: String,
     pub regex: regex::Regex,
+    /// `^(?:source)$`, compiled on first use by `re-matches`.
+    pub anchored: std::sync::OnceLock<regex::Regex>,
 }
 
 macro_rules! deref_newtype {
@@ -182,9 +184,8 @@ impl Closure {
             last_return: AtomicU64::new(0),
         }
     }
-    pub fn record_return(&self, v: &Value) {
-        self.last_return
-            .store(TypeTag::of(v).pack(), AtomicOrdering::Relaxed);
+    pub fn record_return(&self, tag: TypeTag) {
+        self.last_return.store(tag.pack(), AtomicOrdering::Relaxed);
     }
     pub fn return_label(&self) -> Option<String> {
         TypeTag::unpack(self.last_return.load(AtomicOrdering::Relaxed)).map(|t| t.label())

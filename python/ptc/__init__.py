@@ -38,7 +38,6 @@ def to_clojure(
     value: Any,
     limit: int | None = None,
     printable_limit: int | None = None,
-    *,
     hide_private: bool = False,
 ) -> tuple[str, bool]:
     """Prints a value in Clojure syntax, truncated: ``(text, truncated)``.

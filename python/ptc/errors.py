@@ -95,6 +95,10 @@ class LimitError(LispError):
     """A resource limit ended the run (fuel, time, depth, size, output, loop)."""
 
 
+class NestingLimitError(ParseError, LimitError):
+    """The program text is nested deeper than ``max_nesting``: a parse error and a limit error."""
+
+
 class InternalError(LispError):
     """A bug in ptc itself (a caught panic). Please report it."""
 
@@ -132,7 +136,7 @@ def error_from_core(
     """Builds the exception for a core error tuple (type, message, hint, line, column, limit)."""
     type_, message, hint, line, column, limit = raw
     if type_ == "parse_error":
-        cls: type[LispError] = ParseError
+        cls: type[LispError] = NestingLimitError if limit is not None else ParseError
     elif limit is not None:
         cls = LimitError
     else:

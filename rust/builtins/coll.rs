@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::eval::{keyword_get, EvalResult, Interp};
 use crate::value::{flex_get, Value, ValueMap, VecData};
 
-fn unordered(fname: &str, v: &Value) -> Error {
+pub(super) fn unordered(fname: &str, v: &Value) -> Error {
     let hint = match v {
         Value::Map(_) => "maps are unordered here; use (keys m), (vals m) or (entries m) first",
         _ => "sets are unordered; use (vec s) or (sort s) first",
@@ -22,7 +22,7 @@ pub fn chars(s: &str) -> impl Iterator<Item = Value> + '_ {
     s.graphemes(true).map(Value::str)
 }
 
-fn entry(k: &Value, v: &Value) -> Value {
+pub(super) fn entry(k: &Value, v: &Value) -> Value {
     Value::vector(vec![k.clone(), v.clone()])
 }
 
@@ -39,7 +39,11 @@ pub fn seq_items(v: &Value) -> Result<Vec<Value>, Error> {
 }
 
 /// Calls `f` on each element of any collection without copying the collection.
-fn each(fname: &str, coll: &Value, mut f: impl FnMut(Value) -> EvalResult<()>) -> EvalResult<()> {
+pub(super) fn each(
+    fname: &str,
+    coll: &Value,
+    mut f: impl FnMut(Value) -> EvalResult<()>,
+) -> EvalResult<()> {
     match coll {
         Value::Nil => Ok(()),
         Value::Vector(xs) => xs.iter().try_for_each(|x| f(x.clone())),
@@ -50,7 +54,7 @@ fn each(fname: &str, coll: &Value, mut f: impl FnMut(Value) -> EvalResult<()>) -
     }
 }
 
-fn coll_len(fname: &str, v: &Value) -> Result<usize, Error> {
+pub(super) fn coll_len(fname: &str, v: &Value) -> Result<usize, Error> {
     Ok(match v {
         Value::Nil => 0,
         Value::Vector(xs) => xs.len(),
@@ -72,7 +76,7 @@ fn empty_q(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }))
 }
 
-fn nth_of(fname: &str, v: &Value, i: usize) -> Result<Value, Error> {
+pub(super) fn nth_of(fname: &str, v: &Value, i: usize) -> Result<Value, Error> {
     Ok(match v {
         Value::Nil => Value::Nil,
         Value::Vector(xs) => xs.get(i).cloned().unwrap_or(Value::Nil),
@@ -114,7 +118,7 @@ fn nth(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(nth_of("nth", &args[0], i as usize)?)
 }
 
-fn rest_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
+pub(super) fn rest_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
     Ok(match v {
         Value::Nil => Vec::new(),
         Value::Vector(xs) => xs.get(1..).map_or_else(Vec::new, |s| s.to_vec()),
@@ -157,7 +161,7 @@ fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     })
 }
 
-fn keyword_on_map_error(fname: &str, f: &Value, coll: &Value) -> EvalResult<()> {
+pub(super) fn keyword_on_map_error(fname: &str, f: &Value, coll: &Value) -> EvalResult<()> {
     if let (Value::Keyword(k), Value::Map(_)) = (f, coll) {
         return Err(Error::type_err(format!(
             "({fname} :{k} ...) was given a single map: keyword accessor requires a list of maps"
@@ -323,7 +327,7 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::vector(out))
 }
 
-fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
+pub(super) fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
     match v {
         Value::Vector(xs) if xs.len() == 2 => Ok((xs[0].clone(), xs[1].clone())),
         other => Err(Error::type_err(format!(
@@ -333,7 +337,7 @@ fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
     }
 }
 
-fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+pub(super) fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut coll = std::mem::take(&mut args[0]);
     let items = &mut args[1..];
     match &mut coll {

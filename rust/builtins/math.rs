@@ -305,3 +305,111 @@ pub const BUILTINS: &[Builtin] = &[
         "Least argument; (apply min coll) for a collection.",
     ),
 ];
+
+// ---- rounding, conversion and powers ----
+
+fn to_int_checked(fname: &str, f: f64) -> Result<Value, Error> {
+    if !f.is_finite() {
+        return Err(Error::arith(format!(
+            "({fname} {}) has no integer value",
+            crate::format::float_repr(f)
+        )));
+    }
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
+        return Err(Error::arith(format!(
+            "({fname} {f}) does not fit in a 64-bit integer"
+        )));
+    }
+    Ok(Value::Int(f as i64))
+}
+
+fn rounding(fname: &str, a: &[Value], op: fn(f64) -> f64) -> EvalResult {
+    match num(fname, &a[0])? {
+        Num::I(i) => Ok(Value::Int(i)),
+        Num::F(f) if !f.is_finite() => Ok(Value::Float(f)),
+        Num::F(f) => Ok(to_int_checked(fname, op(f))?),
+    }
+}
+
+fn floor(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    rounding("floor", a, f64::floor)
+}
+
+fn ceil(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    rounding("ceil", a, f64::ceil)
+}
+
+fn round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    // f64::round rounds halves away from zero, as the reference requires
+    rounding("round", a, f64::round)
+}
+
+fn trunc(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    rounding("trunc", a, f64::trunc)
+}
+
+fn double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Float(num("double", &a[0])?.f()))
+}
+
+fn int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match num("int", &a[0])? {
+        Num::I(i) => Ok(Value::Int(i)),
+        Num::F(f) => Ok(to_int_checked("int", f.trunc())?),
+    }
+}
+
+fn sqrt(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Float(num("sqrt", &a[0])?.f().sqrt()))
+}
+
+fn pow(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, y) = (num("pow", &a[0])?.f(), num("pow", &a[1])?.f());
+    if y == 0.0 {
+        return Ok(Value::Float(1.0));
+    }
+    let r = x.powf(y);
+    if r.is_nan() && !x.is_nan() && !y.is_nan() {
+        return Err(Error::arith(format!("(pow {x} {y}) is not a real number")).into());
+    }
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return Err(Error::arith(format!("(pow {x} {y}) overflows")).into());
+    }
+    Ok(Value::Float(r))
+}
+
+pub const MATH_FNS: &[Builtin] = &[
+    Builtin::new(
+        "floor",
+        1,
+        1,
+        floor,
+        "Round toward negative infinity, as an integer.",
+    ),
+    Builtin::new(
+        "ceil",
+        1,
+        1,
+        ceil,
+        "Round toward positive infinity, as an integer.",
+    ),
+    Builtin::new(
+        "round",
+        1,
+        1,
+        round,
+        "Nearest integer, halves away from zero.",
+    ),
+    Builtin::new("trunc", 1, 1, trunc, "Round toward zero, as an integer."),
+    Builtin::new("double", 1, 1, double, "Convert to float."),
+    Builtin::new("float", 1, 1, double, "Convert to float (alias of double)."),
+    Builtin::new("int", 1, 1, int, "Truncate toward zero to an integer."),
+    Builtin::new(
+        "sqrt",
+        1,
+        1,
+        sqrt,
+        "Square root as a float; negative gives NaN.",
+    ),
+    Builtin::new("pow", 2, 2, pow, "x to the power y, as a float."),
+];

@@ -9,12 +9,19 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::Value;
 
+mod agg;
 mod coll;
 mod effects;
+mod hof;
 mod logic;
+mod maps;
 mod math;
 mod native;
+mod preds;
+mod regex;
+mod seq;
 mod strings;
+mod time;
 
 pub use coll::seq_items;
 pub use native::call_native;
@@ -65,11 +72,20 @@ impl Builtin {
 }
 
 const FAMILIES: &[&[Builtin]] = &[
-    math::BUILTINS,
-    logic::BUILTINS,
     coll::BUILTINS,
+    seq::BUILTINS,
+    agg::BUILTINS,
+    maps::BUILTINS,
     strings::BUILTINS,
+    strings::STRING_FNS,
+    regex::BUILTINS,
+    math::BUILTINS,
+    math::MATH_FNS,
+    logic::BUILTINS,
+    preds::BUILTINS,
+    hof::BUILTINS,
     effects::BUILTINS,
+    time::BUILTINS,
 ];
 
 fn table() -> &'static AHashMap<&'static str, &'static Builtin> {

@@ -40,3 +40,290 @@ pub const BUILTINS: &[Builtin] = &[Builtin::new(
     str_fn,
     "Concatenation of the display forms of the arguments; nil is empty.",
 )];
+
+// ---- string functions (§7.9) and parsing (§7.10) ----
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::{expect_int, expect_str, type_error};
+use crate::error::Error;
+
+fn s_arg<'v>(fname: &str, v: &'v Value) -> Result<&'v str, Error> {
+    expect_str(fname, v)
+}
+
+/// Byte offset of the `n`th grapheme (clamped to the end).
+fn grapheme_offset(s: &str, n: usize) -> usize {
+    crate::format::grapheme_prefix_len(s, n)
+}
+
+fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = s_arg("subs", &a[0])?;
+    let start = expect_int("subs", &a[1])?.max(0) as usize;
+    let from = grapheme_offset(s, start);
+    let to = match a.get(2) {
+        Some(e) => {
+            let end = expect_int("subs", e)?;
+            if end <= start as i64 {
+                return Ok(Value::str(""));
+            }
+            grapheme_offset(s, end as usize)
+        }
+        None => s.len(),
+    };
+    Ok(Value::str(&s[from..to.max(from)]))
+}
+
+fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (sep, coll) = if a.len() == 2 {
+        (s_arg("join", &a[0])?.to_string(), &a[1])
+    } else {
+        (String::new(), &a[0])
+    };
+    let items: &[Value] = match coll {
+        Value::Nil => &[],
+        Value::Vector(xs) => xs,
+        Value::Str(_) if a.len() == 2 => {
+            return Err(Error::type_err("join takes the separator first: (join sep coll)").into())
+        }
+        other => return Err(type_error("join", "a vector", other).into()),
+    };
+    let mut out = String::new();
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&sep);
+        }
+        display_into(&mut out, x);
+        if out.len() > it.limits.max_string_size {
+            it.check_str_size(out.len())?;
+        }
+    }
+    Ok(Value::string(out))
+}
+
+fn split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = s_arg("split", &a[0])?;
+    let sep = match &a[1] {
+        Value::Str(sep) => sep,
+        Value::Regex(_) => {
+            return Err(
+                Error::type_err("split takes a literal string separator, got a regex")
+                    .with_hint("use (re-split re s) to split on a regex")
+                    .into(),
+            )
+        }
+        other => return Err(type_error("split", "a string separator", other).into()),
+    };
+    let parts: Vec<Value> = if sep.is_empty() {
+        s.graphemes(true).map(Value::str).collect()
+    } else {
+        s.split(sep.as_ref()).map(Value::str).collect()
+    };
+    Ok(Value::vector(parts))
+}
+
+fn split_lines(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = s_arg("split-lines", &a[0])?;
+    let mut lines: Vec<&str> = s
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    Ok(Value::vector(lines.into_iter().map(Value::str).collect()))
+}
+
+fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(s_arg("trim", &a[0])?.trim()))
+}
+
+fn replace(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = s_arg("replace", &a[0])?;
+    let m = match &a[1] {
+        Value::Str(m) => m,
+        Value::Regex(_) => {
+            return Err(
+                Error::type_err("replace takes a literal string to match, got a regex").into(),
+            )
+        }
+        other => return Err(type_error("replace", "a string to match", other).into()),
+    };
+    let r = s_arg("replace", &a[2])?;
+    let out = if m.is_empty() {
+        let mut out = String::from(r);
+        for g in s.graphemes(true) {
+            out.push_str(g);
+            out.push_str(r);
+            it.check_str_size(out.len())?;
+        }
+        out
+    } else {
+        let count = s.matches(m.as_ref()).count();
+        it.check_str_size(s.len() + count.saturating_mul(r.len()))?;
+        s.replace(m.as_ref(), r)
+    };
+    Ok(Value::string(out))
+}
+
+fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::string(s_arg("upper-case", &a[0])?.to_uppercase()))
+}
+
+fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::string(s_arg("lower-case", &a[0])?.to_lowercase()))
+}
+
+fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(
+        s_arg("starts-with?", &a[0])?.starts_with(s_arg("starts-with?", &a[1])?),
+    ))
+}
+
+fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(
+        s_arg("ends-with?", &a[0])?.ends_with(s_arg("ends-with?", &a[1])?),
+    ))
+}
+
+fn includes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if matches!(a[0], Value::Vector(_) | Value::Set(_) | Value::Map(_)) {
+        return Err(type_error("includes?", "a string", &a[0])
+            .with_hint("for collections use (contains? coll x) or (some #(= x %) coll)")
+            .into());
+    }
+    Ok(Value::Bool(
+        s_arg("includes?", &a[0])?.contains(s_arg("includes?", &a[1])?),
+    ))
+}
+
+fn parse_long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let Value::Str(s) = &a[0] else {
+        return Ok(Value::Nil);
+    };
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Value::Nil);
+    }
+    let t = s.strip_prefix('+').unwrap_or(s);
+    Ok(t.parse::<i64>().map(Value::Int).unwrap_or(Value::Nil))
+}
+
+fn parse_double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let Value::Str(s) = &a[0] else {
+        return Ok(Value::Nil);
+    };
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    match unsigned {
+        "Infinity" => {
+            return Ok(Value::Float(if s.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }))
+        }
+        "NaN" if s.len() == 3 => return Ok(Value::Float(f64::NAN)),
+        _ => {}
+    }
+    let b = unsigned.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == 0 {
+        return Ok(Value::Nil);
+    }
+    if i < b.len() && b[i] == b'.' {
+        let j = i + 1;
+        i = j;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == j {
+            return Ok(Value::Nil);
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let d = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == d {
+            return Ok(Value::Nil);
+        }
+    }
+    if i != b.len() {
+        return Ok(Value::Nil);
+    }
+    Ok(s.parse::<f64>().map(Value::Float).unwrap_or(Value::Nil))
+}
+
+pub const STRING_FNS: &[Builtin] = &[
+    Builtin::new(
+        "subs",
+        2,
+        3,
+        subs,
+        "(subs s start end?): characters start..end-1, indices clamped.",
+    ),
+    Builtin::new(
+        "join",
+        1,
+        2,
+        join,
+        "(join sep coll): display forms of the elements separated by sep.",
+    ),
+    Builtin::new(
+        "split",
+        2,
+        2,
+        split,
+        "(split s sep): split on every literal occurrence of sep.",
+    ),
+    Builtin::new(
+        "split-lines",
+        1,
+        1,
+        split_lines,
+        "Lines of a string; trailing empty lines removed.",
+    ),
+    Builtin::new(
+        "trim",
+        1,
+        1,
+        trim,
+        "Without leading and trailing whitespace.",
+    ),
+    Builtin::new(
+        "replace",
+        3,
+        3,
+        replace,
+        "(replace s match repl): replace every literal occurrence.",
+    ),
+    Builtin::new("upcase", 1, 1, upper, "Upper case."),
+    Builtin::new("upper-case", 1, 1, upper, "Upper case."),
+    Builtin::new("downcase", 1, 1, lower, "Lower case."),
+    Builtin::new("lower-case", 1, 1, lower, "Lower case."),
+    Builtin::new("starts-with?", 2, 2, starts_with, "Prefix test."),
+    Builtin::new("ends-with?", 2, 2, ends_with, "Suffix test."),
+    Builtin::new("includes?", 2, 2, includes, "Substring test."),
+    Builtin::new(
+        "parse-long",
+        1,
+        1,
+        parse_long,
+        "The integer the whole string writes, else nil.",
+    ),
+    Builtin::new(
+        "parse-double",
+        1,
+        1,
+        parse_double,
+        "The float the whole string writes, else nil.",
+    ),
+];

@@ -256,12 +256,11 @@ impl CoreSession {
             (r, ns)
         });
         let view_ns = ns.clone().unwrap_or_default();
-        let tuple = run_result_tuple(py, &result, &view_ns);
         {
             let mut st = self.lock();
             commit(&mut st, &result, ns);
         }
-        tuple
+        run_result_tuple(py, &result, &view_ns)
     }
 
     /// User definitions in first-definition order, as tuples

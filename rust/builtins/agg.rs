@@ -1,0 +1,275 @@
+//! Aggregation over collections of records (§7.5): sums, averages, extremes, grouping.
+//! Group and count results keep first-occurrence order.
+
+use std::cmp::Ordering;
+
+use indexmap::map::Entry;
+
+use super::seq::{expect_key, key_of};
+use super::{call1, expect_callable, type_error, Builtin, VARIADIC};
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{natural_cmp, Value, ValueMap, ValueSet};
+
+fn items_of(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
+    match v {
+        Value::Map(_) => Err(type_error(fname, "a vector of maps", v)
+            .with_hint("use (vals m) to aggregate a map's values")),
+        other => {
+            super::coll::seq_items(other).map_err(|_| type_error(fname, "a collection", other))
+        }
+    }
+}
+
+fn sum_values(fname: &str, it: &mut Interp, a: &[Value]) -> EvalResult<(Option<Value>, usize)> {
+    let key = &a[0];
+    expect_key(fname, key)?;
+    let mut int_sum: i64 = 0;
+    let mut float_sum: f64 = 0.0;
+    let mut is_float = false;
+    let mut n = 0usize;
+    for x in items_of(fname, &a[1])? {
+        let v = key_of(it, key, &x)?;
+        match v {
+            Value::Nil => continue,
+            Value::Int(i) => {
+                if is_float {
+                    float_sum += i as f64;
+                } else {
+                    match int_sum.checked_add(i) {
+                        Some(s) => int_sum = s,
+                        None => {
+                            return Err(Error::arith(format!("integer overflow in {fname}")).into())
+                        }
+                    }
+                }
+            }
+            Value::Float(f) => {
+                if !is_float {
+                    is_float = true;
+                    float_sum = int_sum as f64;
+                }
+                float_sum += f;
+            }
+            other => {
+                return Err(Error::type_err(format!(
+                    "{fname}: expected numeric values, got {}",
+                    other.describe()
+                ))
+                .with_hint("convert text with parse-long / parse-double first")
+                .into())
+            }
+        }
+        n += 1;
+    }
+    let total = if is_float {
+        Value::Float(float_sum)
+    } else {
+        Value::Int(int_sum)
+    };
+    Ok((Some(total), n))
+}
+
+fn sum_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(sum_values("sum-by", it, a)?.0.unwrap_or(Value::Int(0)))
+}
+
+fn avg_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (total, n) = sum_values("avg-by", it, a)?;
+    if n == 0 {
+        return Ok(Value::Nil);
+    }
+    let t = match total {
+        Some(Value::Int(i)) => i as f64,
+        Some(Value::Float(f)) => f,
+        _ => 0.0,
+    };
+    Ok(Value::Float(t / n as f64))
+}
+
+fn extreme_by(fname: &str, it: &mut Interp, a: &[Value], want: Ordering) -> EvalResult {
+    let key = &a[0];
+    expect_key(fname, key)?;
+    let mut best: Option<(Value, Value)> = None;
+    for x in items_of(fname, &a[1])? {
+        let k = key_of(it, key, &x)?;
+        if k.is_nil() {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some((bk, _)) => natural_cmp(&k, bk)? == want,
+        };
+        if better {
+            best = Some((k, x));
+        }
+    }
+    Ok(best.map(|(_, x)| x).unwrap_or(Value::Nil))
+}
+
+fn min_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_by("min-by", it, a, Ordering::Less)
+}
+
+fn max_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_by("max-by", it, a, Ordering::Greater)
+}
+
+fn distinct_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let key = a[0].clone();
+    expect_key("distinct-by", &key)?;
+    let mut seen = ValueSet::default();
+    let mut out = Vec::new();
+    for x in items_of("distinct-by", &a[1])? {
+        if seen.insert(key_of(it, &key, &x)?) {
+            out.push(x);
+        }
+    }
+    Ok(Value::vector(out))
+}
+
+fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let key = a[0].clone();
+    expect_key("group-by", &key)?;
+    let mut groups: ValueMap = ValueMap::default();
+    let coll = std::mem::take(&mut a[1]);
+    if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
+        for x in xs.iter() {
+            let k = crate::eval::keyword_get(&key, x, None).unwrap_or(Value::Nil);
+            push_group(&mut groups, k, x.clone());
+        }
+    } else {
+        for x in items_of("group-by", &coll)? {
+            let k = key_of(it, &key, &x)?;
+            push_group(&mut groups, k, x);
+        }
+    }
+    Ok(Value::map(groups))
+}
+
+fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
+    match groups.entry(k) {
+        Entry::Occupied(mut e) => {
+            if let Value::Vector(v) = e.get_mut() {
+                std::sync::Arc::make_mut(v).push(x);
+            }
+        }
+        Entry::Vacant(e) => {
+            e.insert(Value::vector(vec![x]));
+        }
+    }
+}
+
+fn frequencies(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut counts: ValueMap = ValueMap::default();
+    let items = match &a[0] {
+        Value::Map(_) | Value::Set(_) => super::coll::seq_items(&a[0])?,
+        other => super::seq::ordered_items("frequencies", other)?,
+    };
+    for x in items {
+        match counts.entry(x) {
+            Entry::Occupied(mut e) => {
+                if let Value::Int(n) = e.get_mut() {
+                    *n += 1;
+                }
+            }
+            Entry::Vacant(e) => {
+                e.insert(Value::Int(1));
+            }
+        }
+    }
+    Ok(Value::map(counts))
+}
+
+fn extreme_key(fname: &str, it: &mut Interp, a: &mut [Value], want: Ordering) -> EvalResult {
+    let f = a[0].clone();
+    expect_callable(fname, &f)?;
+    let mut best: Option<(Value, usize)> = None;
+    for (i, x) in a.iter().enumerate().skip(1) {
+        let k = call1(it, &f, x.clone())?;
+        let better = match &best {
+            None => true,
+            Some((bk, _)) => natural_cmp(&k, bk)? == want,
+        };
+        if better {
+            best = Some((k, i));
+        }
+    }
+    Ok(best
+        .map(|(_, i)| std::mem::take(&mut a[i]))
+        .unwrap_or(Value::Nil))
+}
+
+fn max_key(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_key("max-key", it, a, Ordering::Greater)
+}
+
+fn min_key(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_key("min-key", it, a, Ordering::Less)
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin::new(
+        "sum-by",
+        2,
+        2,
+        sum_by,
+        "(sum-by :k coll): sum of the non-nil key values.",
+    ),
+    Builtin::new(
+        "avg-by",
+        2,
+        2,
+        avg_by,
+        "(avg-by :k coll): mean of the non-nil key values (float), nil if none.",
+    ),
+    Builtin::new(
+        "min-by",
+        2,
+        2,
+        min_by,
+        "(min-by :k coll): the element with the least key.",
+    ),
+    Builtin::new(
+        "max-by",
+        2,
+        2,
+        max_by,
+        "(max-by :k coll): the element with the greatest key.",
+    ),
+    Builtin::new(
+        "distinct-by",
+        2,
+        2,
+        distinct_by,
+        "Elements whose key was not seen before.",
+    ),
+    Builtin::new(
+        "group-by",
+        2,
+        2,
+        group_by,
+        "Map of key value -> vector of elements, first-occurrence order.",
+    ),
+    Builtin::new(
+        "frequencies",
+        1,
+        1,
+        frequencies,
+        "Map of element -> count, first-occurrence order.",
+    ),
+    Builtin::new(
+        "max-key",
+        2,
+        VARIADIC,
+        max_key,
+        "(max-key f a b ...): the argument with the greatest (f x).",
+    ),
+    Builtin::new(
+        "min-key",
+        2,
+        VARIADIC,
+        min_key,
+        "(min-key f a b ...): the argument with the least (f x).",
+    ),
+];

@@ -1,0 +1,229 @@
+//! Higher-order functions and combinators (§6.2, §7.13): apply, fnil, juxt, predicate
+//! combinators, and the parallel forms pmap/pcalls.
+//!
+//! pmap/pcalls run their branches one after another here (the reference allows "possibly in
+//! parallel"); each branch sees a snapshot of the user namespace, its `def`s and `println`s are
+//! discarded, and its tool calls are made and recorded, so the result is the same either way.
+
+use std::sync::Arc;
+
+use super::coll::entry;
+use super::{expect_callable, type_error, Builtin, VARIADIC};
+use crate::error::{Error, ErrorKind};
+use crate::eval::{EvalResult, Flow, Interp};
+use crate::value::{Func, Native, Value};
+
+fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = a.len();
+    let mut args: Vec<Value> = a[1..n - 1].iter_mut().map(std::mem::take).collect();
+    match &a[n - 1] {
+        Value::Vector(xs) => args.extend(xs.iter().cloned()),
+        Value::Set(s) => args.extend(s.iter().cloned()),
+        other => {
+            return Err(
+                type_error("apply", "a vector or set as its last argument", other)
+                    .with_hint("(apply f coll), e.g. (apply max [3 1 2])")
+                    .into(),
+            )
+        }
+    }
+    it.check_coll_size(args.len())?;
+    let f = std::mem::take(&mut a[0]);
+    it.apply(&f, &mut args)
+}
+
+fn fnil(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    expect_callable("fnil", &a[0])?;
+    Ok(Value::Func(Func::Native(Arc::new(Native::Fnil(
+        std::mem::take(&mut a[0]),
+        std::mem::take(&mut a[1]),
+    )))))
+}
+
+fn callables(fname: &str, a: &mut [Value]) -> Result<Vec<Value>, Error> {
+    for f in a.iter() {
+        expect_callable(fname, f)?;
+    }
+    Ok(a.iter_mut().map(std::mem::take).collect())
+}
+
+fn juxt(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Func(Func::Native(Arc::new(Native::Juxt(
+        callables("juxt", a)?,
+    )))))
+}
+
+fn all_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Func(Func::Native(Arc::new(Native::AllOf(
+        callables("all-of", a)?,
+    )))))
+}
+
+fn any_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Func(Func::Native(Arc::new(Native::AnyOf(
+        callables("any-of", a)?,
+    )))))
+}
+
+fn none_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Func(Func::Native(Arc::new(Native::NoneOf(
+        callables("none-of", a)?,
+    )))))
+}
+
+/// Runs one branch in isolation: definitions and printed lines made by it are discarded.
+fn branch(
+    it: &mut Interp,
+    kind: ErrorKind,
+    label: &str,
+    f: &Value,
+    args: &mut [Value],
+) -> EvalResult {
+    let user = it.user.clone();
+    let prints = it.prints.len();
+    let defined = it.defined.len();
+    let r = it.apply(f, args);
+    it.user = user;
+    it.prints.truncate(prints);
+    it.defined.truncate(defined);
+    match r {
+        Err(Flow::Return(_)) | Err(Flow::Fail(_)) => Err(Error::new(
+            kind,
+            format!("{label}: return and fail cannot be used inside a parallel branch"),
+        )
+        .into()),
+        Err(Flow::Recur) => {
+            Err(Error::new(kind, format!("{label}: recur escaped its branch")).into())
+        }
+        other => other,
+    }
+}
+
+fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    expect_callable("pmap", &f)?;
+    let items: Vec<Value> = match &a[1] {
+        Value::Nil => Vec::new(),
+        Value::Vector(xs) => xs.to_vec(),
+        Value::Set(s) => s.iter().cloned().collect(),
+        Value::Map(m) => {
+            if let Value::Keyword(k) = &f {
+                return Err(Error::type_err(format!("(pmap :{k} ...) was given a single map: keyword accessor requires a list of maps")).into());
+            }
+            m.iter().map(|(k, v)| entry(k, v)).collect()
+        }
+        other => return Err(type_error("pmap", "a vector, set or map", other).into()),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, x) in items.into_iter().enumerate() {
+        out.push(branch(
+            it,
+            ErrorKind::Pmap,
+            &format!("pmap branch {i}"),
+            &f,
+            &mut [x],
+        )?);
+    }
+    Ok(Value::vector(out))
+}
+
+fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    for (i, f) in a.iter().enumerate() {
+        let ok = match f {
+            Value::Func(Func::Closure(c)) => c.lambda.params.is_empty(),
+            Value::Func(Func::Tool(_)) | Value::Func(Func::Builtin(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(Error::new(
+                ErrorKind::Pcalls,
+                format!(
+                    "pcalls argument {i} must be a function of no arguments, got {}",
+                    f.describe()
+                ),
+            )
+            .with_hint("wrap each call: (pcalls #(tool/a) #(tool/b))")
+            .into());
+        }
+    }
+    let mut out = Vec::with_capacity(a.len());
+    for (i, f) in a.iter().enumerate() {
+        let f = f.clone();
+        match branch(
+            it,
+            ErrorKind::Pcalls,
+            &format!("pcalls branch {i}"),
+            &f,
+            &mut [],
+        ) {
+            Ok(v) => out.push(v),
+            Err(Flow::Error(mut e)) => {
+                if !e.message.starts_with("pcalls branch") {
+                    e.message = format!("pcalls branch {i}: {}", e.message);
+                }
+                return Err(Flow::Error(e));
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    Ok(Value::vector(out))
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin::new(
+        "apply",
+        2,
+        VARIADIC,
+        apply,
+        "(apply f a b coll): call f with a, b and the elements of coll.",
+    ),
+    Builtin::new(
+        "fnil",
+        2,
+        2,
+        fnil,
+        "(fnil f d): like f, but a nil first argument becomes d.",
+    ),
+    Builtin::new(
+        "juxt",
+        0,
+        VARIADIC,
+        juxt,
+        "(juxt f g): a function returning [(f x) (g x)].",
+    ),
+    Builtin::new(
+        "all-of",
+        0,
+        VARIADIC,
+        all_of,
+        "A predicate true when every given predicate holds.",
+    ),
+    Builtin::new(
+        "any-of",
+        0,
+        VARIADIC,
+        any_of,
+        "A predicate true when some given predicate holds.",
+    ),
+    Builtin::new(
+        "none-of",
+        0,
+        VARIADIC,
+        none_of,
+        "A predicate true when no given predicate holds.",
+    ),
+    Builtin::new(
+        "pmap",
+        2,
+        2,
+        pmap,
+        "(pmap f coll): like map; branches isolated (defs and printlns discarded).",
+    ),
+    Builtin::new(
+        "pcalls",
+        0,
+        VARIADIC,
+        pcalls,
+        "(pcalls f g ...): call zero-argument functions; vector of results.",
+    ),
+];

@@ -1,0 +1,168 @@
+//! Regular expressions (§7.11) on the `regex` crate: linear-time matching (no backtracking), so
+//! no pattern can hang a run; pattern length and compiled size are bounded.
+
+use std::sync::{Arc, OnceLock};
+
+use super::{type_error, Builtin};
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{RegexValue, Value};
+
+pub const MAX_PATTERN_BYTES: usize = 256;
+const SIZE_LIMIT: usize = 1 << 20;
+
+fn compile(src: &str) -> Result<regex::Regex, Error> {
+    regex::RegexBuilder::new(src)
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT * 2)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => {
+                Error::exec("Regex too complex: its compiled form exceeds the size limit")
+            }
+            other => {
+                let text = other.to_string();
+                Error::exec(format!(
+                    "Invalid regex: {}",
+                    text.lines().last().unwrap_or(&text).trim()
+                ))
+                .with_hint("the syntax is Rust/RE2-style: no backreferences or lookaround")
+            }
+        })
+}
+
+fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let src = match &a[0] {
+        Value::Str(s) => s,
+        Value::Regex(_) => return Ok(std::mem::take(&mut a[0])),
+        other => return Err(type_error("re-pattern", "a string", other).into()),
+    };
+    if src.len() > MAX_PATTERN_BYTES {
+        return Err(Error::exec(format!(
+            "regex pattern of {} bytes exceeds the limit of {MAX_PATTERN_BYTES} bytes",
+            src.len()
+        ))
+        .into());
+    }
+    let regex = compile(src)?;
+    Ok(Value::Regex(Arc::new(RegexValue {
+        source: src.to_string(),
+        regex,
+        anchored: OnceLock::new(),
+    })))
+}
+
+fn args<'v>(fname: &str, a: &'v [Value]) -> Result<(&'v RegexValue, &'v str), Error> {
+    let re = match &a[0] {
+        Value::Regex(r) => r,
+        Value::Str(_) => {
+            return Err(type_error(fname, "a regex", &a[0])
+                .with_hint(format!("build it first: ({fname} (re-pattern \"...\") s)")))
+        }
+        other => return Err(type_error(fname, "a regex", other)),
+    };
+    let s = match &a[1] {
+        Value::Str(s) => s.as_ref(),
+        other => return Err(type_error(fname, "a string", other)),
+    };
+    Ok((re, s))
+}
+
+fn match_value(re: &regex::Regex, caps: &regex::Captures<'_>) -> Value {
+    if re.captures_len() == 1 {
+        return Value::str(caps.get(0).map_or("", |m| m.as_str()));
+    }
+    Value::vector(
+        caps.iter()
+            .map(|g| g.map_or(Value::Nil, |m| Value::str(m.as_str())))
+            .collect(),
+    )
+}
+
+fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (re, s) = args("re-find", a)?;
+    Ok(re
+        .regex
+        .captures(s)
+        .map_or(Value::Nil, |c| match_value(&re.regex, &c)))
+}
+
+fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (re, s) = args("re-matches", a)?;
+    let anchored = match re.anchored.get() {
+        Some(r) => r,
+        None => {
+            let r = compile(&format!("^(?:{})$", re.source))?;
+            re.anchored.get_or_init(|| r)
+        }
+    };
+    Ok(anchored
+        .captures(s)
+        .map_or(Value::Nil, |c| match_value(anchored, &c)))
+}
+
+fn re_seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (re, s) = args("re-seq", a)?;
+    let mut out = Vec::new();
+    for c in re.regex.captures_iter(s) {
+        out.push(match_value(&re.regex, &c));
+        if out.len() % 4096 == 0 {
+            it.check_coll_size(out.len())?;
+            it.check_time()?;
+        }
+    }
+    Ok(Value::vector(out))
+}
+
+fn re_split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (re, s) = args("re-split", a)?;
+    let mut out = Vec::new();
+    let mut last = 0;
+    for c in re.regex.captures_iter(s) {
+        let Some(m) = c.get(0) else { continue };
+        out.push(Value::str(&s[last..m.start()]));
+        for g in c.iter().skip(1).flatten() {
+            out.push(Value::str(g.as_str()));
+        }
+        last = m.end();
+    }
+    out.push(Value::str(&s[last..]));
+    Ok(Value::vector(out))
+}
+
+fn is_regex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(matches!(a[0], Value::Regex(_))))
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    Builtin::new(
+        "re-pattern",
+        1,
+        1,
+        re_pattern,
+        "Compile a string to a regex.",
+    ),
+    Builtin::new(
+        "re-find",
+        2,
+        2,
+        re_find,
+        "(re-find re s): the first match (with groups: [whole g1 ...]) or nil.",
+    ),
+    Builtin::new(
+        "re-matches",
+        2,
+        2,
+        re_matches,
+        "Like re-find, but the match must span the whole string.",
+    ),
+    Builtin::new("re-seq", 2, 2, re_seq, "All non-overlapping matches."),
+    Builtin::new(
+        "re-split",
+        2,
+        2,
+        re_split,
+        "Pieces of s between matches (groups inserted between).",
+    ),
+    Builtin::new("regex?", 1, 1, is_regex, "true for regex values."),
+];
