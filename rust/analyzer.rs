@@ -11,6 +11,8 @@ use crate::error::{Error, ErrorKind, Pos, Result};
 use crate::ir::*;
 use crate::liveness;
 use crate::reader::{Form, FormKind};
+#[allow(unused_imports)]
+use crate::value::Str;
 use crate::value::{Value, ValueMap, ValueSet, WhereOp};
 
 /// Names analyzed as special forms (§5); they cannot be rebound, defined or used as values.
@@ -86,9 +88,9 @@ impl Default for AnalyzeOptions {
 
 #[derive(Default)]
 struct FnScope {
-    names: Vec<(Arc<str>, Slot)>,
+    names: Vec<(Str, Slot)>,
     next_slot: Slot,
-    captures: Vec<(Arc<str>, CaptureSrc)>,
+    captures: Vec<(Str, CaptureSrc)>,
 }
 
 enum LocalRef {
@@ -133,7 +135,7 @@ fn count_symbols(forms: &[Form], max: usize) -> Result<()> {
             {
                 seen.insert(s);
             }
-            FormKind::Keyword(k) if k.as_ref() != "else" => {
+            FormKind::Keyword(k) if k.as_str() != "else" => {
                 seen.insert(k);
             }
             FormKind::List(v)
@@ -178,7 +180,7 @@ impl Analyzer {
         &mut self.scopes[n]
     }
 
-    fn bind(&mut self, name: &Arc<str>) -> Slot {
+    fn bind(&mut self, name: &Str) -> Slot {
         let s = self.scope();
         let slot = s.next_slot;
         s.next_slot += 1;
@@ -196,10 +198,10 @@ impl Analyzer {
 
     fn resolve_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
         let scope = &self.scopes[depth];
-        if let Some((_, slot)) = scope.names.iter().rev().find(|(n, _)| n.as_ref() == name) {
+        if let Some((_, slot)) = scope.names.iter().rev().find(|(n, _)| n.as_str() == name) {
             return Some(LocalRef::Slot(*slot));
         }
-        if let Some(i) = scope.captures.iter().position(|(n, _)| n.as_ref() == name) {
+        if let Some(i) = scope.captures.iter().position(|(n, _)| n.as_str() == name) {
             return Some(LocalRef::Capture(i as u32));
         }
         if depth == 0 {
@@ -211,7 +213,7 @@ impl Analyzer {
             LocalRef::Capture(i) => CaptureSrc::Capture(i),
         };
         let scope = &mut self.scopes[depth];
-        scope.captures.push((Arc::from(name), src));
+        scope.captures.push((Str::from(name), src));
         Some(LocalRef::Capture(scope.captures.len() as u32 - 1))
     }
 
@@ -223,8 +225,8 @@ impl Analyzer {
         })
     }
 
-    fn visible_locals(&self) -> Vec<Arc<str>> {
-        let mut out: Vec<Arc<str>> = Vec::new();
+    fn visible_locals(&self) -> Vec<Str> {
+        let mut out: Vec<Str> = Vec::new();
         for s in &self.scopes {
             let names = s
                 .names
@@ -310,7 +312,7 @@ impl Analyzer {
         forms.iter().map(|f| self.expr(f, false)).collect()
     }
 
-    fn symbol(&mut self, s: &Arc<str>, pos: Pos) -> Result<Node> {
+    fn symbol(&mut self, s: &Str, pos: Pos) -> Result<Node> {
         if let Some(idx) = is_placeholder(s) {
             return self.placeholder(s, idx, pos);
         }
@@ -349,9 +351,9 @@ impl Analyzer {
             return Err(err_at(pos, format!("{ns}/ needs a name after the slash")));
         }
         match ns {
-            "data" => Ok(NsRef::Data(Arc::from(name))),
-            "tool" => Ok(NsRef::Tool(Arc::from(name))),
-            "user" => Ok(NsRef::User(Arc::from(name))),
+            "data" => Ok(NsRef::Data(Str::from(name))),
+            "tool" => Ok(NsRef::Tool(Str::from(name))),
+            "user" => Ok(NsRef::User(Str::from(name))),
             _ if DROPPED_PREFIXES.contains(&ns) => match builtins::lookup(name) {
                 Some(b) => Ok(NsRef::Builtin(b)),
                 None => Err(err_at(
@@ -400,7 +402,7 @@ impl Analyzer {
         self.scopes.push(FnScope::default());
         // Parameters %1..%k, k the highest placeholder written (an unused lower one still counts).
         for i in 0..max_placeholder(body).min(20) {
-            self.bind(&Arc::from(format!("%{}", i + 1)));
+            self.bind(&Str::from(format!("%{}", i + 1)));
         }
         self.short_fn = Some(ShortFnCtx { max_index: 0 });
         self.recur_targets.push(usize::MAX);
@@ -431,7 +433,7 @@ impl Analyzer {
     #[allow(clippy::too_many_arguments)]
     fn finish_lambda(
         &mut self,
-        name: Option<Arc<str>>,
+        name: Option<Str>,
         params: Vec<Pattern>,
         rest: Option<Pattern>,
         param_names: Vec<String>,
@@ -689,7 +691,7 @@ impl Analyzer {
         }
         let mut out = Node::Const(Value::Nil);
         for pair in args.chunks(2).rev() {
-            let is_else = matches!(&pair[0].kind, FormKind::Keyword(k) if k.as_ref() == "else");
+            let is_else = matches!(&pair[0].kind, FormKind::Keyword(k) if k.as_str() == "else");
             let result = self.expr(&pair[1], tail)?;
             out = if is_else {
                 result
@@ -835,7 +837,7 @@ impl Analyzer {
         Ok((params, rest, names))
     }
 
-    fn fn_form(&mut self, name: Option<Arc<str>>, args: &[Form], pos: Pos) -> Result<Node> {
+    fn fn_form(&mut self, name: Option<Str>, args: &[Form], pos: Pos) -> Result<Node> {
         let pv = match args.first().map(|f| &f.kind) {
             Some(FormKind::Vector(v)) => v,
             Some(FormKind::Symbol(_)) => {
@@ -869,7 +871,7 @@ impl Analyzer {
         self.finish_lambda(name, params, rest, names, scope, body, pos)
     }
 
-    fn def_name(&self, f: Option<&Form>, what: &str, pos: Pos) -> Result<Arc<str>> {
+    fn def_name(&self, f: Option<&Form>, what: &str, pos: Pos) -> Result<Str> {
         match f.map(|f| &f.kind) {
             Some(FormKind::Symbol(s)) => {
                 if split_ns(s).is_some() {
@@ -1085,7 +1087,7 @@ impl Analyzer {
                         rest = Some(Box::new(self.pattern(&items[i + 1])?));
                         break;
                     }
-                    if matches!(&it.kind, FormKind::Keyword(k) if k.as_ref() == "as") {
+                    if matches!(&it.kind, FormKind::Keyword(k) if k.as_str() == "as") {
                         return Err(
                             err_at(it.pos, ":as inside a vector pattern is not supported")
                                 .with_hint(
@@ -1111,21 +1113,21 @@ impl Analyzer {
 
     fn map_pattern(&mut self, items: &[Form], pos: Pos) -> Result<Pattern> {
         let mut entries: Vec<MapPatEntry> = Vec::new();
-        let mut defaults: Vec<(Arc<str>, Value, Pos)> = Vec::new();
-        let mut as_name: Option<(Arc<str>, Pos)> = None;
+        let mut defaults: Vec<(Str, Value, Pos)> = Vec::new();
+        let mut as_name: Option<(Str, Pos)> = None;
         let mut has_content = false;
-        let mut pending: Vec<(Arc<str>, Value, Option<&Form>)> = Vec::new(); // (local, key, nested pattern)
+        let mut pending: Vec<(Str, Value, Option<&Form>)> = Vec::new(); // (local, key, nested pattern)
         for pair in items.chunks(2) {
             let (k, v) = (&pair[0], &pair[1]);
             match &k.kind {
-                FormKind::Keyword(kw) if kw.as_ref() == "keys" => {
+                FormKind::Keyword(kw) if kw.as_str() == "keys" => {
                     has_content = true;
                     let FormKind::Vector(names) = &v.kind else {
                         return Err(err_at(v.pos, ":keys takes a vector of names")
                             .with_hint("{:keys [a b]}"));
                     };
                     for n in names {
-                        let name: Arc<str> = match &n.kind {
+                        let name: Str = match &n.kind {
                             FormKind::Symbol(s) => s.clone(),
                             FormKind::Keyword(s) => s.clone(),
                             _ => {
@@ -1138,7 +1140,7 @@ impl Analyzer {
                         pending.push((name.clone(), Value::Keyword(name), None));
                     }
                 }
-                FormKind::Keyword(kw) if kw.as_ref() == "or" => {
+                FormKind::Keyword(kw) if kw.as_str() == "or" => {
                     has_content = true;
                     let FormKind::Map(ds) = &v.kind else {
                         return Err(err_at(v.pos, ":or takes a map of defaults")
@@ -1167,11 +1169,11 @@ impl Analyzer {
                         defaults.push((name, val, d[0].pos));
                     }
                 }
-                FormKind::Keyword(kw) if kw.as_ref() == "as" => match &v.kind {
+                FormKind::Keyword(kw) if kw.as_str() == "as" => match &v.kind {
                     FormKind::Symbol(s) => as_name = Some((s.clone(), v.pos)),
                     _ => return Err(err_at(v.pos, ":as takes a name")),
                 },
-                FormKind::Keyword(kw) if kw.as_ref() == "strs" || kw.as_ref() == "syms" => {
+                FormKind::Keyword(kw) if kw.as_str() == "strs" || kw.as_str() == "syms" => {
                     return Err(
                         err_at(k.pos, format!(":{kw} destructuring is not supported"))
                             .with_hint("use :keys, which also matches string keys"),
@@ -1193,8 +1195,8 @@ impl Analyzer {
                     };
                     let local = k
                         .symbol_name()
-                        .map(Arc::from)
-                        .unwrap_or_else(|| Arc::from(""));
+                        .map(Str::from)
+                        .unwrap_or_else(|| Str::from(""));
                     pending.push((local, key, Some(k)));
                 }
                 _ => {
@@ -1243,9 +1245,9 @@ impl Analyzer {
 type ParsedFn = (Vec<Pattern>, Option<Pattern>, Vec<String>, Node);
 
 enum NsRef {
-    Data(Arc<str>),
-    Tool(Arc<str>),
-    User(Arc<str>),
+    Data(Str),
+    Tool(Str),
+    User(Str),
     Builtin(&'static Builtin),
 }
 
@@ -1272,7 +1274,7 @@ fn max_placeholder(forms: &[Form]) -> usize {
 fn builtin_value(b: &'static Builtin) -> Node {
     match b.constant {
         Some(c) => Node::Const(c()),
-        None => Node::Const(Value::Func(crate::value::Func::Builtin(b))),
+        None => Node::Const(Value::Builtin(b)),
     }
 }
 

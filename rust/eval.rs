@@ -12,22 +12,57 @@ use crate::error::{Error, ErrorKind, LimitName, Pos};
 use crate::hints;
 use crate::ir::*;
 use crate::limits::Limits;
+#[allow(unused_imports)]
+use crate::value::Str;
 use crate::value::*;
 
 pub type Args = SmallVec<[Value; 4]>;
 
 /// Non-local control flow: an error, or `return`/`fail`/`recur` unwinding to their target.
-pub enum Flow {
-    Error(Box<Error>),
-    Return(Box<Value>),
-    Fail(Box<Value>),
-    /// The new values wait in `Interp::recur_args`, keeping `Flow` (and every result) small.
-    Recur,
+///
+/// One pointer wide (`None` is `recur`, whose new values wait in `Interp::recur_args`), so an
+/// `EvalResult` is 16 bytes and comes back in two registers instead of through memory.
+pub struct Flow(Option<Box<FlowKind>>);
+
+pub enum FlowKind {
+    Error(Error),
+    Return(Value),
+    Fail(Value),
+}
+
+impl Flow {
+    pub const RECUR: Flow = Flow(None);
+
+    pub fn ret(v: Value) -> Flow {
+        Flow(Some(Box::new(FlowKind::Return(v))))
+    }
+    pub fn fail(v: Value) -> Flow {
+        Flow(Some(Box::new(FlowKind::Fail(v))))
+    }
+    pub fn is_recur(&self) -> bool {
+        self.0.is_none()
+    }
+    pub fn is_return_or_fail(&self) -> bool {
+        matches!(
+            self.0.as_deref(),
+            Some(FlowKind::Return(_) | FlowKind::Fail(_))
+        )
+    }
+    pub fn error_mut(&mut self) -> Option<&mut Error> {
+        match self.0.as_deref_mut() {
+            Some(FlowKind::Error(e)) => Some(e),
+            _ => None,
+        }
+    }
+    /// `None` for `recur`.
+    pub fn into_kind(self) -> Option<FlowKind> {
+        self.0.map(|b| *b)
+    }
 }
 
 impl From<Error> for Flow {
     fn from(e: Error) -> Flow {
-        Flow::Error(Box::new(e))
+        Flow(Some(Box::new(FlowKind::Error(e))))
     }
 }
 
@@ -68,14 +103,13 @@ pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value
 }
 
 fn at(r: EvalResult, pos: Pos) -> EvalResult {
-    r.map_err(|f| match f {
-        Flow::Error(mut e) => {
+    r.map_err(|mut f| {
+        if let Some(e) = f.error_mut() {
             if e.pos.is_none() {
                 e.pos = Some(pos);
             }
-            Flow::Error(e)
         }
-        other => other,
+        f
     })
 }
 
@@ -110,13 +144,13 @@ impl Host for NoTools {
 #[derive(Clone)]
 pub struct Definition {
     pub value: Value,
-    pub doc: Option<Arc<str>>,
+    pub doc: Option<Str>,
 }
 
-pub type UserNs = Arc<IndexMap<Arc<str>, Definition, RandomState>>;
+pub type UserNs = Arc<IndexMap<Str, Definition, RandomState>>;
 
 pub struct ToolCallRecord {
-    pub name: Arc<str>,
+    pub name: Str,
     pub args: Vec<Value>,
     pub result: Option<Value>,
     pub error: Option<String>,
@@ -138,7 +172,7 @@ pub struct Interp<'a> {
     pub limits: Limits,
     pub prints: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
-    pub defined: Vec<Arc<str>>,
+    pub defined: Vec<Str>,
     /// Type of the last value each named function returned in this run.
     pub returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
     stack: Vec<Value>,
@@ -333,7 +367,7 @@ impl<'a> Interp<'a> {
                 None => Err(undefined_user(name, *pos)),
             },
             Node::DataRef(k) => Ok(self.data_get(k).cloned().unwrap_or(Value::Nil)),
-            Node::ToolFn(t) => Ok(Value::Func(Func::Tool(t.clone()))),
+            Node::ToolFn(t) => Ok(Value::Tool(t.clone())),
             Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
             Node::If(b) => {
                 if self.ev(&b.0, ctx)?.truthy() {
@@ -383,7 +417,7 @@ impl<'a> Interp<'a> {
                 }
                 loop {
                     match self.ev(&l.body, ctx) {
-                        Err(Flow::Recur) => {
+                        Err(f) if f.is_recur() => {
                             let vals = std::mem::take(&mut self.recur_args);
                             self.count_loop(ctx)?;
                             for ((p, _), v) in l.bindings.iter().zip(vals) {
@@ -396,7 +430,7 @@ impl<'a> Interp<'a> {
             }
             Node::Recur(args) => {
                 self.recur_args = self.eval_args(args, ctx)?;
-                Err(Flow::Recur)
+                Err(Flow::RECUR)
             }
             Node::MakeFn(lambda, caps) => Ok(self.make_fn(lambda, caps, ctx)),
             Node::Def(d) => self.def(d, ctx),
@@ -430,11 +464,11 @@ impl<'a> Interp<'a> {
             }
             Node::Return(v) => {
                 let v = self.ev(v, ctx)?;
-                Err(Flow::Return(Box::new(v)))
+                Err(Flow::ret(v))
             }
             Node::Fail(v) => {
                 let v = self.ev(v, ctx)?;
-                Err(Flow::Fail(Box::new(v)))
+                Err(Flow::fail(v))
             }
             Node::Doseq(d) => {
                 self.doseq(d, 0, ctx)?;
@@ -452,10 +486,7 @@ impl<'a> Interp<'a> {
                 CaptureSrc::Capture(i) => ctx.caps[*i as usize].clone(),
             })
             .collect();
-        Value::Func(Func::Closure(Arc::new(Closure::new(
-            lambda.clone(),
-            captured,
-        ))))
+        Value::Closure(Arc::new(Closure::new(lambda.clone(), captured)))
     }
 
     #[inline(never)]
@@ -509,11 +540,11 @@ impl<'a> Interp<'a> {
             Some(n) => self.ev(n, ctx)?,
             None => Value::Nil,
         };
-        Ok(Value::Func(Func::Native(Arc::new(Native::Where {
+        Ok(Value::Native(Arc::new(Native::Where {
             path: w.path.clone(),
             op: w.op,
             value,
-        }))))
+        })))
     }
 
     /// Evaluates call arguments into a small array on the stack (no heap, few moves) and passes
@@ -594,7 +625,7 @@ impl<'a> Interp<'a> {
     pub fn data_get(&self, key: &str) -> Option<&'a Value> {
         let data: &'a Value = self.data;
         match data {
-            Value::Map(m) => flex_get(m, &Value::Keyword(Arc::from(key))),
+            Value::Map(m) => flex_get(m, &Value::Keyword(Str::from(key))),
             _ => None,
         }
     }
@@ -616,7 +647,7 @@ impl<'a> Interp<'a> {
                 g.name
             ))
             .into()),
-            (true, None) => Ok(Value::Func(Func::Tool(g.name.clone()))),
+            (true, None) => Ok(Value::Tool(g.name.clone())),
             (false, Some(v)) => Ok(v.clone()),
             (false, None) => Err(self.undefined(g).into()),
         }
@@ -673,10 +704,10 @@ impl<'a> Interp<'a> {
     /// Calls any callable value with owned arguments.
     pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
         match f {
-            Value::Func(Func::Builtin(b)) => self.call_builtin(b, args),
-            Value::Func(Func::Closure(c)) => self.call_closure(c, args),
-            Value::Func(Func::Tool(name)) => self.call_tool(name, args),
-            Value::Func(Func::Native(n)) => crate::builtins::call_native(self, n, args),
+            Value::Builtin(b) => self.call_builtin(b, args),
+            Value::Closure(c) => self.call_closure(c, args),
+            Value::Tool(name) => self.call_tool(name, args),
+            Value::Native(n) => crate::builtins::call_native(self, n, args),
             Value::Keyword(k) => {
                 if args.is_empty() || args.len() > 2 {
                     return Err(Error::arity(format!("keyword :{k} called with {} argument(s); expected 1 or 2 (a map and an optional default)", args.len())).into());
@@ -778,7 +809,7 @@ impl<'a> Interp<'a> {
             self.bind_params(lambda, args, base)?;
             loop {
                 match self.ev(&lambda.body, &mut ctx) {
-                    Err(Flow::Recur) => {
+                    Err(f) if f.is_recur() => {
                         let mut vals = std::mem::take(&mut self.recur_args);
                         self.count_loop(&mut ctx)?;
                         if lambda.rest.is_some() {
@@ -900,7 +931,7 @@ impl<'a> Interp<'a> {
         }
     }
 
-    pub fn call_tool(&mut self, name: &Arc<str>, args: &mut [Value]) -> EvalResult {
+    pub fn call_tool(&mut self, name: &Str, args: &mut [Value]) -> EvalResult {
         if !self.host.has_tool(name) {
             let names = self.host.tool_names();
             let list = if names.is_empty() {

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::value::{is_keyword_text, Func, Value};
+use crate::value::{is_keyword_text, Value};
 
 /// What the printer needs to know about one node.
 pub enum Shape<'a> {
@@ -363,17 +363,17 @@ pub fn float_display(f: f64) -> String {
 }
 
 /// `#fn[a b]` for user functions (destructured parameters as `_`), `#fn[...]` otherwise.
-pub fn fn_label(f: &Func) -> String {
+pub fn fn_label(f: &Value) -> String {
     match f {
-        Func::Closure(c) => format!("#fn[{}]", c.lambda.param_display()),
+        Value::Closure(c) => format!("#fn[{}]", c.lambda.param_display()),
         _ => "#fn[...]".into(),
     }
 }
 
-fn fn_print(f: &Func) -> String {
+fn fn_print(f: &Value) -> String {
     match f {
-        Func::Closure(_) => fn_label(f),
-        Func::Builtin(_) => "#<builtin>".into(),
+        Value::Closure(_) => fn_label(f),
+        Value::Builtin(_) => "#<builtin>".into(),
         _ => "#<fn>".into(),
     }
 }
@@ -426,7 +426,7 @@ impl Printable for &Value {
             Value::Vector(v) => Shape::Vector(v.len()),
             Value::Set(s) => Shape::Set(s.len()),
             Value::Map(m) => Shape::Map(m.len()),
-            Value::Func(f) => Shape::Raw(Cow::Owned(fn_print(f))),
+            f @ crate::fn_pat!() => Shape::Raw(Cow::Owned(fn_print(f))),
             Value::Regex(r) => {
                 let mut s = String::from("#\"");
                 s.push_str(&r.source);

@@ -1,5 +1,7 @@
 //! "Did you mean" hints from string similarity over the names a program can see.
 
+#[allow(unused_imports)]
+use crate::value::Str;
 /// The candidate closest to `name`, if any is close enough to be a plausible typo.
 pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<String> {
     ranked(name, candidates, 1).into_iter().next()

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use crate::builtins::Builtin;
 use crate::error::Pos;
+#[allow(unused_imports)]
+use crate::value::Str;
 use crate::value::{Value, WhereOp};
 
 pub type Slot = u32;
@@ -21,11 +23,11 @@ pub enum Node {
     /// A bare name that is not local or builtin: user definition, then tool, then data (§8.4).
     Global(Arc<GlobalRef>),
     /// `user/x`: the definition only.
-    UserRef(Arc<str>, Pos),
+    UserRef(Str, Pos),
     /// `data/x`
-    DataRef(Arc<str>),
+    DataRef(Str),
     /// `tool/x` used as a value.
-    ToolFn(Arc<str>),
+    ToolFn(Str),
     /// `*1`, `*2`, `*3`
     History(usize),
     If(Box<(Node, Node, Node)>),
@@ -39,7 +41,7 @@ pub enum Node {
     Or(Box<[Node]>),
     Call(Box<Call>),
     CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
-    CallTool(Arc<str>, Box<[Node]>, Pos),
+    CallTool(Str, Box<[Node]>, Pos),
     CallGlobal(Arc<GlobalRef>, Box<[Node]>),
     /// `(:k m)` / `(:k m default)`: keyword lookup without a generic call.
     KwGet(Value, Box<[Node]>, Pos),
@@ -53,10 +55,10 @@ pub enum Node {
 }
 
 pub struct GlobalRef {
-    pub name: Arc<str>,
+    pub name: Str,
     pub pos: Pos,
     /// Locals visible where the name was written, for "did you mean" hints.
-    pub locals: Vec<Arc<str>>,
+    pub locals: Vec<Str>,
 }
 
 pub struct Let {
@@ -65,8 +67,8 @@ pub struct Let {
 }
 
 pub struct Def {
-    pub name: Arc<str>,
-    pub doc: Option<Arc<str>>,
+    pub name: Str,
+    pub doc: Option<Str>,
     pub value: Node,
 }
 
@@ -117,7 +119,7 @@ pub struct MapPatEntry {
 }
 
 pub struct Lambda {
-    pub name: Option<Arc<str>>,
+    pub name: Option<Str>,
     pub params: Vec<Pattern>,
     pub rest: Option<Pattern>,
     /// Parameter names as written (`_` for destructured ones), for `#fn[a b]` and host summaries.

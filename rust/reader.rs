@@ -1,9 +1,9 @@
 //! Text -> forms, with positions. Iterative (an explicit stack of open brackets), so nesting
 //! depth is a checked limit and never a stack overflow.
 
-use std::sync::Arc;
-
 use crate::error::{Error, Pos, Result};
+#[allow(unused_imports)]
+use crate::value::Str;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum FormKind {
@@ -11,9 +11,9 @@ pub enum FormKind {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Arc<str>),
-    Keyword(Arc<str>),
-    Symbol(Arc<str>),
+    Str(Str),
+    Keyword(Str),
+    Symbol(Str),
     List(Vec<Form>),
     Vector(Vec<Form>),
     Map(Vec<Form>),
@@ -21,7 +21,7 @@ pub enum FormKind {
     /// `#( ... )`
     ShortFn(Vec<Form>),
     /// `#'name`
-    VarRef(Arc<str>),
+    VarRef(Str),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -233,7 +233,7 @@ pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
                             return Err(Error::parse("#' must be followed by a name, e.g. #'total", pos));
                         }
                         r.advance_to(end);
-                        Form { kind: FormKind::VarRef(Arc::from(name.as_str())), pos }
+                        Form { kind: FormKind::VarRef(Str::from(name.as_str())), pos }
                     }
                     Some('"') => {
                         return Err(Error::parse("regex literals #\"...\" are not supported", pos)
@@ -394,7 +394,7 @@ fn read_string(r: &mut Reader) -> Result<Form> {
         }
     }
     Ok(Form {
-        kind: FormKind::Str(Arc::from(s)),
+        kind: FormKind::Str(Str::from(s)),
         pos,
     })
 }
@@ -423,7 +423,7 @@ fn read_char(r: &mut Reader) -> Result<Form> {
     if let Some(s) = named {
         r.advance_to(end);
         return Ok(Form {
-            kind: FormKind::Str(Arc::from(s)),
+            kind: FormKind::Str(Str::from(s)),
             pos,
         });
     }
@@ -434,7 +434,7 @@ fn read_char(r: &mut Reader) -> Result<Form> {
     }
     let mut buf = [0u8; 4];
     Ok(Form {
-        kind: FormKind::Str(Arc::from(&*first.encode_utf8(&mut buf))),
+        kind: FormKind::Str(Str::from(&*first.encode_utf8(&mut buf))),
         pos,
     })
 }
@@ -486,7 +486,7 @@ fn read_atom(r: &mut Reader) -> Result<Form> {
             } else if text.chars().next().is_some_and(is_symbol_start)
                 && text.chars().all(is_symbol_char)
             {
-                FormKind::Symbol(Arc::from(text))
+                FormKind::Symbol(Str::from(text))
             } else {
                 let bad = text.chars().find(|c| !is_symbol_char(*c)).unwrap_or(' ');
                 return Err(Error::parse(

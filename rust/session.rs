@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
-use crate::eval::{Flow, Host, Interp, ToolCallRecord, UserNs};
+use crate::eval::{FlowKind, Host, Interp, ToolCallRecord, UserNs};
 use crate::limits::Limits;
 use crate::reader::read_with_limit;
+#[allow(unused_imports)]
+use crate::value::Str;
 use crate::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +30,7 @@ pub struct RunResult {
     pub prints: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     /// Names defined or redefined by this run, in order of first definition in the run.
-    pub defined: Vec<Arc<str>>,
+    pub defined: Vec<Str>,
     /// Return types of named functions called by this run, applied to them on commit.
     pub returns: Vec<(Arc<crate::value::Closure>, crate::value::TypeTag)>,
     pub steps: u64,
@@ -130,19 +132,21 @@ fn run_inner(
     let result = interp.run_program(&program);
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),
-        Err(Flow::Return(v)) => (Outcome::Return, *v, None),
-        Err(Flow::Fail(v)) => (Outcome::Fail, *v, None),
-        Err(Flow::Error(e)) => (Outcome::Error, Value::Nil, Some(*e)),
-        Err(Flow::Recur) => (
-            Outcome::Error,
-            Value::Nil,
-            Some(Error::new(
-                ErrorKind::Internal,
-                "internal error: recur escaped its loop",
-            )),
-        ),
+        Err(f) => match f.into_kind() {
+            Some(FlowKind::Return(v)) => (Outcome::Return, v, None),
+            Some(FlowKind::Fail(v)) => (Outcome::Fail, v, None),
+            Some(FlowKind::Error(e)) => (Outcome::Error, Value::Nil, Some(e)),
+            None => (
+                Outcome::Error,
+                Value::Nil,
+                Some(Error::new(
+                    ErrorKind::Internal,
+                    "internal error: recur escaped its loop",
+                )),
+            ),
+        },
     };
-    let mut defined: Vec<Arc<str>> = Vec::new();
+    let mut defined: Vec<Str> = Vec::new();
     for d in interp.defined.drain(..) {
         if !defined.contains(&d) {
             defined.push(d);

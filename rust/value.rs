@@ -18,6 +18,21 @@ use crate::error::{Error, Result};
 use crate::ir::Lambda;
 
 pub type RandomState = ahash::RandomState;
+
+/// Strings, keywords and names: a thin (one-pointer) shared string, so `Value` stays 16 bytes
+/// and evaluation results fit in two registers.
+pub type Str = arcstr::ArcStr;
+
+/// Matches any function value (builtin, closure, combinator-built or tool).
+#[macro_export]
+macro_rules! fn_pat {
+    () => {
+        $crate::value::Value::Builtin(_)
+            | $crate::value::Value::Closure(_)
+            | $crate::value::Value::Native(_)
+            | $crate::value::Value::Tool(_)
+    };
+}
 pub type ValueMap = IndexMap<Value, Value, RandomState>;
 pub type ValueSet = IndexSet<Value, RandomState>;
 
@@ -28,14 +43,19 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Arc<str>),
-    Keyword(Arc<str>),
+    Str(Str),
+    Keyword(Str),
     Vector(Arc<VecData>),
     Map(Arc<MapData>),
     Set(Arc<SetData>),
-    Func(Func),
+    Builtin(&'static Builtin),
+    Closure(Arc<Closure>),
+    /// Functions built by builtins (`where`, `juxt`, `fnil`, ...).
+    Native(Arc<Native>),
+    /// A host tool used as a function value.
+    Tool(Str),
     Regex(Arc<RegexValue>),
-    Var(Arc<str>),
+    Var(Str),
     /// Days since 1970-01-01.
     Date(i32),
     /// Milliseconds since the Unix epoch, UTC.
@@ -149,26 +169,6 @@ impl Drop for SetData {
     }
 }
 
-#[derive(Clone)]
-pub enum Func {
-    Builtin(&'static Builtin),
-    Closure(Arc<Closure>),
-    Native(Arc<Native>),
-    Tool(Arc<str>),
-}
-
-impl Func {
-    pub fn ptr_eq(&self, other: &Func) -> bool {
-        match (self, other) {
-            (Func::Builtin(a), Func::Builtin(b)) => std::ptr::eq(*a, *b),
-            (Func::Closure(a), Func::Closure(b)) => Arc::ptr_eq(a, b),
-            (Func::Native(a), Func::Native(b)) => Arc::ptr_eq(a, b),
-            (Func::Tool(a), Func::Tool(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
 pub struct Closure {
     pub lambda: Arc<Lambda>,
     pub captures: Box<[Value]>,
@@ -250,7 +250,7 @@ impl TypeTag {
             Value::Vector(v) => TypeTag::List(v.len() as u64),
             Value::Map(m) => TypeTag::Map(m.len() as u64),
             Value::Set(s) => TypeTag::Set(s.len() as u64),
-            Value::Func(_) => TypeTag::Fn,
+            fn_pat!() => TypeTag::Fn,
             Value::Regex(_) => TypeTag::Regex,
             Value::Var(_) => TypeTag::Var,
             Value::Date(_) => TypeTag::Date,
@@ -319,10 +319,10 @@ impl TypeTag {
 
 impl Value {
     pub fn str(s: &str) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Str::from(s))
     }
     pub fn string(s: String) -> Value {
-        Value::Str(Arc::from(s))
+        Value::Str(Str::from(s))
     }
     pub fn kw(s: &str) -> Value {
         Value::Keyword(intern_keyword(s))
@@ -350,7 +350,7 @@ impl Value {
     /// The type label of the seeds' vocabulary (`list[3]`, `map[0]`, `string`, `#fn[x y]`).
     pub fn type_label(&self) -> String {
         match self {
-            Value::Func(f) => crate::format::fn_label(f),
+            f @ fn_pat!() => crate::format::fn_label(f),
             other => TypeTag::of(other).label(),
         }
     }
@@ -367,7 +367,7 @@ impl Value {
             Value::Vector(_) => "vector",
             Value::Map(_) => "map",
             Value::Set(_) => "set",
-            Value::Func(_) => "function",
+            fn_pat!() => "function",
             Value::Regex(_) => "regex",
             Value::Var(_) => "var",
             Value::Date(_) => "date",
@@ -437,14 +437,17 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => norm_float_bits(*x) == norm_float_bits(*y),
         (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
-            Arc::ptr_eq(x, y) || x == y
+            Str::ptr_eq(x, y) || x == y
         }
         (Value::Vector(_), Value::Vector(_))
         | (Value::Map(_), Value::Map(_))
         | (Value::Set(_), Value::Set(_)) => {
             stacker::maybe_grow(64 * 1024, 1024 * 1024, || identical_coll(a, b))
         }
-        (Value::Func(x), Value::Func(y)) => x.ptr_eq(y),
+        (Value::Builtin(x), Value::Builtin(y)) => std::ptr::eq(*x, *y),
+        (Value::Closure(x), Value::Closure(y)) => Arc::ptr_eq(x, y),
+        (Value::Native(x), Value::Native(y)) => Arc::ptr_eq(x, y),
+        (Value::Tool(x), Value::Tool(y)) => x == y,
         (Value::Regex(x), Value::Regex(y)) => x.source == y.source,
         (Value::Var(x), Value::Var(y)) => x == y,
         (Value::Date(x), Value::Date(y)) => x == y,
@@ -526,14 +529,21 @@ impl Hash for Value {
                 }
                 state.write_u64(acc);
             }
-            Value::Func(f) => {
+            Value::Builtin(b) => {
                 state.write_u8(9);
-                match f {
-                    Func::Builtin(b) => b.name.hash(state),
-                    Func::Closure(c) => (Arc::as_ptr(c) as usize).hash(state),
-                    Func::Native(n) => (Arc::as_ptr(n) as usize).hash(state),
-                    Func::Tool(t) => t.hash(state),
-                }
+                b.name.hash(state)
+            }
+            Value::Closure(c) => {
+                state.write_u8(9);
+                (Arc::as_ptr(c) as usize).hash(state)
+            }
+            Value::Native(n) => {
+                state.write_u8(9);
+                (Arc::as_ptr(n) as usize).hash(state)
+            }
+            Value::Tool(t) => {
+                state.write_u8(9);
+                t.hash(state)
             }
             Value::Regex(r) => {
                 state.write_u8(10);
@@ -587,8 +597,8 @@ pub fn natural_cmp(a: &Value, b: &Value) -> Result<Ordering> {
         (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num_cmp(a, b)
             .ok_or_else(|| Error::type_err("cannot compare NaN: NaN is not ordered")),
-        (Value::Str(x), Value::Str(y)) => Ok(x.as_ref().cmp(y.as_ref())),
-        (Value::Keyword(x), Value::Keyword(y)) => Ok(x.as_ref().cmp(y.as_ref())),
+        (Value::Str(x), Value::Str(y)) => Ok(x.as_str().cmp(y.as_str())),
+        (Value::Keyword(x), Value::Keyword(y)) => Ok(x.as_str().cmp(y.as_str())),
         (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
         (Value::Vector(x), Value::Vector(y)) => {
             for (p, q) in x.iter().zip(y.iter()) {
@@ -643,7 +653,7 @@ pub fn flex_get<'a>(m: &'a ValueMap, key: &Value) -> Option<&'a Value> {
             let mut alt = None;
             for (mk, v) in m.iter() {
                 match mk {
-                    Value::Keyword(x) | Value::Str(x) if Arc::ptr_eq(x, k) || x == k => {
+                    Value::Keyword(x) | Value::Str(x) if Str::ptr_eq(x, k) || x == k => {
                         if std::mem::discriminant(mk) == std::mem::discriminant(key) {
                             return Some(v);
                         }
@@ -684,16 +694,16 @@ pub fn flex_key(m: &ValueMap, key: &Value) -> Option<Value> {
 
 /// Interns keyword names process-wide, so equal keywords usually share one allocation and
 /// compare by pointer. Bounded: past the cap, names are simply not interned.
-pub fn intern_keyword(s: &str) -> Arc<str> {
+pub fn intern_keyword(s: &str) -> Str {
     use std::sync::{Mutex, OnceLock};
-    static TABLE: OnceLock<Mutex<ahash::AHashSet<Arc<str>>>> = OnceLock::new();
+    static TABLE: OnceLock<Mutex<ahash::AHashSet<Str>>> = OnceLock::new();
     const CAP: usize = 200_000;
     let table = TABLE.get_or_init(|| Mutex::new(ahash::AHashSet::new()));
     let mut t = table.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(k) = t.get(s) {
         return k.clone();
     }
-    let k: Arc<str> = Arc::from(s);
+    let k: Str = Str::from(s);
     if t.len() < CAP {
         t.insert(k.clone());
     }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use super::coll::entry;
 use super::{expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
-use crate::eval::{EvalResult, Flow, Interp};
-use crate::value::{Func, Native, Value};
+use crate::eval::{EvalResult, Interp};
+use crate::value::{Native, Value};
 
 fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = a.len();
@@ -34,10 +34,10 @@ fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn fnil(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     expect_callable("fnil", &a[0])?;
-    Ok(Value::Func(Func::Native(Arc::new(Native::Fnil(
+    Ok(Value::Native(Arc::new(Native::Fnil(
         std::mem::take(&mut a[0]),
         std::mem::take(&mut a[1]),
-    )))))
+    ))))
 }
 
 fn callables(fname: &str, a: &mut [Value]) -> Result<Vec<Value>, Error> {
@@ -48,27 +48,25 @@ fn callables(fname: &str, a: &mut [Value]) -> Result<Vec<Value>, Error> {
 }
 
 fn juxt(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Func(Func::Native(Arc::new(Native::Juxt(
-        callables("juxt", a)?,
-    )))))
+    Ok(Value::Native(Arc::new(Native::Juxt(callables("juxt", a)?))))
 }
 
 fn all_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Func(Func::Native(Arc::new(Native::AllOf(
-        callables("all-of", a)?,
-    )))))
+    Ok(Value::Native(Arc::new(Native::AllOf(callables(
+        "all-of", a,
+    )?))))
 }
 
 fn any_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Func(Func::Native(Arc::new(Native::AnyOf(
-        callables("any-of", a)?,
-    )))))
+    Ok(Value::Native(Arc::new(Native::AnyOf(callables(
+        "any-of", a,
+    )?))))
 }
 
 fn none_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Func(Func::Native(Arc::new(Native::NoneOf(
-        callables("none-of", a)?,
-    )))))
+    Ok(Value::Native(Arc::new(Native::NoneOf(callables(
+        "none-of", a,
+    )?))))
 }
 
 /// Runs one branch in isolation: definitions and printed lines made by it are discarded.
@@ -87,12 +85,12 @@ fn branch(
     it.prints.truncate(prints);
     it.defined.truncate(defined);
     match r {
-        Err(Flow::Return(_)) | Err(Flow::Fail(_)) => Err(Error::new(
+        Err(f) if f.is_return_or_fail() => Err(Error::new(
             kind,
             format!("{label}: return and fail cannot be used inside a parallel branch"),
         )
         .into()),
-        Err(Flow::Recur) => {
+        Err(f) if f.is_recur() => {
             Err(Error::new(kind, format!("{label}: recur escaped its branch")).into())
         }
         other => other,
@@ -130,8 +128,8 @@ fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     for (i, f) in a.iter().enumerate() {
         let ok = match f {
-            Value::Func(Func::Closure(c)) => c.lambda.params.is_empty(),
-            Value::Func(Func::Tool(_)) | Value::Func(Func::Builtin(_)) => true,
+            Value::Closure(c) => c.lambda.params.is_empty(),
+            Value::Tool(_) | Value::Builtin(_) => true,
             _ => false,
         };
         if !ok {
@@ -157,13 +155,14 @@ fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
             &mut [],
         ) {
             Ok(v) => out.push(v),
-            Err(Flow::Error(mut e)) => {
-                if !e.message.starts_with("pcalls branch") {
-                    e.message = format!("pcalls branch {i}: {}", e.message);
+            Err(mut f) => {
+                if let Some(e) = f.error_mut() {
+                    if !e.message.starts_with("pcalls branch") {
+                        e.message = format!("pcalls branch {i}: {}", e.message);
+                    }
                 }
-                return Err(Flow::Error(e));
+                return Err(f);
             }
-            Err(other) => return Err(other),
         }
     }
     Ok(Value::vector(out))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::coll::entry;
 use super::{call1, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
-use crate::eval::{EvalResult, Flow, Interp};
+use crate::eval::{EvalResult, Interp};
 use crate::value::{flex_get, flex_key, Value, ValueMap, ValueSet};
 
 /// `get-in` semantics for one path: maps flexibly, vectors by non-negative index, else nil.
@@ -145,13 +145,17 @@ fn call_updater(
     args.push(old);
     args.extend(extra.iter().cloned());
     match it.apply(f, &mut args) {
-        Err(Flow::Error(mut e)) if e.kind == ErrorKind::Arity && !extra.is_empty() => {
-            e.hint = Some(format!(
-                "{fname} passes extra arguments to the function; for a default value use fnil, e.g. ({fname} m k (fnil inc 0))"
-            ));
-            Err(Flow::Error(e))
+        Err(mut f) => {
+            if let Some(e) = f.error_mut() {
+                if e.kind == ErrorKind::Arity && !extra.is_empty() {
+                    e.hint = Some(format!(
+                        "{fname} passes extra arguments to the function; for a default value use fnil, e.g. ({fname} m k (fnil inc 0))"
+                    ));
+                }
+            }
+            Err(f)
         }
-        other => other,
+        ok => ok,
     }
 }
 
@@ -281,7 +285,7 @@ fn val_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn update_vals(it: &mut Interp, a: &mut [Value]) -> EvalResult {
-    if matches!(a[0], Value::Func(_)) && matches!(a[1], Value::Map(_)) {
+    if matches!(a[0], crate::fn_pat!()) && matches!(a[1], Value::Map(_)) {
         return Err(
             Error::type_err("update-vals takes the map first: (update-vals m f)")
                 .with_hint("with threading use ->, e.g. (-> m (update-vals f))")

@@ -168,7 +168,7 @@ pub fn expect_str<'v>(fname: &str, v: &'v Value) -> Result<&'v str, Error> {
 /// Checks that `v` can be called by a collection builtin (function, keyword, map or set).
 pub fn expect_callable(fname: &str, v: &Value) -> Result<(), Error> {
     match v {
-        Value::Func(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) => Ok(()),
+        crate::fn_pat!() | Value::Keyword(_) | Value::Map(_) | Value::Set(_) => Ok(()),
         Value::Vector(items) => {
             let mut e = type_error(fname, "a function", v);
             if let Some(Value::Keyword(k)) = items.first() {

@@ -37,7 +37,7 @@ fn where_apply(op: WhereOp, f: &Value, value: &Value) -> bool {
         WhereOp::NotEq => !lisp_eq(&coerce(f), &coerce(value)),
         WhereOp::Gt | WhereOp::Lt | WhereOp::Ge | WhereOp::Le => {
             let o = match (f, value) {
-                (Value::Str(a), Value::Str(b)) => Some(a.as_ref().cmp(b.as_ref())),
+                (Value::Str(a), Value::Str(b)) => Some(a.as_str().cmp(b.as_str())),
                 _ => num_cmp(f, value),
             };
             match o {
@@ -67,7 +67,7 @@ fn where_apply(op: WhereOp, f: &Value, value: &Value) -> bool {
                 Value::Vector(xs) => xs.iter().any(|x| lisp_eq(&coerce(x), &cv)),
                 Value::Set(s) => s.iter().any(|x| lisp_eq(&coerce(x), &cv)),
                 Value::Str(s) => match &cv {
-                    Value::Str(sub) => s.contains(sub.as_ref()),
+                    Value::Str(sub) => s.contains(sub.as_str()),
                     _ => false,
                 },
                 _ => false,

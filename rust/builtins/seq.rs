@@ -159,12 +159,12 @@ pub(super) enum Comparator {
 
 pub(super) fn comparator(fname: &str, v: &Value) -> Result<Comparator, Error> {
     match v {
-        Value::Keyword(k) if k.as_ref() == "asc" => Ok(Comparator::Asc),
-        Value::Keyword(k) if k.as_ref() == "desc" => Ok(Comparator::Desc),
+        Value::Keyword(k) if k.as_str() == "asc" => Ok(Comparator::Asc),
+        Value::Keyword(k) if k.as_str() == "desc" => Ok(Comparator::Desc),
         Value::Keyword(k) => Err(Error::type_err(format!(
             "{fname}: invalid comparator :{k}; use :asc, :desc or a two-argument function"
         ))),
-        Value::Func(_) | Value::Map(_) | Value::Set(_) => Ok(Comparator::Func(v.clone())),
+        crate::fn_pat!() | Value::Map(_) | Value::Set(_) => Ok(Comparator::Func(v.clone())),
         other => Err(type_error(
             fname,
             "a comparator (:asc, :desc or a function)",
@@ -262,7 +262,7 @@ pub(super) fn expect_key(fname: &str, key: &Value) -> Result<(), Error> {
         Value::Keyword(_)
         | Value::Str(_)
         | Value::Vector(_)
-        | Value::Func(_)
+        | crate::fn_pat!()
         | Value::Map(_)
         | Value::Set(_) => Ok(()),
         other => Err(type_error(
@@ -277,7 +277,8 @@ fn sort_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let key = a[0].clone();
     expect_key("sort-by", &key)?;
     let (c, coll) = if a.len() == 3 {
-        if matches!(a[2], Value::Func(_)) && !matches!(a[1], Value::Func(_) | Value::Keyword(_)) {
+        if matches!(a[2], crate::fn_pat!()) && !matches!(a[1], crate::fn_pat!() | Value::Keyword(_))
+        {
             return Err(
                 Error::type_err("sort-by: the comparator goes before the collection")
                     .with_hint("(sort-by key cmp coll), e.g. (sort-by :price > items)")

@@ -117,7 +117,7 @@ fn split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let parts: Vec<Value> = if sep.is_empty() {
         s.graphemes(true).map(Value::str).collect()
     } else {
-        s.split(sep.as_ref()).map(Value::str).collect()
+        s.split(sep.as_str()).map(Value::str).collect()
     };
     Ok(Value::vector(parts))
 }
@@ -159,9 +159,9 @@ fn replace(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         out
     } else {
-        let count = s.matches(m.as_ref()).count();
+        let count = s.matches(m.as_str()).count();
         it.check_str_size(s.len() + count.saturating_mul(r.len()))?;
-        s.replace(m.as_ref(), r)
+        s.replace(m.as_str(), r)
     };
     Ok(Value::string(out))
 }

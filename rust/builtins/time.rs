@@ -159,7 +159,7 @@ fn date_new(_: &mut Interp, a: &mut [Value]) -> EvalResult {
                 .or_else(|| parse_date(t).map(|d| d * 86_400_000))
                 .or_else(|| parse_rfc2822(t));
             ms.map(Value::DateTime).ok_or_else(|| {
-                Error::exec(format!("cannot parse date {:?}", s.as_ref()))
+                Error::exec(format!("cannot parse date {:?}", s.as_str()))
                     .with_hint("use ISO-8601 (2031-05-04T06:07:08Z), YYYY-MM-DD, or RFC 2822 (Sat, 4 May 2031 06:07:08 +0200)")
                     .into()
             })
@@ -185,7 +185,7 @@ fn local_date_parse(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             Some(d) if i32::try_from(d).is_ok() => Ok(Value::Date(d as i32)),
             _ => Err(Error::exec(format!(
                 "cannot parse date {:?}: expected YYYY-MM-DD",
-                s.as_ref()
+                s.as_str()
             ))
             .into()),
         },

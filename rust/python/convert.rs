@@ -1,8 +1,6 @@
 //! Python <-> core value conversion. Dispatches on exact types first (the common JSON shapes),
 //! interns map keys, and builds the error path (`data.orders[3].created`) only when failing.
 
-use std::sync::Arc;
-
 use ahash::{AHashMap, AHashSet};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -11,7 +9,9 @@ use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
 
-use crate::value::{is_keyword_text, Func, Value, ValueMap, ValueSet};
+#[allow(unused_imports)]
+use crate::value::Str;
+use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
 
@@ -70,7 +70,7 @@ impl ConvError {
 
 /// Converts Python data to core values, interning strings used as map keys.
 pub struct ToValue<'py> {
-    keys: AHashSet<Arc<str>>,
+    keys: AHashSet<Str>,
     kw_type: Bound<'py, PyType>,
 }
 
@@ -82,14 +82,14 @@ impl<'py> ToValue<'py> {
         })
     }
 
-    fn intern(&mut self, s: &str) -> Arc<str> {
+    fn intern(&mut self, s: &str) -> Str {
         if let Some(k) = self.keys.get(s) {
             return k.clone();
         }
-        let k: Arc<str> = if is_keyword_text(s) {
+        let k: Str = if is_keyword_text(s) {
             crate::value::intern_keyword(s)
         } else {
-            Arc::from(s)
+            Str::from(s)
         };
         if self.keys.len() < 100_000 {
             self.keys.insert(k.clone());
@@ -111,7 +111,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Nil);
         }
         if let Ok(s) = obj.cast_exact::<PyString>() {
-            return Ok(Value::Str(Arc::from(
+            return Ok(Value::Str(Str::from(
                 s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
             )));
         }
@@ -149,7 +149,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Keyword(self.intern(&s)));
         }
         if let Ok(s) = obj.cast::<PyString>() {
-            return Ok(Value::Str(Arc::from(
+            return Ok(Value::Str(Str::from(
                 s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
             )));
         }
@@ -250,7 +250,7 @@ fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
 pub struct ToPy<'py> {
     py: Python<'py>,
     kw_type: Bound<'py, PyType>,
-    keywords: AHashMap<Arc<str>, Py<PyAny>>,
+    keywords: AHashMap<Str, Py<PyAny>>,
 }
 
 impl<'py> ToPy<'py> {
@@ -262,11 +262,11 @@ impl<'py> ToPy<'py> {
         })
     }
 
-    fn keyword(&mut self, k: &Arc<str>) -> PyResult<Bound<'py, PyAny>> {
+    fn keyword(&mut self, k: &Str) -> PyResult<Bound<'py, PyAny>> {
         if let Some(o) = self.keywords.get(k) {
             return Ok(o.bind(self.py).clone());
         }
-        let o = self.kw_type.call1((k.as_ref(),))?;
+        let o = self.kw_type.call1((k.as_str(),))?;
         self.keywords.insert(k.clone(), o.clone().unbind());
         Ok(o)
     }
@@ -350,13 +350,11 @@ impl<'py> ToPy<'py> {
                     })?;
                     dt.call_method1("fromtimestamp", (*ms as f64 / 1000.0, utc.bind(py)))?
                 }
-                Value::Func(f) => PyString::new(py, &func_text(f)).into_any(),
+                f @ crate::fn_pat!() => {
+                    PyString::new(py, &crate::format::print_full(f, false)).into_any()
+                }
                 other => PyString::new(py, &crate::format::print_full(other, false)).into_any(),
             })
         })
     }
-}
-
-fn func_text(f: &Func) -> String {
-    crate::format::print_full(&Value::Func(f.clone()), false)
 }

@@ -17,8 +17,10 @@ use crate::eval::UserNs;
 use crate::format::{print, PrintOpts};
 use crate::limits::Limits;
 use crate::session::{commit, run_source, Outcome, RunResult, SessionState};
-use crate::value::{Func, Value};
+use crate::value::Value;
 
+#[allow(unused_imports)]
+use crate::value::Str;
 use convert::{ToPy, ToValue};
 use host::PyHost;
 
@@ -77,7 +79,7 @@ fn sample(v: &Value, limit: Option<usize>, plimit: Option<usize>) -> (Option<Str
         hide_private: true,
     };
     let target = match v {
-        Value::Nil | Value::Func(_) => return (None, false),
+        Value::Nil | crate::fn_pat!() => return (None, false),
         Value::Vector(xs) => match xs.first() {
             Some(x) => x,
             None => return (None, false),
@@ -110,12 +112,12 @@ fn definition_tuple<'py>(
     doc: Option<&str>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (kind, params, ret) = match v {
-        Value::Func(Func::Closure(c)) => (
+        Value::Closure(c) => (
             "function",
             Some(c.lambda.param_names.clone()),
             c.return_label(),
         ),
-        Value::Func(_) => ("function", None, None),
+        Value::Builtin(_) | Value::Native(_) | Value::Tool(_) => ("function", None, None),
         _ => ("value", None, None),
     };
     let (s, _) = sample(v, Some(3), Some(80));
@@ -166,7 +168,7 @@ fn run_result_tuple<'py>(
         };
         calls.append(
             (
-                c.name.as_ref(),
+                c.name.as_str(),
                 args,
                 result,
                 c.error.clone(),
@@ -222,9 +224,9 @@ impl CoreSession {
                         .convert(&v)
                         .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
                     let kv = if crate::value::is_keyword_text(&key) {
-                        Value::Keyword(Arc::from(key.as_str()))
+                        Value::Keyword(Str::from(key.as_str()))
                     } else {
-                        Value::Str(Arc::from(key.as_str()))
+                        Value::Str(Str::from(key.as_str()))
                     };
                     m.insert(kv, val);
                 }
@@ -315,7 +317,7 @@ impl CoreSession {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let data = self.lock().data.clone();
         let v = match &data {
-            Value::Map(m) => crate::value::flex_get(m, &Value::Keyword(Arc::from(key))).cloned(),
+            Value::Map(m) => crate::value::flex_get(m, &Value::Keyword(Str::from(key))).cloned(),
             _ => None,
         };
         match v {

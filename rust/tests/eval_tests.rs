@@ -51,8 +51,8 @@ fn destructuring() {
 
 #[test]
 fn value_and_result_sizes_stay_small() {
-    assert_eq!(std::mem::size_of::<_core::Value>(), 24);
-    assert!(std::mem::size_of::<_core::eval::EvalResult>() <= 24);
+    assert_eq!(std::mem::size_of::<_core::Value>(), 16);
+    assert_eq!(std::mem::size_of::<_core::eval::EvalResult>(), 16);
 }
 
 #[test]
