@@ -9,9 +9,8 @@ import re
 from collections import Counter
 from typing import Any
 
-import pytest
-
 import ptc
+import pytest
 
 
 @pytest.fixture(scope="module")

@@ -320,8 +320,12 @@ impl Analyzer {
             return Ok(n);
         }
         if SPECIAL_FORMS.contains(&s.as_ref()) {
-            return Err(err_at(pos, format!("{s} is a special form, not a value"))
-                .with_hint(format!("call it in head position: ({s} ...)")));
+            return Err(Error::new(
+                ErrorKind::UndefinedVariable,
+                format!("{s} is a special form, not a value"),
+            )
+            .at(pos)
+            .with_hint(format!("it is a special form; write ({s} ...)")));
         }
         if let Some(b) = builtins::lookup(s) {
             return Ok(builtin_value(b));
@@ -358,9 +362,11 @@ impl Analyzer {
                 Some(b) => Ok(NsRef::Builtin(b)),
                 None => Err(err_at(
                     pos,
-                    format!("{name} is not available (written as {ns}/{name})"),
+                    format!("{name} is not available. {}", builtins::family_hint(ns)),
                 )
-                .with_hint(builtins::family_hint(ns))),
+                .with_hint(format!(
+                    "{ns}/ prefixes only reach builtins; {ns}/{name} is not one"
+                ))),
             },
             _ => Err(err_at(pos, format!("unknown namespace {ns}/")).with_hint(
                 "use tool/ for tools, data/ for input data; your own definitions need no prefix",
@@ -401,11 +407,13 @@ impl Analyzer {
         }
         self.scopes.push(FnScope::default());
         // Parameters %1..%k, k the highest placeholder written (an unused lower one still counts).
-        for i in 0..max_placeholder(body).min(20) {
+        let arity = max_placeholder(body).min(20);
+        for i in 0..arity {
             self.bind(&Str::from(format!("%{}", i + 1)));
         }
         self.short_fn = Some(ShortFnCtx { max_index: 0 });
-        self.recur_targets.push(usize::MAX);
+        // `#()` is a `fn`, so `recur` re-enters it with one value per placeholder
+        self.recur_targets.push(arity);
         let result = self.short_fn_body(body, pos);
         self.recur_targets.pop();
         let ctx = self.short_fn.take();
@@ -532,6 +540,11 @@ impl Analyzer {
         args: &[Form],
         pos: Pos,
     ) -> Result<Node> {
+        if let Some(c) = b.constant {
+            // a constant in head position is a call of a non-function: not_callable at run time
+            let arg_nodes = self.exprs(args)?;
+            return Ok(call(Node::Const(c()), arg_nodes, pos));
+        }
         if matches!(b.name, "=" | "not=" | "<" | ">" | "<=" | ">=") && args.len() != 2 {
             let hint = if args.len() > 2 {
                 let a: Vec<String> = (0..args.len()).map(|i| format!("x{}", i + 1)).collect();
@@ -629,10 +642,6 @@ impl Analyzer {
                     return Err(err_at(pos, "recur outside of loop or fn")
                         .with_hint("wrap it in (loop [bindings] ...)"));
                 };
-                if arity == usize::MAX {
-                    return Err(err_at(pos, "recur cannot target a #( ) function")
-                        .with_hint("use (fn [x] ...) or loop"));
-                }
                 if args.len() != arity {
                     return Err(Error::arity(format!(
                         "recur expects {arity} argument(s) (one per binding), got {}",
@@ -1011,7 +1020,6 @@ impl Analyzer {
             "(where :field) or (where :field op value) with op one of = not= > < >= <= in includes";
         let path = match args.first().map(|f| &f.kind) {
             Some(FormKind::Keyword(k)) => vec![Value::Keyword(k.clone())],
-            Some(FormKind::Str(s)) => vec![Value::Str(s.clone())],
             Some(FormKind::Vector(items)) => {
                 let mut p = Vec::new();
                 for it in items {

@@ -128,7 +128,7 @@ impl LimitName {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Error {
+pub struct ErrorData {
     pub kind: ErrorKind,
     pub message: String,
     pub hint: Option<String>,
@@ -136,15 +136,34 @@ pub struct Error {
     pub limit: Option<LimitName>,
 }
 
+/// An error, one pointer wide: `Result<Value, Error>` and the like then fit in two registers
+/// on the hot path, and the cost of the error's text is paid only when one happens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error(Box<ErrorData>);
+
+impl std::ops::Deref for Error {
+    type Target = ErrorData;
+    fn deref(&self) -> &ErrorData {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Error {
+    fn deref_mut(&mut self) -> &mut ErrorData {
+        &mut self.0
+    }
+}
+
 impl Error {
+    #[cold]
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
+        Error(Box::new(ErrorData {
             kind,
             message: message.into(),
             hint: None,
             pos: None,
             limit: None,
-        }
+        }))
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -156,14 +175,11 @@ impl Error {
         }
         self
     }
+    #[cold]
     pub fn limit(kind: ErrorKind, limit: LimitName, message: impl Into<String>) -> Self {
-        Error {
-            kind,
-            message: message.into(),
-            hint: None,
-            pos: None,
-            limit: Some(limit),
-        }
+        let mut e = Error::new(kind, message);
+        e.limit = Some(limit);
+        e
     }
     pub fn type_err(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Type, message)

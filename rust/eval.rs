@@ -79,26 +79,46 @@ fn undefined_user(name: &str, pos: Pos) -> Flow {
 }
 
 /// `(:k m default?)`: flexible lookup in a map; nil gives the default; anything else is an error.
+#[inline]
 pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value, Error> {
     match m {
-        Value::Map(map) => Ok(flex_get(map, k).cloned().or(default).unwrap_or(Value::Nil)),
-        Value::Nil => Ok(default.unwrap_or(Value::Nil)),
-        other => {
-            let name = match k {
-                Value::Keyword(s) => s.to_string(),
-                _ => String::new(),
-            };
-            let mut e = Error::type_err(format!(
-                "(:{name} ...) expects a map, got {}",
-                other.describe()
-            ));
-            if matches!(other, Value::Vector(_)) {
-                e = e.with_hint(format!(
-                    "to get :{name} from every map in a list use (map :{name} coll) or (pluck :{name} coll)"
-                ));
-            }
-            Err(e)
-        }
+        Value::Map(map) => match flex_get(map, k) {
+            Some(v) => Ok(v.clone()),
+            None => Ok(default.unwrap_or_default()),
+        },
+        Value::Nil => Ok(default.unwrap_or_default()),
+        other => Err(keyword_type_error(k, other)),
+    }
+}
+
+/// A keyword used as the function of a collection builtin: nil for non-map elements (§7.0).
+#[inline]
+pub fn keyword_field(k: &Value, m: &Value) -> Value {
+    match m {
+        Value::Map(map) => match flex_get(map, k) {
+            Some(v) => v.clone(),
+            None => Value::Nil,
+        },
+        _ => Value::Nil,
+    }
+}
+
+#[cold]
+fn keyword_type_error(k: &Value, other: &Value) -> Error {
+    let name = match k {
+        Value::Keyword(s) => s.to_string(),
+        _ => String::new(),
+    };
+    let e = Error::type_err(format!(
+        "(:{name} ...) expects a map, got {}",
+        other.describe()
+    ));
+    if matches!(other, Value::Vector(_)) {
+        e.with_hint(format!(
+            "to get :{name} from every map in a list use (map :{name} coll) or (pluck :{name} coll)"
+        ))
+    } else {
+        e
     }
 }
 
@@ -181,6 +201,8 @@ pub struct Interp<'a> {
     next_check: u64,
     deadline: Instant,
     depth: usize,
+    /// Nesting of `eval` calls, for the periodic native-stack check.
+    nest: usize,
     output_bytes: usize,
 }
 
@@ -210,6 +232,7 @@ impl<'a> Interp<'a> {
             next_check: CHECK_EVERY.min(limits.fuel),
             deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
             depth: 0,
+            nest: 0,
             output_bytes: 0,
         }
     }
@@ -356,6 +379,19 @@ impl<'a> Interp<'a> {
 
     pub fn eval(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
         self.tick()?;
+        // Every 32 nested evaluations, make sure enough native stack is left (growing it on the
+        // heap if not): deep programs and deep recursion never overflow the host's stack.
+        self.nest += 1;
+        let r = if self.nest % 32 == 0 {
+            stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.eval_node(node, ctx))
+        } else {
+            self.eval_node(node, ctx)
+        };
+        self.nest -= 1;
+        r
+    }
+
+    fn eval_node(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
         match node {
             Node::Const(v) => Ok(v.clone()),
             Node::Local(s) => Ok(self.stack[ctx.base + *s as usize].clone()),
@@ -450,6 +486,11 @@ impl<'a> Interp<'a> {
                 at(r, *pos)
             }
             Node::KwGet(k, args, pos) => {
+                if let (Node::Local(s) | Node::MoveLocal(s), None) = (&args[0], args.get(1)) {
+                    // read the field in place: no clone (and no refcount traffic) of the map
+                    let m = &self.stack[ctx.base + *s as usize];
+                    return keyword_get(k, m, None).map_err(|e| Flow::from(e.at(*pos)));
+                }
                 let m = self.ev(&args[0], ctx)?;
                 let default = match args.get(1) {
                     Some(d) => Some(self.ev(d, ctx)?),
@@ -805,7 +846,7 @@ impl<'a> Interp<'a> {
             caps: &c.captures,
             loops: 0,
         };
-        let result = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || {
+        let result = (|| {
             self.bind_params(lambda, args, base)?;
             loop {
                 match self.ev(&lambda.body, &mut ctx) {
@@ -835,7 +876,7 @@ impl<'a> Interp<'a> {
                     other => return other,
                 }
             }
-        });
+        })();
         self.stack.truncate(base);
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &lambda.name) {

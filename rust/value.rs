@@ -36,7 +36,7 @@ macro_rules! fn_pat {
 pub type ValueMap = IndexMap<Value, Value, RandomState>;
 pub type ValueSet = IndexSet<Value, RandomState>;
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub enum Value {
     #[default]
     Nil,
@@ -60,6 +60,32 @@ pub enum Value {
     Date(i32),
     /// Milliseconds since the Unix epoch, UTC.
     DateTime(i64),
+}
+
+impl Clone for Value {
+    // Written out (not derived) so it inlines: cloning is on every hot path.
+    #[inline(always)]
+    fn clone(&self) -> Value {
+        match self {
+            Value::Nil => Value::Nil,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::Keyword(s) => Value::Keyword(s.clone()),
+            Value::Vector(v) => Value::Vector(v.clone()),
+            Value::Map(m) => Value::Map(m.clone()),
+            Value::Set(s) => Value::Set(s.clone()),
+            Value::Builtin(b) => Value::Builtin(b),
+            Value::Closure(c) => Value::Closure(c.clone()),
+            Value::Native(n) => Value::Native(n.clone()),
+            Value::Tool(t) => Value::Tool(t.clone()),
+            Value::Regex(r) => Value::Regex(r.clone()),
+            Value::Var(v) => Value::Var(v.clone()),
+            Value::Date(d) => Value::Date(*d),
+            Value::DateTime(d) => Value::DateTime(*d),
+        }
+    }
 }
 
 /// Vector storage. The newtype exists for its iterative `Drop`: a program can build a value nested

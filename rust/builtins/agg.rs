@@ -135,7 +135,7 @@ fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut a[1]);
     if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
         for x in xs.iter() {
-            let k = crate::eval::keyword_get(&key, x, None).unwrap_or(Value::Nil);
+            let k = crate::eval::keyword_field(&key, x);
             push_group(&mut groups, k, x.clone());
         }
     } else {
@@ -162,10 +162,7 @@ fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
 
 fn frequencies(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut counts: ValueMap = ValueMap::default();
-    let items = match &a[0] {
-        Value::Map(_) | Value::Set(_) => super::coll::seq_items(&a[0])?,
-        other => super::seq::ordered_items("frequencies", other)?,
-    };
+    let items = super::seq::ordered_items("frequencies", &a[0])?;
     for x in items {
         match counts.entry(x) {
             Entry::Occupied(mut e) => {

@@ -7,13 +7,13 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::{call1, call2, expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::Error;
-use crate::eval::{keyword_get, EvalResult, Interp};
+use crate::eval::{keyword_field, EvalResult, Interp};
 use crate::value::{flex_get, Value, ValueMap, VecData};
 
 pub(super) fn unordered(fname: &str, v: &Value) -> Error {
     let hint = match v {
         Value::Map(_) => "maps are unordered here; use (keys m), (vals m) or (entries m) first",
-        _ => "sets are unordered; use (vec s) or (sort s) first",
+        _ => "sets are unordered; convert with (vec s) first",
     };
     type_error(fname, "a vector or string", v).with_hint(hint)
 }
@@ -173,20 +173,28 @@ pub(super) fn keyword_on_map_error(fname: &str, f: &Value, coll: &Value) -> Eval
 }
 
 fn map(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    map_impl("map", it, args)
+}
+
+fn mapv(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    map_impl("mapv", it, args)
+}
+
+fn map_impl(fname: &str, it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
-    expect_callable("map", &f)?;
+    expect_callable(fname, &f)?;
     if args.len() == 2 {
         let coll = std::mem::take(&mut args[1]);
-        keyword_on_map_error("map", &f, &coll)?;
+        keyword_on_map_error(fname, &f, &coll)?;
         let mut out = Vec::with_capacity(coll.coll_len().unwrap_or(0));
         if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
             // field access reads each record in place: no clone of the record
             for x in xs.iter() {
-                out.push(keyword_get(&f, x, None)?);
+                out.push(keyword_field(&f, x));
             }
             return Ok(Value::vector(out));
         }
-        each("map", &coll, |x| {
+        each(fname, &coll, |x| {
             out.push(call1(it, &f, x)?);
             Ok(())
         })?;
@@ -196,7 +204,7 @@ fn map(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         .iter()
         .map(|c| match c {
             Value::Vector(_) | Value::Str(_) | Value::Nil => seq_items(c),
-            other => Err(type_error("map", "vectors", other)),
+            other => Err(type_error(fname, "vectors", other)),
         })
         .collect::<Result<_, _>>()?;
     let n = colls.iter().map(Vec::len).min().unwrap_or(0);
@@ -216,7 +224,16 @@ fn filter_impl(fname: &str, it: &mut Interp, args: &mut [Value], keep: bool) -> 
     let mut out = Vec::new();
     if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
         for x in xs.iter() {
-            if keyword_get(&f, x, None)?.truthy() == keep {
+            if keyword_field(&f, x).truthy() == keep {
+                out.push(x.clone());
+            }
+        }
+        return Ok(Value::vector(out));
+    }
+    if let Value::Vector(xs) = &coll {
+        // one clone per call, a second only for the elements kept
+        for x in xs.iter() {
+            if call1(it, &f, x.clone())?.truthy() == keep {
                 out.push(x.clone());
             }
         }
@@ -242,16 +259,21 @@ fn remove(it: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     expect_callable("reduce", &f)?;
-    let (mut acc, coll, skip_first) = if args.len() == 3 {
+    let (mut acc, coll) = if args.len() == 3 {
         (
             Some(std::mem::take(&mut args[1])),
             std::mem::take(&mut args[2]),
-            false,
         )
     } else {
-        (None, std::mem::take(&mut args[1]), true)
+        (None, std::mem::take(&mut args[1]))
     };
-    let _ = skip_first;
+    if let (Value::Builtin(b), Value::Vector(xs)) = (&f, &coll) {
+        if b.name == "+" {
+            if let Some(sum) = sum_numbers(acc.as_ref(), xs)? {
+                return Ok(sum);
+            }
+        }
+    }
     each("reduce", &coll, |x| {
         acc = Some(match acc.take() {
             None => x,
@@ -260,6 +282,45 @@ fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         Ok(())
     })?;
     Ok(acc.unwrap_or(Value::Nil))
+}
+
+/// `(reduce + ...)` over numbers without a call per element; `None` when something is not a
+/// number (the generic path then reports the error exactly as `+` would).
+fn sum_numbers(init: Option<&Value>, xs: &[Value]) -> Result<Option<Value>, Error> {
+    let mut int_acc: i64 = 0;
+    let mut float_acc: f64 = 0.0;
+    let mut is_float = false;
+    let mut any = false;
+    for x in init.into_iter().chain(xs.iter()) {
+        any = true;
+        match x {
+            Value::Int(i) if !is_float => match int_acc.checked_add(*i) {
+                Some(s) => int_acc = s,
+                None => return Ok(None),
+            },
+            Value::Int(i) => float_acc += *i as f64,
+            Value::Float(f) => {
+                if !is_float {
+                    is_float = true;
+                    float_acc = int_acc as f64;
+                }
+                let before = float_acc;
+                float_acc += f;
+                if !float_acc.is_finite() && before.is_finite() && f.is_finite() {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    if !any {
+        return Ok(None); // (reduce + []) is nil: the generic path says so
+    }
+    Ok(Some(if is_float {
+        Value::Float(float_acc)
+    } else {
+        Value::Int(int_acc)
+    }))
 }
 
 fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
@@ -327,19 +388,26 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::vector(out))
 }
 
-pub(super) fn map_entry_parts(v: &Value) -> Result<(Value, Value), Error> {
+pub(super) fn map_entry_parts(fname: &str, v: &Value) -> Result<(Value, Value), Error> {
     match v {
         Value::Vector(xs) if xs.len() == 2 => Ok((xs[0].clone(), xs[1].clone())),
         other => Err(Error::type_err(format!(
-            "invalid map entry {}: expected a [key value] vector",
+            "{fname}: invalid map entry {}: expected a [key value] vector",
             other.describe()
         ))),
     }
 }
 
 pub(super) fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    conj_impl("conj", it, args)
+}
+
+fn conj_impl(fname: &str, it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut coll = std::mem::take(&mut args[0]);
     let items = &mut args[1..];
+    if items.is_empty() {
+        return Ok(coll); // (conj c) is c, (conj nil) is nil
+    }
     match &mut coll {
         Value::Nil => {
             return Ok(Value::vector(
@@ -369,13 +437,13 @@ pub(super) fn conj(it: &mut Interp, args: &mut [Value]) -> EvalResult {
                         }
                     }
                     other => {
-                        let (k, v) = map_entry_parts(other)?;
+                        let (k, v) = map_entry_parts(fname, other)?;
                         m.insert(k, v);
                     }
                 }
             }
         }
-        other => return Err(type_error("conj", "a vector, set, map or nil", other).into()),
+        other => return Err(type_error(fname, "a vector, set, map or nil", other).into()),
     }
     Ok(coll)
 }
@@ -459,7 +527,7 @@ fn hash_map_from_pairs(it: &mut Interp, pairs: &[Value]) -> EvalResult {
     it.check_coll_size(pairs.len())?;
     let mut m = ValueMap::default();
     for p in pairs {
-        let (k, v) = map_entry_parts(p)?;
+        let (k, v) = map_entry_parts("into", p)?;
         m.insert(k, v);
     }
     Ok(Value::map(m))
@@ -468,7 +536,8 @@ fn hash_map_from_pairs(it: &mut Interp, pairs: &[Value]) -> EvalResult {
 fn into(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let from = std::mem::take(&mut args[1]);
     let to = std::mem::take(&mut args[0]);
-    let items = seq_items(&from)?;
+    let items = seq_items(&from)
+        .map_err(|_| type_error("into", "a collection to take elements from", &from))?;
     match to {
         Value::Nil => Ok(Value::vector(items)),
         Value::Map(_) if items.is_empty() => Ok(to),
@@ -476,12 +545,13 @@ fn into(it: &mut Interp, args: &mut [Value]) -> EvalResult {
             let base = Value::Map(m);
             let added = hash_map_from_pairs(it, &items)?;
             let mut args2 = [base, added];
-            conj(it, &mut args2)
+            conj_impl("into", it, &mut args2)
         }
-        other => {
+        other @ (Value::Vector(_) | Value::Set(_)) => {
             let mut args2: Vec<Value> = std::iter::once(other).chain(items).collect();
-            conj(it, &mut args2)
+            conj_impl("into", it, &mut args2)
         }
+        other => Err(type_error("into", "a vector, set, map or nil to add to", &other).into()),
     }
 }
 
@@ -544,7 +614,7 @@ pub const BUILTINS: &[Builtin] = &[
         map,
         "(map f coll): f applied to each element; with several vectors, to parallel elements.",
     ),
-    Builtin::new("mapv", 2, 4, map, "Same as map."),
+    Builtin::new("mapv", 2, 4, mapv, "Same as map."),
     Builtin::new(
         "filter",
         2,

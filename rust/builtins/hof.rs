@@ -129,7 +129,8 @@ fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     for (i, f) in a.iter().enumerate() {
         let ok = match f {
             Value::Closure(c) => c.lambda.params.is_empty(),
-            Value::Tool(_) | Value::Builtin(_) => true,
+            Value::Tool(_) => true,
+            Value::Builtin(b) => b.min == 0,
             _ => false,
         };
         if !ok {

@@ -58,6 +58,7 @@ fn overflow(op: &str, a: i64, b: i64) -> Error {
 
 fn float_result(op: &str, a: f64, b: f64, r: f64) -> Result<Num, Error> {
     if !r.is_finite() && a.is_finite() && b.is_finite() {
+        let (a, b) = (crate::format::float_repr(a), crate::format::float_repr(b));
         return Err(Error::arith(format!(
             "float overflow: ({op} {a} {b}) is not finite"
         )));
@@ -124,15 +125,29 @@ fn sub(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut acc = num("/", &args[0])?.f();
     if args.len() == 1 {
-        return Ok(Value::Float(1.0 / acc));
+        return Ok(Value::Float(if acc == 0.0 {
+            f64::INFINITY
+        } else {
+            1.0 / acc
+        }));
     }
     for a in &args[1..] {
         let d = num("/", a)?.f();
+        if d == 0.0 {
+            // a zero divisor (either sign) gives +inf, -inf or NaN by the dividend's sign
+            acc = if acc > 0.0 {
+                f64::INFINITY
+            } else if acc < 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                f64::NAN
+            };
+            continue;
+        }
         let r = acc / d;
-        if d != 0.0 && !r.is_finite() && acc.is_finite() && d.is_finite() {
-            return Err(
-                Error::arith(format!("float overflow: (/ {acc} {d}) is not finite")).into(),
-            );
+        if !r.is_finite() && acc.is_finite() && d.is_finite() {
+            let (x, y) = (crate::format::float_repr(acc), crate::format::float_repr(d));
+            return Err(Error::arith(format!("float overflow: (/ {x} {y}) is not finite")).into());
         }
         acc = r;
     }

@@ -135,10 +135,16 @@ pub fn family_hint(ns: &str) -> String {
         "Math" => &["abs", "max", "min", "floor", "ceil", "round", "sqrt", "pow"],
         _ => &[],
     };
+    let family = match ns {
+        "clojure.string" | "str" | "string" => "String functions",
+        "clojure.set" | "set" => "Set functions",
+        "Math" => "Math functions",
+        _ => "",
+    };
     if members.is_empty() {
         "see the function list in the system prompt".to_string()
     } else {
-        format!("available: {}", members.join(", "))
+        format!("{family}: {}", members.join(", "))
     }
 }
 
@@ -181,8 +187,12 @@ pub fn expect_callable(fname: &str, v: &Value) -> Result<(), Error> {
 }
 
 /// Calls `f` with one argument.
+/// A keyword as the function of a collection builtin yields nil for non-map elements (§7.0).
 #[inline]
 pub fn call1(it: &mut Interp, f: &Value, a: Value) -> EvalResult {
+    if let Value::Keyword(_) = f {
+        return Ok(crate::eval::keyword_field(f, &a));
+    }
     it.apply(f, &mut [a])
 }
 

@@ -22,11 +22,17 @@ fn compile(src: &str) -> Result<regex::Regex, Error> {
             }
             other => {
                 let text = other.to_string();
-                Error::exec(format!(
-                    "Invalid regex: {}",
-                    text.lines().last().unwrap_or(&text).trim()
-                ))
-                .with_hint("the syntax is Rust/RE2-style: no backreferences or lookaround")
+                let reason = text.lines().last().unwrap_or(&text).trim();
+                let reason = reason.strip_prefix("error: ").unwrap_or(reason);
+                // The parser's message draws a caret under the offending position.
+                let caret = text.lines().find(|l| l.trim_start().starts_with('^'));
+                let pos = caret.map(|l| l.find('^').unwrap_or(4).saturating_sub(4));
+                let msg = match pos {
+                    Some(p) => format!("Invalid regex at position {p}: {reason}"),
+                    None => format!("Invalid regex: {reason}"),
+                };
+                Error::exec(msg)
+                    .with_hint("the syntax is RE2-style: no backreferences or lookaround")
             }
         })
 }

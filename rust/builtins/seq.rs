@@ -277,8 +277,12 @@ fn sort_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let key = a[0].clone();
     expect_key("sort-by", &key)?;
     let (c, coll) = if a.len() == 3 {
-        if matches!(a[2], crate::fn_pat!()) && !matches!(a[1], crate::fn_pat!() | Value::Keyword(_))
-        {
+        let last_is_cmp = matches!(a[2], crate::fn_pat!() | Value::Keyword(_));
+        let middle_is_coll = matches!(
+            a[1],
+            Value::Vector(_) | Value::Map(_) | Value::Set(_) | Value::Nil
+        );
+        if last_is_cmp && middle_is_coll {
             return Err(
                 Error::type_err("sort-by: the comparator goes before the collection")
                     .with_hint("(sort-by key cmp coll), e.g. (sort-by :price > items)")
@@ -356,8 +360,7 @@ fn concat(it: &mut Interp, a: &mut [Value]) -> EvalResult {
             Value::Vector(xs) => out.extend(xs.iter().cloned()),
             Value::Set(s) => out.extend(s.iter().cloned()),
             Value::Map(m) => out.extend(m.iter().map(|(k, v)| entry(k, v))),
-            Value::Str(s) => out.extend(chars(s)),
-            other => return Err(type_error("concat", "collections", other).into()),
+            other => return Err(type_error("concat", "vectors, sets or maps", other).into()),
         }
         it.check_coll_size(out.len())?;
     }
@@ -370,7 +373,7 @@ fn flatten(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(xs) => stack.push(xs.iter()),
         Value::Nil => {}
-        _ => return Ok(Value::vector(Vec::new())),
+        other => return Err(type_error("flatten", "a vector", other).into()),
     }
     while let Some(top) = stack.last_mut() {
         match top.next() {
@@ -468,7 +471,6 @@ fn set_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Nil => Value::set(ValueSet::default()),
         Value::Set(_) => std::mem::take(&mut a[0]),
         Value::Vector(xs) => Value::set(xs.iter().cloned().collect()),
-        Value::Str(s) => Value::set(chars(s).collect()),
         other => return Err(type_error("set", "a vector or set", other).into()),
     })
 }
@@ -485,10 +487,7 @@ fn some(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn ordered_or_set(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
-    match v {
-        Value::Set(s) => Ok(s.iter().cloned().collect()),
-        other => ordered_items(fname, other),
-    }
+    ordered_items(fname, v)
 }
 
 fn every(it: &mut Interp, a: &mut [Value]) -> EvalResult {

@@ -84,7 +84,9 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Nil => &[],
         Value::Vector(xs) => xs,
         Value::Str(_) if a.len() == 2 => {
-            return Err(Error::type_err("join takes the separator first: (join sep coll)").into())
+            return Err(type_error("join", "a vector as its last argument", coll)
+                .with_hint("the separator comes first: (join sep coll)")
+                .into())
         }
         other => return Err(type_error("join", "a vector", other).into()),
     };

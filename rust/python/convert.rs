@@ -71,6 +71,7 @@ impl ConvError {
 /// Converts Python data to core values, interning strings used as map keys.
 pub struct ToValue<'py> {
     keys: AHashSet<Str>,
+    values: AHashSet<Str>,
     kw_type: Bound<'py, PyType>,
 }
 
@@ -78,8 +79,25 @@ impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(ToValue {
             keys: AHashSet::new(),
+            values: AHashSet::new(),
             kw_type: keyword_type(py)?.clone(),
         })
+    }
+
+    /// Short strings (categories, ids, statuses) repeat across records: sharing one allocation
+    /// per distinct text saves memory and keeps the data cache-friendly.
+    fn short_string(&mut self, s: &str) -> Str {
+        if s.len() > 32 {
+            return Str::from(s);
+        }
+        if let Some(k) = self.values.get(s) {
+            return k.clone();
+        }
+        let k = Str::from(s);
+        if self.values.len() < 65_536 {
+            self.values.insert(k.clone());
+        }
+        k
     }
 
     fn intern(&mut self, s: &str) -> Str {
@@ -111,9 +129,8 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Nil);
         }
         if let Ok(s) = obj.cast_exact::<PyString>() {
-            return Ok(Value::Str(Str::from(
-                s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
-            )));
+            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+            return Ok(Value::Str(self.short_string(text)));
         }
         if let Ok(d) = obj.cast_exact::<PyDict>() {
             return self.dict(d, depth);

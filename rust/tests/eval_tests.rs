@@ -97,7 +97,11 @@ fn analysis_errors_name_the_form() {
             "for is not supported",
         ),
         ("(< 1 2 3)", ErrorKind::Analysis, "exactly 2 arguments"),
-        ("(map and [1])", ErrorKind::Analysis, "special form"),
+        (
+            "(map and [1])",
+            ErrorKind::UndefinedVariable,
+            "special form",
+        ),
         (
             "(http/get 1)",
             ErrorKind::Analysis,

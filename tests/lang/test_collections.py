@@ -1,0 +1,954 @@
+"""Sequence access, subsequences, ordering, transforming and building (LANGUAGE.md §7.1-§7.4).
+
+Expected values are written from LANGUAGE.md, not from the implementation. Results are compared
+through their Clojure printed form (``show``) so that order, keyword-vs-string and int-vs-float
+all matter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ptc
+import pytest
+
+# --------------------------------------------------------------------------- helpers
+
+
+def ev(src: str, **kw: Any) -> Any:
+    return ptc.eval(src, **kw)
+
+
+def err(src: str, **kw: Any) -> ptc.LispError:
+    r = ptc.run(src, **kw)
+    assert r.error is not None, f"expected an error, got value {r.value!r}"
+    return r.error
+
+
+def show(src: str) -> str:
+    """The printed form of the value of ``src``, rendered inside the interpreter (keeps order)."""
+    text = ev(f"(str (vector {src}))")
+    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
+    return text[1:-1]
+
+
+def check_type_error(src: str, fn: str, label: str) -> ptc.LispError:
+    e = err(src)
+    assert e.type == "type_error", (e.type, e.message)
+    assert fn in e.message, e.message
+    assert label in e.message, e.message
+    return e
+
+
+def check_arity_error(src: str, fn: str, accepted: str, got: int) -> None:
+    e = err(src)
+    assert e.type == "arity_error", (e.type, e.message)
+    assert fn in e.message, e.message
+    assert accepted in e.message, e.message
+    assert f"got {got}" in e.message, e.message
+
+
+def full_text(e: ptc.LispError) -> str:
+    return f"{e.message} {e.hint or ''}"
+
+
+# --------------------------------------------------------------------------- §7.1 access
+
+ACCESS_CASES = [
+    # first / second / last
+    ("(first [7 8 9])", "7"),
+    ("(second [7 8 9])", "8"),
+    ("(last [7 8 9])", "9"),
+    ('(first "xyz")', '"x"'),
+    ('(second "xyz")', '"y"'),
+    ('(last "xyz")', '"z"'),
+    ("(first [])", "nil"),
+    ("(last [])", "nil"),
+    ("(second [1])", "nil"),
+    ('(first "")', "nil"),
+    ('(last "")', "nil"),
+    ("(first nil)", "nil"),
+    ("(second nil)", "nil"),
+    ("(last nil)", "nil"),
+    ("(first [nil 2])", "nil"),
+    ("(last [[1 2] [3 4]])", "[3 4]"),
+    ('(first "👍🏽x")', '"👍🏽"'),
+    ('(last "x👍🏽")', '"👍🏽"'),
+    ('(second "e\u0301a")', '"a"'),
+    # nth
+    ("(nth [10 20 30] 0)", "10"),
+    ("(nth [10 20 30] 2)", "30"),
+    ("(nth [10 20 30] 3)", "nil"),
+    ("(nth [10 20 30] 99)", "nil"),
+    ("(nth [10 20 30] -1)", "nil"),
+    ('(nth "héllo" 1)', '"é"'),
+    ('(nth "👍🏽x" 1)', '"x"'),
+    ('(nth "abc" 5)', "nil"),
+    ("(nth nil 0)", "nil"),
+    ("(nth [] 0)", "nil"),
+    # rest / next
+    ("(rest [1 2 3])", "[2 3]"),
+    ("(rest [1])", "[]"),
+    ("(rest [])", "[]"),
+    ("(rest nil)", "[]"),
+    ('(rest "abc")', '["b" "c"]'),
+    ('(rest "a")', "[]"),
+    ("(next [1 2 3])", "[2 3]"),
+    ("(next [1])", "nil"),
+    ("(next [])", "nil"),
+    ("(next nil)", "nil"),
+    ('(next "ab")', '["b"]'),
+    ('(next "a")', "nil"),
+    # ffirst / fnext / nfirst / nnext
+    ("(ffirst [[1 2] [3]])", "1"),
+    ("(ffirst [])", "nil"),
+    ("(ffirst nil)", "nil"),
+    ('(ffirst ["ab" "c"])', '"a"'),
+    ("(fnext [1 2 3])", "2"),
+    ("(fnext [1])", "nil"),
+    ("(nfirst [[1 2 3] [4]])", "[2 3]"),
+    ("(nfirst [[1]])", "nil"),
+    ("(nnext [1 2 3])", "[3]"),
+    ("(nnext [1 2])", "nil"),
+    ("(nnext nil)", "nil"),
+    # count
+    ("(count [1 nil 3])", "3"),
+    ("(count [])", "0"),
+    ('(count "abc")', "3"),
+    ('(count "")', "0"),
+    ('(count "👍🏽x")', "2"),
+    ('(count "e\u0301")', "1"),
+    ('(count "🇸🇪🇳🇴")', "2"),
+    ("(count #{1 2 3})", "3"),
+    ("(count #{7 7.0})", "2"),
+    ("(count {:a 1 :b 2})", "2"),
+    ("(count {})", "0"),
+    ("(count nil)", "0"),
+    # empty?
+    ("(empty? [])", "true"),
+    ('(empty? "")', "true"),
+    ("(empty? #{})", "true"),
+    ("(empty? {})", "true"),
+    ("(empty? nil)", "true"),
+    ("(empty? [nil])", "false"),
+    ('(empty? " ")', "false"),
+    ("(empty? #{nil})", "false"),
+    ("(empty? {:a nil})", "false"),
+    # not-empty
+    ("(not-empty [1])", "[1]"),
+    ("(not-empty [])", "nil"),
+    ('(not-empty "ab")', '"ab"'),
+    ('(not-empty "")', "nil"),
+    ("(not-empty {:a 1})", "{:a 1}"),
+    ("(not-empty {})", "nil"),
+    ("(not-empty #{2})", "#{2}"),
+    ("(not-empty #{})", "nil"),
+    ("(not-empty nil)", "nil"),
+    # seq
+    ("(seq [1 2])", "[1 2]"),
+    ('(seq "ab")', '["a" "b"]'),
+    ('(seq "👍🏽!")', '["👍🏽" "!"]'),
+    ("(seq #{3 1 2})", "[3 1 2]"),
+    ("(seq {:b 1 :a 2})", "[[:b 1] [:a 2]]"),
+    ("(seq [])", "nil"),
+    ('(seq "")', "nil"),
+    ("(seq #{})", "nil"),
+    ("(seq {})", "nil"),
+    ("(seq nil)", "nil"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), ACCESS_CASES)
+def test_sequence_access(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.1 first/second/last/nth/rest/next/ffirst…/count/empty?/not-empty/seq."""
+    assert show(src) == expected
+
+
+def test_rest_and_next_return_vectors_on_strings() -> None:
+    """LANGUAGE.md §7.1 rest: 'V or S without its first element, as V'."""
+    assert ev('(rest "abc")') == ["b", "c"]
+    assert ev('(vector? (rest "abc"))') is True
+    assert ev('(vector? (next "abc"))') is True
+
+
+ACCESS_TYPE_ERRORS = [
+    ("(first 5)", "first", "integer 5"),
+    ("(second :k)", "second", "keyword :k"),
+    ("(last true)", "last", "boolean true"),
+    ("(nth 5 0)", "nth", "integer 5"),
+    ('(nth [1 2] "0")', "nth", 'string "0"'),
+    ("(nth [1 2] 1.0)", "nth", "float 1.0"),
+    ("(nth [1 2] nil)", "nth", "nil"),
+    ("(rest 3)", "rest", "integer 3"),
+    ("(next 3.5)", "next", "float 3.5"),
+    ("(count 5)", "count", "integer 5"),
+    ("(count :k)", "count", "keyword :k"),
+    ("(count true)", "count", "boolean true"),
+    ("(empty? 0)", "empty?", "integer 0"),
+    ("(not-empty 1)", "not-empty", "integer 1"),
+    ("(seq 42)", "seq", "integer 42"),
+    ("(seq :a)", "seq", "keyword :a"),
+]
+
+
+@pytest.mark.parametrize(("src", "fn", "label"), ACCESS_TYPE_ERRORS)
+def test_sequence_access_type_errors(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0/§7.1: inputs other than those named ⇒ type_error naming fn and type."""
+    check_type_error(src, fn, label)
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "label"),
+    [
+        ("(first #{1 2})", "first", "set"),
+        ("(second #{1 2})", "second", "set"),
+        ("(last #{1 2})", "last", "set"),
+        ("(nth #{1 2} 0)", "nth", "set"),
+        ("(rest #{1 2})", "rest", "set"),
+        ("(next #{1 2})", "next", "set"),
+        ("(first {:a 1})", "first", "map"),
+        ("(last {:a 1})", "last", "map"),
+        ("(nth {:a 1} 0)", "nth", "map"),
+        ("(rest {:a 1})", "rest", "map"),
+    ],
+)
+def test_ordered_access_on_unordered_collections(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0: ordered operations given a set or map say that it is unordered."""
+    e = check_type_error(src, fn, label)
+    text = full_text(e)
+    assert "unordered" in text, text
+    if label == "map":
+        assert "keys" in text and "vals" in text and "entries" in text, text
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "accepted", "got"),
+    [
+        ("(first)", "first", "1", 0),
+        ("(first [1] [2])", "first", "1", 2),
+        ("(second)", "second", "1", 0),
+        ("(last [1] [2])", "last", "1", 2),
+        ("(nth [1])", "nth", "2", 1),
+        ("(nth [1] 0 :default)", "nth", "2", 3),
+        ("(rest)", "rest", "1", 0),
+        ("(next [1] [2])", "next", "1", 2),
+        ("(ffirst)", "ffirst", "1", 0),
+        ("(fnext [1] [2])", "fnext", "1", 2),
+        ("(nfirst)", "nfirst", "1", 0),
+        ("(nnext [1] [2])", "nnext", "1", 2),
+        ("(count)", "count", "1", 0),
+        ("(count [1] [2])", "count", "1", 2),
+        ("(empty?)", "empty?", "1", 0),
+        ("(not-empty [1] [2])", "not-empty", "1", 2),
+        ("(seq)", "seq", "1", 0),
+    ],
+)
+def test_sequence_access_arity(src: str, fn: str, accepted: str, got: int) -> None:
+    """LANGUAGE.md §7.0/§7.1: unsupported arity ⇒ arity_error stating accepted arities."""
+    check_arity_error(src, fn, accepted, got)
+
+
+# --------------------------------------------------------------------------- §7.2 subsequences
+
+SUBSEQ_CASES = [
+    # take
+    ("(take 2 [1 2 3])", "[1 2]"),
+    ("(take 5 [1 2])", "[1 2]"),
+    ("(take 0 [1 2])", "[]"),
+    ("(take -1 [1 2])", "[]"),
+    ('(take 2 "abc")', '["a" "b"]'),
+    ('(take 1 "👍🏽x")', '["👍🏽"]'),
+    ('(take 3 "👍🏽👍🏽xy")', '["👍🏽" "👍🏽" "x"]'),
+    ("(take 2 nil)", "[]"),
+    ("(take 2 [])", "[]"),
+    # drop
+    ("(drop 1 [1 2 3])", "[2 3]"),
+    ("(drop 0 [1 2 3])", "[1 2 3]"),
+    ("(drop -2 [1 2 3])", "[1 2 3]"),
+    ("(drop 3 [1 2 3])", "[]"),
+    ("(drop 9 [1 2 3])", "[]"),
+    ('(drop 1 "abc")', '["b" "c"]'),
+    ('(drop 0 "ab")', '["a" "b"]'),
+    ('(drop 1 "👍🏽x")', '["x"]'),
+    ("(drop 1 nil)", "[]"),
+    # take-while / drop-while
+    ("(take-while pos? [1 2 -1 3])", "[1 2]"),
+    ("(drop-while pos? [1 2 -1 3])", "[-1 3]"),
+    ("(take-while pos? [-1 2])", "[]"),
+    ("(drop-while pos? [1 2])", "[]"),
+    ("(take-while pos? [])", "[]"),
+    ("(drop-while pos? nil)", "[]"),
+    ("(take-while pos? nil)", "[]"),
+    ('(take-while #(not= % " ") "ab cd")', '["a" "b"]'),
+    ('(drop-while #(not= % " ") "ab cd")', '[" " "c" "d"]'),
+    ('(take-while :ok [{:ok 1} {"ok" true} {:ok false} {:ok 2}])', '[{:ok 1} {"ok" true}]'),
+    ("(drop-while :ok [{:ok 1} {:ok nil} {:ok 2}])", "[{:ok nil} {:ok 2}]"),
+    ("(take-while #{1 2} [1 2 3 1])", "[1 2]"),
+    ("(drop-while #{1 2} [1 2 3 1])", "[3 1]"),
+    ("(take-while {:a true} [:a :a :b :a])", "[:a :a]"),
+    ("(take-while :ok [1 {:ok true}])", "[]"),
+    # distinct
+    ("(distinct [1 2 1 3 2])", "[1 2 3]"),
+    ("(distinct [1 1.0 1])", "[1 1.0]"),
+    ('(distinct [:a "a" :a])', '[:a "a"]'),
+    ("(distinct [[1 2] [1 2] {:a 1} {:a 1}])", "[[1 2] {:a 1}]"),
+    ("(distinct [nil nil false])", "[nil false]"),
+    ('(distinct "abcab")', '["a" "b" "c"]'),
+    ('(distinct "👍🏽👍👍🏽")', '["👍🏽" "👍"]'),
+    ("(distinct [])", "[]"),
+    ("(distinct nil)", "[]"),
+    # reverse
+    ("(reverse [1 2 3])", "[3 2 1]"),
+    ('(reverse "ab")', '["b" "a"]'),
+    ('(reverse "👍🏽x")', '["x" "👍🏽"]'),
+    ("(reverse [])", "[]"),
+    ("(reverse nil)", "[]"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), SUBSEQ_CASES)
+def test_subsequences(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.2 take/drop/take-while/drop-while/distinct/reverse."""
+    assert show(src) == expected
+
+
+SORT_CASES = [
+    # natural order
+    ("(sort [3 1 2])", "[1 2 3]"),
+    ("(sort [3 1.5 2 -7])", "[-7 1.5 2 3]"),
+    ('(sort ["b" "B" "a" "ab" ""])', '["" "B" "a" "ab" "b"]'),
+    ('(sort ["é" "z" "e"])', '["e" "z" "é"]'),
+    ("(sort [:b :a :c])", "[:a :b :c]"),
+    ("(sort [true false true])", "[false true true]"),
+    ("(sort [[1 2] [1] [0 5] [1 1 9]])", "[[0 5] [1] [1 1 9] [1 2]]"),
+    ("(sort [[] [0]])", "[[] [0]]"),
+    (
+        "(sort [1 Double/POSITIVE_INFINITY -5.5 Double/NEGATIVE_INFINITY])",
+        "[##-Inf -5.5 1 ##Inf]",
+    ),
+    ('(sort "cab")', '["a" "b" "c"]'),
+    ("(sort [])", "[]"),
+    ("(sort nil)", "[]"),
+    ("(sort [42])", "[42]"),
+    # stability: 1 and 1.0 are equal in natural order and keep their input order
+    ("(sort [1.0 0 1 1.0 1])", "[0 1.0 1 1.0 1]"),
+    ("(sort [1 1.0])", "[1 1.0]"),
+    # comparators
+    ("(sort > [1 3 2])", "[3 2 1]"),
+    ("(sort < [1 3 2])", "[1 2 3]"),
+    ("(sort :asc [1 3 2])", "[1 2 3]"),
+    ("(sort :desc [1 3 2])", "[3 2 1]"),
+    ('(sort :desc ["a" "c" "b"])', '["c" "b" "a"]'),
+    ('(sort compare ["b" "a" "c"])', '["a" "b" "c"]'),
+    ("(sort #(compare %2 %1) [1 3 2])", "[3 2 1]"),
+    ("(sort (fn [a b] (- a b)) [3 1 2])", "[1 2 3]"),
+    ("(sort (fn [a b] (- b a)) [3 1 2])", "[3 2 1]"),
+    ("(sort (fn [a b] (/ (- a b) 10)) [3 1 2])", "[1 2 3]"),
+    ('(sort (fn [a b] (if (< a b) "yes" nil)) [3 1 2])', "[1 2 3]"),
+    ("(sort (fn [a b] (when (> a b) :k)) [3 1 2])", "[3 2 1]"),
+    ("(sort (fn [a b] nil) [3 1 2])", "[3 1 2]"),
+    ("(sort (fn [a b] 0) [3 1 2])", "[3 1 2]"),
+    ("(sort (fn [a b] false) [3 1 2])", "[3 1 2]"),
+    ("(sort <= [2 1 2 1])", "[1 1 2 2]"),
+    ("(sort > [2 2.0 1 2])", "[2 2.0 2 1]"),
+    ("(sort > [])", "[]"),
+    ("(sort > nil)", "[]"),
+    ('(sort :desc "abc")', '["c" "b" "a"]'),
+    # sort-by
+    ("(sort-by :n [{:n 3} {:n 1} {:n 2}])", "[{:n 1} {:n 2} {:n 3}]"),
+    ('(sort-by :n [{"n" 3} {:n 1}])', '[{:n 1} {"n" 3}]'),
+    ('(sort-by "n" [{:n 3} {"n" 1}])', '[{"n" 1} {:n 3}]'),
+    ("(sort-by [:a :b] [{:a {:b 2}} {:a {:b 1}}])", "[{:a {:b 1}} {:a {:b 2}}]"),
+    ("(sort-by [1] [[0 5] [9 3]])", "[[9 3] [0 5]]"),
+    ('(sort-by count ["ccc" "a" "bb"])', '["a" "bb" "ccc"]'),
+    ("(sort-by - [1 3 2])", "[3 2 1]"),
+    ("(sort-by :n > [{:n 1} {:n 3} {:n 2}])", "[{:n 3} {:n 2} {:n 1}]"),
+    ("(sort-by :n :desc [{:n 1} {:n 3} {:n 2}])", "[{:n 3} {:n 2} {:n 1}]"),
+    ("(sort-by :n :asc [{:n 2} {:n 1}])", "[{:n 1} {:n 2}]"),
+    ("(sort-by :n compare [{:n 2} {:n 1}])", "[{:n 1} {:n 2}]"),
+    ("(sort-by {:x 2 :y 1} [:x :y])", "[:y :x]"),
+    (
+        "(sort-by (juxt :a :b) [{:a 1 :b 2} {:a 0 :b 9} {:a 1 :b 1}])",
+        "[{:a 0, :b 9} {:a 1, :b 1} {:a 1, :b 2}]",
+    ),
+    ('(sort-by identity "bca")', '["a" "b" "c"]'),
+    ("(sort-by val {:a 3 :b 1 :c 2})", "[[:b 1] [:c 2] [:a 3]]"),
+    ("(sort-by first {:b 1 :a 2})", "[[:a 2] [:b 1]]"),
+    ("(sort-by second > {:a 1 :b 3})", "[[:b 3] [:a 1]]"),
+    ("(sort-by :n [])", "[]"),
+    ("(sort-by :n nil)", "[]"),
+    # stability
+    (
+        "(sort-by first [[1 :a] [0 :b] [1 :c] [0 :d]])",
+        "[[0 :b] [0 :d] [1 :a] [1 :c]]",
+    ),
+    (
+        "(sort-by :k > [{:k 1 :i 0} {:k 2 :i 1} {:k 1 :i 2} {:k 2 :i 3}])",
+        "[{:k 2, :i 1} {:k 2, :i 3} {:k 1, :i 0} {:k 1, :i 2}]",
+    ),
+    (
+        "(sort-by :k :desc [{:k 1 :i 0} {:k 2 :i 1} {:k 1 :i 2}])",
+        "[{:k 2, :i 1} {:k 1, :i 0} {:k 1, :i 2}]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), SORT_CASES)
+def test_sort_and_sort_by(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.2 sort/sort-by, comparators (:asc/:desc/2-arg, truthy/swapped), §3 order."""
+    assert show(src) == expected
+
+
+def test_sort_large_input_is_stable() -> None:
+    """LANGUAGE.md §7.2 sort-by is stable (checked on enough items to use a real sort)."""
+    items = [{"k": i % 3, "i": i} for i in range(60)]
+    out = ev("(sort-by :k data/items)", data={"items": items})
+    expected = sorted(items, key=lambda d: d["k"])
+    assert [d["i"] for d in out] == [d["i"] for d in expected]
+    out_desc = ev("(sort-by :k > data/items)", data={"items": items})
+    expected_desc = sorted(items, key=lambda d: -d["k"])
+    assert [d["i"] for d in out_desc] == [d["i"] for d in expected_desc]
+
+
+SUBSEQ_TYPE_ERRORS = [
+    ("(take 1.5 [1 2])", "take", "float 1.5"),
+    ("(take 2.0 [1 2])", "take", "float 2.0"),
+    ('(take "2" [1 2])', "take", 'string "2"'),
+    ("(take nil [1 2])", "take", "nil"),
+    ("(take 1 5)", "take", "integer 5"),
+    ('(drop "1" [1 2])', "drop", 'string "1"'),
+    ("(drop 1.5 [1 2])", "drop", "float 1.5"),
+    ("(drop 1 :k)", "drop", "keyword :k"),
+    ("(take-while pos? 5)", "take-while", "integer 5"),
+    ("(drop-while pos? 5)", "drop-while", "integer 5"),
+    ("(distinct 5)", "distinct", "integer 5"),
+    ("(reverse 5)", "reverse", "integer 5"),
+    ("(sort 5)", "sort", "integer 5"),
+    ("(sort-by :a 5)", "sort-by", "integer 5"),
+]
+
+
+@pytest.mark.parametrize(("src", "fn", "label"), SUBSEQ_TYPE_ERRORS)
+def test_subsequence_type_errors(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.2: non-integer n ⇒ type_error; non-V/S input ⇒ type_error."""
+    check_type_error(src, fn, label)
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "label"),
+    [
+        ("(take 1 #{1 2})", "take", "set"),
+        ("(drop 1 {:a 1})", "drop", "map"),
+        ("(take-while pos? #{1})", "take-while", "set"),
+        ("(distinct #{1 2})", "distinct", "set"),
+        ("(reverse #{1 2})", "reverse", "set"),
+        ("(reverse {:a 1})", "reverse", "map"),
+        ("(sort #{3 1})", "sort", "set"),
+        ("(sort {:b 1 :a 2})", "sort", "map"),
+        ("(sort > #{3 1})", "sort", "set"),
+        ("(sort-by identity #{3 1})", "sort-by", "set"),
+    ],
+)
+def test_subsequences_refuse_unordered(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0/§7.2: ordered operations on sets/maps ⇒ type_error saying unordered."""
+    e = check_type_error(src, fn, label)
+    assert "unordered" in full_text(e)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        '(sort [1 "a"])',
+        "(sort [nil 1])",
+        "(sort [1 nil])",
+        '(sort [:a "a"])',
+        "(sort [{:a 1} {:a 2}])",
+        "(sort [#{1} #{2}])",
+        "(sort [1 Double/NaN])",
+        "(sort [true 1])",
+        '(sort [[1] ["a"]])',
+        "(sort [[1] 1])",
+        "(sort :desc [1 :a])",
+        "(sort-by :a [{:a 1} {}])",
+        '(sort-by :a [{:a 1} {:a "x"}])',
+        "(sort-by identity [(fn [] 1) (fn [] 2)])",
+        "(compare 1 nil)",
+    ],
+)
+def test_sort_incomparable_is_type_error(src: str) -> None:
+    """LANGUAGE.md §3 natural order / §7.2: incomparable elements ⇒ type_error."""
+    assert err(src).type == "type_error"
+
+
+@pytest.mark.parametrize("src", ["(sort :foo [2 1])", "(sort-by :n :bogus [{:n 1} {:n 2}])"])
+def test_invalid_keyword_comparator(src: str) -> None:
+    """LANGUAGE.md §7.2: a keyword comparator other than :asc/:desc ⇒ type_error."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert "invalid comparator" in e.message
+
+
+def test_vector_as_callable_comparator_is_type_error() -> None:
+    """LANGUAGE.md §7.0: a vector given where a callable is expected ⇒ type_error (use :k)."""
+    e = err("(take-while [:ok] [{:ok true}])")
+    assert e.type == "type_error"
+    assert "take-while" in e.message
+    assert "use :ok" in full_text(e)
+
+
+@pytest.mark.parametrize(
+    "src", ["(sort-by :k [{:k 2} {:k 1}] >)", "(sort-by :k [{:k 2} {:k 1}] :desc)"]
+)
+def test_sort_by_comparator_last_has_hint(src: str) -> None:
+    """LANGUAGE.md §7.2/§10.3: comparator written last ⇒ type_error with hint."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert e.hint is not None and "(sort-by key cmp coll)" in e.hint, e.hint
+
+
+def test_sort_by_three_arity_on_string_is_type_error() -> None:
+    """LANGUAGE.md §7.2 sort-by: S is accepted by the 2-arity only."""
+    e = err('(sort-by identity compare "bca")')
+    assert e.type == "type_error"
+    assert "sort-by" in e.message
+
+
+def test_sort_comparator_effects_and_exactly_two_args() -> None:
+    """LANGUAGE.md §7.0: comparators receive (a, b)."""
+    assert ev("(sort (fn [a b] (compare a b)) [2 1 3])") == [1, 2, 3]
+    assert err("(sort (fn [a] 0) [2 1 3])").type == "arity_error"
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "accepted", "got"),
+    [
+        ("(take 1)", "take", "2", 1),
+        ("(take 1 [1] [2])", "take", "2", 3),
+        ("(drop [1])", "drop", "2", 1),
+        ("(take-while pos?)", "take-while", "2", 1),
+        ("(drop-while pos? [1] [2])", "drop-while", "2", 3),
+        ("(distinct)", "distinct", "1", 0),
+        ("(distinct [1] [2])", "distinct", "1", 2),
+        ("(reverse)", "reverse", "1", 0),
+        ("(sort)", "sort", "1 or 2", 0),
+        ("(sort < [1] [2])", "sort", "1 or 2", 3),
+        ("(sort-by :a)", "sort-by", "2 or 3", 1),
+        ("(sort-by :a > [1] [2])", "sort-by", "2 or 3", 4),
+    ],
+)
+def test_subsequence_arity(src: str, fn: str, accepted: str, got: int) -> None:
+    """LANGUAGE.md §7.0/§7.2 arities."""
+    check_arity_error(src, fn, accepted, got)
+
+
+# --------------------------------------------------------------------------- §7.3 transforming
+
+TRANSFORM_CASES = [
+    # map / mapv
+    ("(map inc [1 2 3])", "[2 3 4]"),
+    ("(mapv inc [1 2 3])", "[2 3 4]"),
+    ('(map upcase "ab")', '["A" "B"]'),
+    ('(map identity "👍🏽x")', '["👍🏽" "x"]'),
+    ("(map inc #{10 1 5})", "[11 2 6]"),
+    ("(map key {:b 1 :a 2})", "[:b :a]"),
+    ("(map val {:b 1 :a 2})", "[1 2]"),
+    ("(map (fn [[k v]] [v k]) {:a 1})", "[[1 :a]]"),
+    ("(map + [1 2 3] [10 20])", "[11 22]"),
+    ("(mapv + [1 2] [10 20 30])", "[11 22]"),
+    ("(map + [1 2] [10 20] [100 200 300])", "[111 222]"),
+    ("(map vector [1 2] [:a :b])", "[[1 :a] [2 :b]]"),
+    ('(map str "ab" "xyz")', '["ax" "by"]'),
+    ("(map + [] [1 2])", "[]"),
+    ("(map inc [])", "[]"),
+    ("(map inc nil)", "[]"),
+    ("(mapv inc nil)", "[]"),
+    ("(map inc {})", "[]"),
+    ('(map :a [{:a 1} {"a" 2} {} 5 nil "s"])', "[1 2 nil nil nil nil]"),
+    ("(map {:a 1 :b 2} [:a :c :b])", "[1 nil 2]"),
+    ("(map #{1 3} [1 2 3])", "[1 nil 3]"),
+    ("(map #(- 100 %) [30 45])", "[70 55]"),
+    # map-indexed
+    ("(map-indexed (fn [i x] [i x]) [:a :b])", "[[0 :a] [1 :b]]"),
+    ('(map-indexed (fn [i c] (str i c)) "ab")', '["0a" "1b"]'),
+    ("(map-indexed (fn [i x] i) #{:x :y})", "[0 1]"),
+    ("(map-indexed (fn [i [k v]] [i k v]) {:a 1 :b 2})", "[[0 :a 1] [1 :b 2]]"),
+    ("(map-indexed vector [])", "[]"),
+    ("(map-indexed vector nil)", "[]"),
+    # filter / remove
+    ("(filter even? [1 2 3 4])", "[2 4]"),
+    ("(remove even? [1 2 3 4])", "[1 3]"),
+    ('(filter #(not= % "a") "abca")', '["b" "c"]'),
+    ('(remove #(= % "a") "abca")', '["b" "c"]'),
+    ("(filter odd? #{1 2 3})", "[1 3]"),
+    ("(remove odd? #{1 2 3})", "[2]"),
+    ("(filter (fn [[k v]] (> v 1)) {:a 1 :b 2 :c 3})", "[[:b 2] [:c 3]]"),
+    ("(remove (fn [[k v]] (> v 1)) {:a 1 :b 2})", "[[:a 1]]"),
+    ('(filter :ok [{:ok true} {:ok false} {"ok" 1} {} 7])', '[{:ok true} {"ok" 1}]'),
+    ("(remove :ok [{:ok true} {:ok nil} 7])", "[{:ok nil} 7]"),
+    ("(filter #{1 3} [1 2 3 1])", "[1 3 1]"),
+    ("(filter #{false nil} [false nil 1])", "[]"),
+    ("(filter {:a true :b false} [:a :b :c])", "[:a]"),
+    ("(filter even? [])", "[]"),
+    ("(filter even? nil)", "[]"),
+    ("(remove even? nil)", "[]"),
+    ('(filter identity [0 "" nil false [] {}])', '[0 "" [] {}]'),
+    # find
+    ("(find even? [1 2 4])", "2"),
+    ("(find even? [1 3])", "nil"),
+    ("(find even? [])", "nil"),
+    ("(find even? nil)", "nil"),
+    ('(find #(= % "b") "abc")', '"b"'),
+    ("(find :ok [{:ok false} {:ok 1 :id 2}])", "{:ok 1, :id 2}"),
+    ("(find #{2 3} [1 3 2])", "3"),
+    ("(find nil? [1 nil 2])", "nil"),
+    # pluck
+    ('(pluck :name [{:name "a"} {"name" "b"} {}])', '["a" "b" nil]'),
+    ('(pluck "name" [{:name "a"} {"name" "b"}])', '["a" "b"]'),
+    ('(pluck :a [{:a 1 "a" 2}])', "[1]"),
+    ('(pluck "a" [{:a 1 "a" 2}])', "[2]"),
+    ("(pluck [:a :b] [{:a {:b 1}} {:a nil} {}])", "[1 nil nil]"),
+    ("(pluck 0 [[1 2] [3 4] []])", "[1 3 nil]"),
+    ("(pluck 1 [[1 2] [3 4]])", "[2 4]"),
+    ('(pluck count ["ab" "c"])', "[2 1]"),
+    ("(pluck :a [])", "[]"),
+    ("(pluck :a nil)", "[]"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), TRANSFORM_CASES)
+def test_transforming(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.3 map/mapv/map-indexed/filter/remove/find/pluck."""
+    assert show(src) == expected
+
+
+def test_map_with_string_as_function_is_not_callable() -> None:
+    """LANGUAGE.md §4.5/§7.0: strings are not callables (only fn, keyword, map, set)."""
+    e = err('(map "a" [{:a 1}])')
+    assert e.type in ("not_callable", "type_error"), e.type
+
+
+def test_map_and_mapv_are_identical() -> None:
+    """LANGUAGE.md §7.3: map and mapv are identical functions."""
+    for src in ["[1 2]", '"ab"', "#{1 2}", "{:a 1}", "nil"]:
+        assert show(f"(map identity {src})") == show(f"(mapv identity {src})")
+
+
+def test_map_is_eager_and_effects_happen_in_order() -> None:
+    """LANGUAGE.md §7.0: effects inside functions passed to builtins happen normally, in order."""
+    r = ptc.run("(do (map println [1 2 3]) (filter (fn [x] (println :f x)) [4]) :done)")
+    assert r.error is None
+    assert r.value == "done"
+    assert r.prints == ["1", "2", "3", ":f 4"]
+
+
+@pytest.mark.parametrize(
+    ("src", "fn"),
+    [("(map :k {:k 1})", "map"), ("(mapv :k {:k 1 :j 2})", "mapv")],
+)
+def test_keyword_map_over_single_map(src: str, fn: str) -> None:
+    """LANGUAGE.md §7.3/§10.3: (map :k one-map) ⇒ type_error, expects a list of maps."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert "keyword accessor requires a list of maps" in e.message
+    assert e.hint is not None and "(:k m)" in e.hint, e.hint
+
+
+def test_pluck_over_single_map() -> None:
+    """LANGUAGE.md §7.3 pluck: single map ⇒ type_error, hint (:k m)."""
+    e = err("(pluck :k {:k 1})")
+    assert e.type == "type_error"
+    assert "pluck" in e.message
+    assert e.hint is not None and "(:k m)" in e.hint, e.hint
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "kw"),
+    [
+        ("(map [:a] [{:a 1}])", "map", ":a"),
+        ("(filter [:ok] [{:ok true}])", "filter", ":ok"),
+        ("(remove [:ok] [{:ok true}])", "remove", ":ok"),
+        ("(find [:ok] [{:ok true}])", "find", ":ok"),
+        ("(map-indexed [:a] [{:a 1}])", "map-indexed", ":a"),
+    ],
+)
+def test_vector_as_callable_is_type_error(src: str, fn: str, kw: str) -> None:
+    """LANGUAGE.md §7.0/§10.3: a vector where a callable is expected ⇒ type_error, use :k."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert fn in e.message
+    assert f"use {kw}" in full_text(e)
+
+
+TRANSFORM_TYPE_ERRORS = [
+    ("(map inc 5)", "map", "integer 5"),
+    ("(mapv inc :k)", "mapv", "keyword :k"),
+    ("(map + [1] 5)", "map", "integer 5"),
+    ("(map + [1] #{1})", "map", "set"),
+    ("(map-indexed vector 5)", "map-indexed", "integer 5"),
+    ("(filter even? 5)", "filter", "integer 5"),
+    ("(remove even? true)", "remove", "boolean true"),
+    ("(find even? 5)", "find", "integer 5"),
+    ("(find even? #{2})", "find", "set"),
+    ("(find {:a 1} :a)", "find", "keyword :a"),
+    ("(pluck :a 5)", "pluck", "integer 5"),
+    ('(map inc ["12"])', "inc", 'string "12"'),
+]
+
+
+@pytest.mark.parametrize(("src", "fn", "label"), TRANSFORM_TYPE_ERRORS)
+def test_transform_type_errors(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0/§7.3: unsupported inputs ⇒ type_error naming function and type."""
+    check_type_error(src, fn, label)
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "accepted", "got"),
+    [
+        ("(map inc)", "map", "2", 1),
+        ("(map + [1] [2] [3] [4])", "map", "4", 5),
+        ("(mapv inc)", "mapv", "2", 1),
+        ("(map-indexed vector)", "map-indexed", "2", 1),
+        ("(map-indexed vector [1] [2])", "map-indexed", "2", 3),
+        ("(filter even?)", "filter", "2", 1),
+        ("(filter even? [1] [2])", "filter", "2", 3),
+        ("(remove even?)", "remove", "2", 1),
+        ("(find even?)", "find", "2", 1),
+        ("(pluck :a)", "pluck", "2", 1),
+        ("(pluck :a [] [])", "pluck", "2", 3),
+    ],
+)
+def test_transform_arity(src: str, fn: str, accepted: str, got: int) -> None:
+    """LANGUAGE.md §7.0/§7.3 arities."""
+    check_arity_error(src, fn, accepted, got)
+
+
+def test_map_function_wrong_arity_is_arity_error() -> None:
+    """LANGUAGE.md §7.0: map passes one element per collection to f."""
+    assert err("(map (fn [a b] a) [1 2])").type == "arity_error"
+    assert err("(map-indexed (fn [x] x) [1 2])").type == "arity_error"
+
+
+# --------------------------------------------------------------------------- §7.4 building
+
+BUILD_CASES = [
+    # conj
+    ("(conj [1] 2 3)", "[1 2 3]"),
+    ("(conj [] [1 2])", "[[1 2]]"),
+    ("(conj [1])", "[1]"),
+    ("(conj #{1} 2 1 3)", "#{1 2 3}"),
+    ("(conj #{1} 1.0)", "#{1 1.0}"),
+    ("(conj {:a 1} [:b 2])", "{:a 1, :b 2}"),
+    ("(conj {:a 1 :b 2} [:a 5])", "{:a 5, :b 2}"),
+    ("(conj {:a 1} [:b 2] [:c 3])", "{:a 1, :b 2, :c 3}"),
+    ('(conj {"a" 1} [:a 2])', '{"a" 1, :a 2}'),
+    ("(conj {:a 1})", "{:a 1}"),
+    ("(conj nil 1 2)", "[1 2]"),
+    ("(conj nil 1)", "[1]"),
+    ("(conj nil)", "nil"),
+    ("(conj [1] nil)", "[1 nil]"),
+    # concat
+    ("(concat [1] [2 3])", "[1 2 3]"),
+    ("(concat [1] nil [2])", "[1 2]"),
+    ("(concat)", "[]"),
+    ("(concat nil)", "[]"),
+    ("(concat [])", "[]"),
+    ("(concat #{1} {:a 2} [3])", "[1 [:a 2] 3]"),
+    ("(concat [[1]] [[2]])", "[[1] [2]]"),
+    # into
+    ("(into [1] [2 3])", "[1 2 3]"),
+    ("(into [] #{2 1})", "[2 1]"),
+    ("(into #{1} [1 2])", "#{1 2}"),
+    ("(into #{} [3 1 3 2])", "#{3 1 2}"),
+    ("(into {} [[:a 1] [:b 2]])", "{:a 1, :b 2}"),
+    ("(into {:a 1} {:b 2 :a 3})", "{:a 3, :b 2}"),
+    ("(into {} #{[:a 1]})", "{:a 1}"),
+    ("(into [] {:a 1 :b 2})", "[[:a 1] [:b 2]]"),
+    ("(into #{} {:a 1})", "#{[:a 1]}"),
+    ("(into nil [1 2])", "[1 2]"),
+    ("(into nil nil)", "[]"),
+    ("(into [1] nil)", "[1]"),
+    ("(into {} nil)", "{}"),
+    ('(into {"a" 1} [[:a 2]])', '{"a" 1, :a 2}'),
+    # flatten
+    ("(flatten [1 [2 [3 [4]]] 5])", "[1 2 3 4 5]"),
+    ('(flatten [#{1} {:a 1} "ab" [] [[nil]]])', '[#{1} {:a 1} "ab" nil]'),
+    ("(flatten [])", "[]"),
+    ("(flatten nil)", "[]"),
+    ("(flatten [[[]]])", "[]"),
+    # zip / interleave / interpose
+    ("(zip [1 2 3] [:a :b])", "[[1 :a] [2 :b]]"),
+    ("(zip [] [1])", "[]"),
+    ("(zip nil [1])", "[]"),
+    ("(interleave [1 2 3] [:a :b])", "[1 :a 2 :b]"),
+    ("(interleave [1] [])", "[]"),
+    ("(interleave nil [1])", "[]"),
+    ("(interpose 0 [1 2 3])", "[1 0 2 0 3]"),
+    ("(interpose 0 [1])", "[1]"),
+    ("(interpose 0 [])", "[]"),
+    ('(interpose "," nil)', "[]"),
+    # partition
+    ("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"),
+    ("(partition 2 [1 2 3 4])", "[[1 2] [3 4]]"),
+    ("(partition 2 1 [1 2 3])", "[[1 2] [2 3]]"),
+    ("(partition 2 3 [1 2 3 4 5 6 7])", "[[1 2] [4 5]]"),
+    ("(partition 3 2 [1 2 3 4 5 6])", "[[1 2 3] [3 4 5]]"),
+    ('(partition 3 "abcdefg")', '[["a" "b" "c"] ["d" "e" "f"]]'),
+    ('(partition 2 "👍🏽a👍x")', '[["👍🏽" "a"] ["👍" "x"]]'),
+    ("(partition 5 [1])", "[]"),
+    ("(partition 1 [])", "[]"),
+    ("(partition 2 nil)", "[]"),
+    # range
+    ("(range 3)", "[0 1 2]"),
+    ("(range 0)", "[]"),
+    ("(range -2)", "[]"),
+    ("(range 1 4)", "[1 2 3]"),
+    ("(range 3 1)", "[]"),
+    ("(range 0 10 3)", "[0 3 6 9]"),
+    ("(range 5 0 -2)", "[5 3 1]"),
+    ("(range 0 5 -1)", "[]"),
+    ("(range 0.5 3)", "[0.5 1.5 2.5]"),
+    ("(range 0 5 0)", "[]"),
+    ('(range "a")', "[]"),
+    ("(range nil)", "[]"),
+    ("(range 0 :x)", "[]"),
+    # vector / vec / set
+    ("(vector)", "[]"),
+    ('(vector 1 nil "a" :k)', '[1 nil "a" :k]'),
+    ("(vector [1])", "[[1]]"),
+    ("(vec [1 2])", "[1 2]"),
+    ("(vec #{2 1})", "[2 1]"),
+    ('(vec "ab")', '["a" "b"]'),
+    ('(vec "👍🏽x")', '["👍🏽" "x"]'),
+    ("(vec {:a 1 :b 2})", "[[:a 1] [:b 2]]"),
+    ("(vec nil)", "nil"),
+    ("(vec [])", "[]"),
+    ("(vec {})", "[]"),
+    ("(set [1 2 1])", "#{1 2}"),
+    ("(set [3 1 2 3])", "#{3 1 2}"),
+    ("(set #{1})", "#{1}"),
+    ("(set nil)", "#{}"),
+    ("(set [])", "#{}"),
+    ("(count (set [1 1.0]))", "2"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), BUILD_CASES)
+def test_building(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.4 conj/concat/into/flatten/zip/interleave/interpose/partition/range/…."""
+    assert show(src) == expected
+
+
+def test_range_with_float_step_produces_floats() -> None:
+    """LANGUAGE.md §7.4 range: floats allowed."""
+    assert ev("(range 0 1 0.5)") == [0, 0.5]
+    assert ev("(range 0 1 0.25)") == [0, 0.25, 0.5, 0.75]
+    assert ev("(range 2.5)") == [0, 1, 2]
+    assert ev("(range 0 2.5)") == [0, 1, 2]
+    assert [type(x) for x in ev("(range 0.5 2)")] == [float, float]
+
+
+BUILD_TYPE_ERRORS = [
+    ("(conj 5 1)", "conj", "integer 5"),
+    ('(conj "ab" "c")', "conj", 'string "ab"'),
+    ("(conj {:a 1} 5)", "conj", "integer 5"),
+    ("(conj {:a 1} [:b])", "conj", "vector"),
+    ("(conj {:a 1} [:b 1 2])", "conj", "vector"),
+    ("(concat [1] 5)", "concat", "integer 5"),
+    ('(concat "ab" [1])', "concat", 'string "ab"'),
+    ("(into 5 [1])", "into", "integer 5"),
+    ("(into [] 5)", "into", "integer 5"),
+    ("(into {} [1 2])", "into", "integer 1"),
+    ("(into {} [[:a 1 2]])", "into", "vector"),
+    ("(flatten 5)", "flatten", "integer 5"),
+    ("(zip [1] 5)", "zip", "integer 5"),
+    ('(zip "ab" [1])', "zip", 'string "ab"'),
+    ("(interleave 5 [1])", "interleave", "integer 5"),
+    ("(interpose 0 5)", "interpose", "integer 5"),
+    ("(partition 2 5)", "partition", "integer 5"),
+    ("(partition 1.5 [1 2])", "partition", "float 1.5"),
+    ("(partition 2 #{1 2})", "partition", "set"),
+    ("(vec 5)", "vec", "integer 5"),
+    ("(vec :k)", "vec", "keyword :k"),
+    ("(set 5)", "set", "integer 5"),
+    ('(set "ab")', "set", 'string "ab"'),
+    ("(set {:a 1})", "set", "map"),
+]
+
+
+@pytest.mark.parametrize(("src", "fn", "label"), BUILD_TYPE_ERRORS)
+def test_building_type_errors(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0/§7.4: inputs not named in the row ⇒ type_error."""
+    check_type_error(src, fn, label)
+
+
+def test_into_map_invalid_entry_message() -> None:
+    """LANGUAGE.md §7.4 into: non-pair into M ⇒ type_error ("invalid map entry")."""
+    e = err("(into {} [1 2])")
+    assert e.type == "type_error"
+    assert "invalid map entry" in e.message
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "(partition 0 [1 2])",
+        "(partition -1 [1 2])",
+        "(partition 2 0 [1 2])",
+        "(partition 2 -1 [1 2])",
+    ],
+)
+def test_partition_requires_positive_integers(src: str) -> None:
+    """LANGUAGE.md §7.4 partition: n, step must be positive integers."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert "partition" in e.message
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "accepted", "got"),
+    [
+        ("(conj)", "conj", "1+", 0),
+        ("(into [])", "into", "2", 1),
+        ("(into [] [1] [2])", "into", "2", 3),
+        ("(flatten)", "flatten", "1", 0),
+        ("(flatten [1] [2])", "flatten", "1", 2),
+        ("(zip [1])", "zip", "2", 1),
+        ("(interleave [1])", "interleave", "2", 1),
+        ("(interleave [1] [2] [3])", "interleave", "2", 3),
+        ("(interpose 0)", "interpose", "2", 1),
+        ("(partition 2)", "partition", "2 or 3", 1),
+        ("(partition 2 1 1 [1])", "partition", "2 or 3", 4),
+        ("(range)", "range", "1", 0),
+        ("(range 1 2 3 4)", "range", "3", 4),
+        ("(vec)", "vec", "1", 0),
+        ("(vec [1] [2])", "vec", "1", 2),
+        ("(set)", "set", "1", 0),
+        ("(set [1] [2])", "set", "1", 2),
+    ],
+)
+def test_building_arity(src: str, fn: str, accepted: str, got: int) -> None:
+    """LANGUAGE.md §7.0/§7.4 arities."""
+    check_arity_error(src, fn, accepted, got)
+
+
+def test_sequence_results_are_vectors() -> None:
+    """LANGUAGE.md §3: the vector is the only sequential type; every sequence result is one."""
+    for src in [
+        "(rest [1 2])",
+        "(take 1 [1 2])",
+        "(drop 1 [1 2])",
+        "(reverse [1 2])",
+        "(sort [2 1])",
+        "(map inc [1])",
+        "(filter odd? [1])",
+        "(concat [1] [2])",
+        "(range 2)",
+        "(seq #{1})",
+        "(distinct [1 1])",
+        "(partition 1 [1])",
+        "(interpose 0 [1 2])",
+        "(flatten [[1]])",
+        "(vec #{1})",
+        "(zip [1] [2])",
+    ]:
+        assert ev(f"(vector? {src})") is True, src

@@ -1,0 +1,614 @@
+"""Maps, sets, flexible lookup, callable values and map/set ordering.
+
+Covers LANGUAGE.md §7.7 (maps), §7.8 (sets), §4.4 (flexible key lookup), §4.5 (callable values)
+and the ordering/equality rules of §3 and §4. Expected values are written from LANGUAGE.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ptc
+import pytest
+
+# --------------------------------------------------------------------------- helpers
+
+
+def ev(src: str, **kw: Any) -> Any:
+    return ptc.eval(src, **kw)
+
+
+def err(src: str, **kw: Any) -> ptc.LispError:
+    r = ptc.run(src, **kw)
+    assert r.error is not None, f"expected an error, got value {r.value!r}"
+    return r.error
+
+
+def show(src: str) -> str:
+    """The printed form of the value of ``src``, rendered inside the interpreter (keeps order)."""
+    text = ev(f"(str (vector {src}))")
+    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
+    return text[1:-1]
+
+
+def check_type_error(src: str, fn: str, label: str) -> ptc.LispError:
+    e = err(src)
+    assert e.type == "type_error", (e.type, e.message)
+    assert fn in e.message, e.message
+    assert label in e.message, e.message
+    return e
+
+
+def check_arity_error(src: str, fn: str, accepted: str, got: int) -> None:
+    e = err(src)
+    assert e.type == "arity_error", (e.type, e.message)
+    assert fn in e.message, e.message
+    assert accepted in e.message, e.message
+    assert f"got {got}" in e.message, e.message
+
+
+# --------------------------------------------------------------------------- §7.7 get / get-in
+
+GET_CASES = [
+    ("(get {:a 1} :a)", "1"),
+    ("(get {:a 1} :b)", "nil"),
+    ("(get {:a 1} :b 9)", "9"),
+    ("(get {:a nil} :a 9)", "nil"),
+    ("(get {:a false} :a 9)", "false"),
+    ('(get {"a" 1} :a)', "1"),
+    ('(get {:a 1} "a")', "1"),
+    ('(get {:a 1 "a" 2} :a)', "1"),
+    ('(get {:a 1 "a" 2} "a")', "2"),
+    ('(get {"a" 2 :a 1} :a)', "1"),
+    ('(get {"a_b" 1} :a-b)', "nil"),
+    ('(get {:a-b 1} "a_b")', "nil"),
+    ("(get {0 :zero 1 :one} 1)", ":one"),
+    ("(get {1 :x} 1.0)", "nil"),
+    ('(get {1 :x} "1")', "nil"),
+    ("(get {[1 2] :v} [1 2])", ":v"),
+    ("(get {nil :n} nil)", ":n"),
+    ("(get {true :t} true)", ":t"),
+    ("(get [10 20] 1)", "20"),
+    ("(get [10 20] 0 :d)", "10"),
+    ("(get [10 20] 2)", "nil"),
+    ("(get [10 20] 5 :d)", ":d"),
+    ("(get [10 20] -1)", "nil"),
+    ("(get [10 20] -1 :d)", ":d"),
+    ("(get [10 20] :a)", "nil"),
+    ("(get [nil] 0 :d)", "nil"),
+    ("(get #{1 2} 2)", "2"),
+    ("(get #{1 2} 3)", "nil"),
+    ("(get #{1 2} 3 :d)", ":d"),
+    ("(get #{7} 7.0)", "nil"),
+    ("(get nil :a)", "nil"),
+    ("(get nil :a 5)", "5"),
+    # get-in
+    ("(get-in {:a {:b [10 {:c 3}]}} [:a :b 1 :c])", "3"),
+    ('(get-in {"a" {"b" 1}} [:a :b])', "1"),
+    ('(get-in {:a {:b 1}} ["a" "b"])', "1"),
+    ('(get-in {:a {:b 1} "a" {:b 2}} ["a" :b])', "2"),
+    ("(get-in {:a 1} [])", "{:a 1}"),
+    ("(get-in {:a 1} [] 5)", "{:a 1}"),
+    ("(get-in nil [])", "nil"),
+    ("(get-in {:a nil} [:a] 5)", "5"),
+    ("(get-in {:a false} [:a] 5)", "false"),
+    ("(get-in {:a 1} [:b] 5)", "5"),
+    ("(get-in {:a 1} [:a :b])", "nil"),
+    ("(get-in {:a 1} [:a :b] :d)", ":d"),
+    ('(get-in {:a "str"} [:a 0])', "nil"),
+    ("(get-in {:a [1 2]} [:a -1])", "nil"),
+    ("(get-in {:a [1 2]} [:a 5] :d)", ":d"),
+    ("(get-in {:a [1 2]} [:a 1])", "2"),
+    ("(get-in [[1 2] [3 4]] [1 0])", "3"),
+    ("(get-in {:a #{1}} [:a 1])", "nil"),
+    ("(get-in {:a 1} :a)", "nil"),
+    ("(get-in {:a 1} nil)", "nil"),
+    ("(get-in nil [:a])", "nil"),
+    ("(get-in nil [:a] 0)", "0"),
+    ("(get-in {0 {1 :x}} [0 1])", ":x"),
+    ("(get-in 5 [:a])", "nil"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), GET_CASES)
+def test_get_and_get_in(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.7 get/get-in; §4.4 flexible lookup (exact wins)."""
+    assert show(src) == expected
+
+
+# --------------------------------------------------------------------------- §7.7 assoc & co
+
+UPDATE_CASES = [
+    # assoc
+    ("(assoc {:a 1} :b 2)", "{:a 1, :b 2}"),
+    ("(assoc {:a 1 :b 2} :a 9)", "{:a 9, :b 2}"),
+    ("(assoc {:a 1} :b 2 :c 3 :a 0)", "{:a 0, :b 2, :c 3}"),
+    ('(assoc {"a" 1} :a 2)', '{"a" 1, :a 2}'),
+    ('(assoc {:a 1} "a" 2)', '{:a 1, "a" 2}'),
+    ("(assoc nil :a 1)", "{:a 1}"),
+    ("(assoc {} 0 :zero)", "{0 :zero}"),
+    ("(assoc {} [1 2] :v)", "{[1 2] :v}"),
+    ("(assoc {:a 1} :a nil)", "{:a nil}"),
+    ("(assoc [1 2] 0 9)", "[9 2]"),
+    ("(assoc [1 2] 2 3)", "[1 2 3]"),
+    ("(assoc [] 0 :x)", "[:x]"),
+    ("(assoc [1 2] 0 :a 1 :b)", "[:a :b]"),
+    # assoc-in
+    ("(assoc-in {} [:a :b] 1)", "{:a {:b 1}}"),
+    ("(assoc-in {:u nil} [:u :age] 3)", "{:u {:age 3}}"),
+    ("(assoc-in nil [:a] 1)", "{:a 1}"),
+    ("(assoc-in nil [:a :b] 1)", "{:a {:b 1}}"),
+    ('(assoc-in {"a" {"b" 1}} [:a :b] 2)', '{"a" {"b" 2}}'),
+    ('(assoc-in {"a" {:x 1}} [:a :b] 2)', '{"a" {:x 1, :b 2}}'),
+    ('(assoc-in {:a {"b" 1 :b 0}} [:a :b] 2)', '{:a {"b" 1, :b 2}}'),
+    ("(assoc-in {:a 1 :b 2} [:a] 9)", "{:a 9, :b 2}"),
+    ("(assoc-in {:v [1 2]} [:v 1] 9)", "{:v [1 9]}"),
+    ("(assoc-in {:v [1 2]} [:v 2] 3)", "{:v [1 2 3]}"),
+    ("(assoc-in [1 2] [2] 3)", "[1 2 3]"),
+    ("(assoc-in [{:a 1}] [0 :b] 2)", "[{:a 1, :b 2}]"),
+    ("(assoc-in {:a 1} [] 5)", "5"),
+    # update
+    ("(update {:n 1} :n inc)", "{:n 2}"),
+    ("(update {:n 1} :n + 10 100)", "{:n 111}"),
+    ("(update {:n 1} :n - 10 100)", "{:n -109}"),
+    ("(update {} :n (fnil inc 0))", "{:n 1}"),
+    ("(update {} :xs conj 1)", "{:xs [1]}"),
+    ("(update {} :n identity)", "{:n nil}"),
+    ('(update {"n" 1} :n (fnil inc 0))', '{"n" 1, :n 1}'),
+    ("(update {:a 1 :b 2} :a inc)", "{:a 2, :b 2}"),
+    ("(update {:a {:b 1}} :a :b)", "{:a 1}"),
+    ("(update [1 2] 0 inc)", "[2 2]"),
+    ("(update [1 2] 1 * 10)", "[1 20]"),
+    ("(update nil :a (fnil inc 0))", "{:a 1}"),
+    ("(update {:c [1]} :c conj 2 3)", "{:c [1 2 3]}"),
+    # update-in
+    ("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}"),
+    ("(update-in {} [:a :b] (fnil inc 0))", "{:a {:b 1}}"),
+    ("(update-in {:a nil} [:a :b] (fnil inc 0))", "{:a {:b 1}}"),
+    ("(update-in nil [:a] (fnil inc 0))", "{:a 1}"),
+    ("(update-in {:a {:b 1}} [:a :b] + 10 5)", "{:a {:b 16}}"),
+    ("(update-in {:v [1 2]} [:v 1] inc)", "{:v [1 3]}"),
+    ('(update-in {"a" {"b" 1}} [:a :b] inc)', '{"a" {"b" 2}}'),
+    ("(update-in {:a 1 :b 2} [:a] inc)", "{:a 2, :b 2}"),
+    ("(update-in [[1] [2]] [1 0] inc)", "[[1] [3]]"),
+    # dissoc
+    ("(dissoc {:a 1 :b 2} :a)", "{:b 2}"),
+    ("(dissoc {:a 1 :b 2 :c 3} :a :c)", "{:b 2}"),
+    ("(dissoc {:a 1} :z)", "{:a 1}"),
+    ("(dissoc {:a 1})", "{:a 1}"),
+    ("(dissoc nil :a)", "nil"),
+    ('(dissoc {"a" 1} :a)', '{"a" 1}'),
+    ('(dissoc {"a" 1 :a 2} :a)', '{"a" 1}'),
+    # merge
+    ("(merge {:a 1 :b 2} {:b 3 :c 4})", "{:a 1, :b 3, :c 4}"),
+    ("(merge {:b 1} {:a 2} {:b 5 :c 0})", "{:b 5, :a 2, :c 0}"),
+    ("(merge nil {:a 1})", "{:a 1}"),
+    ("(merge {:a 1} nil)", "{:a 1}"),
+    ("(merge)", "{}"),
+    ("(merge nil)", "nil"),
+    ("(merge nil nil)", "nil"),
+    ("(merge {:a 1})", "{:a 1}"),
+    ('(merge {:a 1} {"a" 2})', '{:a 1, "a" 2}'),
+    ("(merge {:a 1} {:a nil})", "{:a nil}"),
+    # select-keys
+    ("(select-keys {:a 1 :b 2 :c 3} [:c :a])", "{:c 3, :a 1}"),
+    ('(select-keys {"a" 1} [:a])', "{:a 1}"),
+    ('(select-keys {:a 1} ["a"])', '{"a" 1}'),
+    ('(select-keys {:a 1 "a" 2} ["a"])', '{"a" 2}'),
+    ('(select-keys {:a 1 "a" 2} [:a])', "{:a 1}"),
+    ("(select-keys {:a 1} [:z])", "{}"),
+    ("(select-keys {:a nil} [:a])", "{:a nil}"),
+    ("(select-keys {:a 1} [])", "{}"),
+    ("(select-keys nil [:a])", "{}"),
+    # keys / vals / entries
+    ("(keys {:b 1 :a 2 :c 3})", "[:b :a :c]"),
+    ("(vals {:b 1 :a 2 :c 3})", "[1 2 3]"),
+    ('(entries {:b 1 "a" 2})', '[[:b 1] ["a" 2]]'),
+    ("(keys nil)", "[]"),
+    ("(vals nil)", "[]"),
+    ("(entries nil)", "[]"),
+    ("(keys {})", "[]"),
+    ("(vals {})", "[]"),
+    ("(entries {})", "[]"),
+    # key / val
+    ("(key [:a 1])", ":a"),
+    ("(val [:a 1])", "1"),
+    ("(map key {:x 1 :y 2})", "[:x :y]"),
+    ("(map val {:x 1 :y 2})", "[1 2]"),
+    ("(key (first (entries {:k :v})))", ":k"),
+    # update-vals
+    ("(update-vals {:a 1 :b 2} inc)", "{:a 2, :b 3}"),
+    ("(update-vals {:b 1 :a 2} #(* % 10))", "{:b 10, :a 20}"),
+    ("(update-vals {} inc)", "{}"),
+    ("(update-vals nil inc)", "nil"),
+    ("(-> {:a 1} (update-vals inc))", "{:a 2}"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), UPDATE_CASES)
+def test_map_functions(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.7 assoc/assoc-in/update/update-in/dissoc/merge/select-keys/keys/…."""
+    assert show(src) == expected
+
+
+def test_update_function_receives_old_then_extras() -> None:
+    """LANGUAGE.md §7.0: update passes (old, extra…) to f."""
+    assert ev("(update {:v 1} :v (fn [old a b] [old a b]) 2 3)") == {"v": [1, 2, 3]}
+    assert ev("(update-in {:v {:w 1}} [:v :w] (fn [old a] [old a]) 2)") == {"v": {"w": [1, 2]}}
+
+
+@pytest.mark.parametrize(
+    ("src", "message"),
+    [
+        ("(assoc [1 2] 4 0)", "index 4 out of bounds for vector of length 2"),
+        ("(assoc [1 2] 3 0)", "index 3 out of bounds for vector of length 2"),
+        ("(assoc [] 1 0)", "index 1 out of bounds for vector of length 0"),
+        ("(assoc [1 2] -1 0)", "index -1 out of bounds for vector of length 2"),
+    ],
+)
+def test_assoc_bad_index_message(src: str, message: str) -> None:
+    """LANGUAGE.md §7.7 assoc: bad index ⇒ execution_error with the exact message."""
+    e = err(src)
+    assert e.type == "execution_error"
+    assert message in e.message, e.message
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "(update [1 2] 2 inc)",
+        "(update [1 2] -1 inc)",
+        "(update [] 0 (fnil inc 0))",
+        "(assoc-in [1] [5] 0)",
+        "(assoc-in {:v [1]} [:v 3] 0)",
+        "(assoc-in {:a 5} [:a :b] 1)",
+        '(assoc-in {:a "s"} [:a :b] 1)',
+        "(assoc-in {:a [1]} [:a :b] 1)",
+        "(update-in {:v [1]} [:v 1] (fnil inc 0))",
+        "(update-in {:a 5} [:a :b] inc)",
+        "(update-in {:a [1 2]} [:a -1] inc)",
+    ],
+)
+def test_path_and_index_errors(src: str) -> None:
+    """LANGUAGE.md §7.7: bad index / non-collection mid-path ⇒ execution_error."""
+    assert err(src).type == "execution_error"
+
+
+@pytest.mark.parametrize(
+    ("src", "fn"),
+    [
+        ("(update {:a 1} :a inc 0)", "update"),
+        ("(update {} :n inc 0)", "update"),
+        ("(update-in {:a 1} [:a] inc 0)", "update-in"),
+    ],
+)
+def test_update_with_default_argument_hints_fnil(src: str, fn: str) -> None:
+    """LANGUAGE.md §7.7/§10.3: update given a "default" ⇒ arity_error with fnil hint."""
+    e = err(src)
+    assert e.type == "arity_error"
+    assert e.hint is not None and "fnil" in e.hint, e.hint
+    assert fn in f"{e.message} {e.hint}"
+
+
+@pytest.mark.parametrize("src", ["(update-vals inc {:a 1})", "(->> {:a 1} (update-vals inc))"])
+def test_update_vals_swapped_arguments(src: str) -> None:
+    """LANGUAGE.md §7.7 update-vals: (update-vals f m) ⇒ type_error, hint: thread with ->."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert "update-vals" in e.message
+    assert e.hint is not None and "->" in e.hint, e.hint
+
+
+MAP_TYPE_ERRORS = [
+    ("(get 5 :a)", "get", "integer 5"),
+    ('(get "abc" 0)', "get", 'string "abc"'),
+    ("(assoc 5 :a 1)", "assoc", "integer 5"),
+    ('(assoc "ab" 0 "x")', "assoc", 'string "ab"'),
+    ("(assoc #{1} 0 1)", "assoc", "set"),
+    ("(assoc [1] :a 2)", "assoc", "keyword :a"),
+    ("(update 5 :a inc)", "update", "integer 5"),
+    ("(dissoc [1] 0)", "dissoc", "vector"),
+    ("(dissoc 5 :a)", "dissoc", "integer 5"),
+    ("(merge {:a 1} [1 2])", "merge", "vector"),
+    ("(merge {:a 1} 5)", "merge", "integer 5"),
+    ("(select-keys [1 2] [0])", "select-keys", "vector"),
+    ("(keys [1])", "keys", "vector"),
+    ("(vals #{1})", "vals", "set"),
+    ("(entries 5)", "entries", "integer 5"),
+    ("(key [1 2 3])", "key", "vector"),
+    ("(key 5)", "key", "integer 5"),
+    ("(val [1])", "val", "vector"),
+    ("(update-vals [1 2] inc)", "update-vals", "vector"),
+    ("(union #{1} 5)", "union", "integer 5"),
+    ("(intersection #{1} :k)", "intersection", "keyword :k"),
+    ("(difference #{1} 5)", "difference", "integer 5"),
+]
+
+
+@pytest.mark.parametrize(("src", "fn", "label"), MAP_TYPE_ERRORS)
+def test_map_and_set_type_errors(src: str, fn: str, label: str) -> None:
+    """LANGUAGE.md §7.0/§7.7/§7.8: inputs other than those named ⇒ type_error."""
+    check_type_error(src, fn, label)
+
+
+@pytest.mark.parametrize(
+    ("src", "fn", "accepted", "got"),
+    [
+        ("(get {})", "get", "2 or 3", 1),
+        ("(get {} :a 1 2)", "get", "2 or 3", 4),
+        ("(get-in {} [:a] 1 2)", "get-in", "2 or 3", 4),
+        ("(assoc {})", "assoc", "3+", 1),
+        ("(assoc {} :a)", "assoc", "3+", 2),
+        ("(assoc-in {} [:a])", "assoc-in", "3", 2),
+        ("(assoc-in {} [:a] 1 2)", "assoc-in", "3", 4),
+        ("(update {} :a)", "update", "3+", 2),
+        ("(update-in {} [:a])", "update-in", "3+", 2),
+        ("(dissoc)", "dissoc", "1+", 0),
+        ("(select-keys {})", "select-keys", "2", 1),
+        ("(select-keys {} [] [])", "select-keys", "2", 3),
+        ("(keys)", "keys", "1", 0),
+        ("(vals {} {})", "vals", "1", 2),
+        ("(entries)", "entries", "1", 0),
+        ("(key)", "key", "1", 0),
+        ("(val [1 2] [3 4])", "val", "1", 2),
+        ("(update-vals {})", "update-vals", "2", 1),
+        ("(intersection)", "intersection", "1+", 0),
+        ("(difference)", "difference", "1+", 0),
+    ],
+)
+def test_map_and_set_arity(src: str, fn: str, accepted: str, got: int) -> None:
+    """LANGUAGE.md §7.0/§7.7/§7.8 arities."""
+    check_arity_error(src, fn, accepted, got)
+
+
+def test_get_in_arity_message_exact() -> None:
+    """LANGUAGE.md §7.0: `get-in expects 2 or 3 argument(s), got 1`."""
+    assert err("(get-in {})").message == "get-in expects 2 or 3 argument(s), got 1"
+
+
+@pytest.mark.parametrize("src", ["(assoc {} :a 1 :b)", "(assoc [1] 0 1 1)"])
+def test_assoc_odd_pairs_is_arity_error(src: str) -> None:
+    """LANGUAGE.md §7.7 assoc: odd pair count ⇒ arity_error."""
+    e = err(src)
+    assert e.type == "arity_error"
+    assert "assoc" in e.message
+
+
+# --------------------------------------------------------------------------- §7.8 sets
+
+SET_CASES = [
+    ("(union #{1 2} #{2 3})", "#{1 2 3}"),
+    ("(union #{3 1} #{2} #{1 4})", "#{3 1 2 4}"),
+    ("(union)", "#{}"),
+    ("(union #{1})", "#{1}"),
+    ("(union #{1} nil)", "#{1}"),
+    ("(union #{1} #{1.0})", "#{1 1.0}"),
+    ("(intersection #{1 2 3} #{3 2})", "#{2 3}"),
+    ("(intersection #{3 2 1} #{1 2 3} #{2 3 4})", "#{3 2}"),
+    ("(intersection #{1})", "#{1}"),
+    ("(intersection #{1} #{1.0})", "#{}"),
+    ("(intersection #{1 2} #{})", "#{}"),
+    ("(difference #{1 2 3} #{2} #{3})", "#{1}"),
+    ("(difference #{3 2 1} #{2})", "#{3 1}"),
+    ("(difference #{1})", "#{1}"),
+    ("(difference #{1 1.0} #{1})", "#{1.0}"),
+    ("(count (union #{[1 2]} #{[1 2]}))", "1"),
+    ("(set? (union))", "true"),
+    ("(set? (intersection #{1}))", "true"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), SET_CASES)
+def test_set_functions(src: str, expected: str) -> None:
+    """LANGUAGE.md §7.8 union/intersection/difference (first argument's order, §4.3)."""
+    assert show(src) == expected
+
+
+# --------------------------------------------------------------------------- §3 ordering
+
+ORDER_CASES = [
+    ("{:b 1 :a 2}", "{:b 1, :a 2}"),
+    ('{:id 4 "tag" "b"}', '{:id 4, "tag" "b"}'),
+    ("#{3 1 2}", "#{3 1 2}"),
+    ("#{1 1 2}", "#{1 2}"),
+    ("#{7 7.0}", "#{7 7.0}"),
+    ("(conj #{3 1} 2)", "#{3 1 2}"),
+    ("(conj #{3 1} 3)", "#{3 1}"),
+    ("(assoc {:b 1 :a 2} :b 5)", "{:b 5, :a 2}"),
+    ("(assoc (dissoc {:b 1 :a 2} :b) :b 5)", "{:a 2, :b 5}"),
+    ("(-> {:a 1 :b 2} (dissoc :a) (assoc :a 3))", "{:b 2, :a 3}"),
+    ("(into {:z 0} [[:y 1] [:z 2] [:x 3]])", "{:z 2, :y 1, :x 3}"),
+    ("(merge {:z 0 :y 1} {:x 2 :z 3})", "{:z 3, :y 1, :x 2}"),
+    ("(seq {:z 0 :y 1})", "[[:z 0] [:y 1]]"),
+    ("(map first {:z 0 :y 1 :x 2})", "[:z :y :x]"),
+    ("(vec #{:z :y :x})", "[:z :y :x]"),
+    ("(update {:z 0 :y 1} :z inc)", "{:z 1, :y 1}"),
+    ('{0 "zero" 1 "one"}', '{0 "zero", 1 "one"}'),
+    ("{[1] :v nil :n 2.5 :f}", "{[1] :v, nil :n, 2.5 :f}"),
+    ("{1 :int 1.0 :float}", "{1 :int, 1.0 :float}"),
+    ("(count {1 :a 1.0 :b})", "2"),
+    ("(count #{[1] [1.0]})", "2"),
+    ("(count (distinct [[1] [1.0] [1]]))", "2"),
+    ("(get {1 :int 1.0 :float} 1.0)", ":float"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), ORDER_CASES)
+def test_map_and_set_order(src: str, expected: str) -> None:
+    """LANGUAGE.md §3 Order: insertion order; re-assoc keeps position; dissoc+assoc moves it."""
+    assert show(src) == expected
+
+
+def test_large_map_and_set_keep_insertion_order() -> None:
+    """LANGUAGE.md §3: maps and sets remember insertion order (beyond small-map sizes)."""
+    keys = list(range(40, 0, -1))
+    assert ev("(keys (reduce (fn [m k] (assoc m k k)) {} (range 40 0 -1)))") == keys
+    assert ev("(vec (into #{} (range 40 0 -1)))") == keys
+    assert ev("(vec (set (range 40 0 -1)))") == keys
+    # re-associating an early key keeps it first; dissoc + assoc moves it last
+    assert (
+        ev("(first (keys (assoc (reduce (fn [m k] (assoc m k k)) {} (range 40 0 -1)) 40 :x)))")
+        == 40
+    )
+    assert (
+        ev(
+            "(last (keys (assoc (dissoc (reduce (fn [m k] (assoc m k k)) {} (range 40 0 -1)) 40)"
+            " 40 :x)))"
+        )
+        == 40
+    )
+
+
+EQUALITY_CASES = [
+    ("(= {:a 1 :b 2} {:b 2 :a 1})", "true"),
+    ("(= #{1 2 3} #{3 2 1})", "true"),
+    ('(= {:a 1} {"a" 1})', "false"),
+    ("(= {:a 1} {:a 1.0})", "true"),
+    ("(= #{1} #{1.0})", "false"),
+    ("(= [1 2] #{1 2})", "false"),
+    ("(= {} [])", "false"),
+    ("(= {} #{})", "false"),
+    ("(= {:a nil} {})", "false"),
+    ("(= {:a {:b [1]}} {:a {:b [1.0]}})", "true"),
+    ("(= [1] [1.0])", "true"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), EQUALITY_CASES)
+def test_map_and_set_equality(src: str, expected: str) -> None:
+    """LANGUAGE.md §3/§4.2/§4.3: equality ignores order; sets use identity equality."""
+    assert show(src) == expected
+
+
+def test_python_values_round_trip() -> None:
+    """LANGUAGE.md §3 Python mapping: keyword keys come back as ptc.Keyword equal to text."""
+    v = ev('{:a 1 "b" 2}')
+    assert v == {"a": 1, "b": 2}
+    assert [type(k) for k in v] == [ptc.Keyword, str]
+    assert ev("#{1 2}") == {1, 2}
+    assert ev("(get data/m :name)", data={"m": {"name": "Ada"}}) == "Ada"
+    assert ev("(:name (first data/xs))", data={"xs": [{"name": "Bo"}]}) == "Bo"
+    assert ev("(keys data/m)", data={"m": {"z": 1, "a": 2, "m": 3}}) == ["z", "a", "m"]
+
+
+# --------------------------------------------------------------------------- §4.4 flexible
+
+FLEX_CASES = [
+    ('(:a {"a" 1})', "1"),
+    ('({"a" 1} :a)', "1"),
+    ('({:a 1} "a")', "1"),
+    ('(:a {:a 1 "a" 2})', "1"),
+    ('({:a 1 "a" 2} "a")', "2"),
+    ('({"a" 2 :a 1} :a)', "1"),
+    ('(:a-b {"a_b" 1})', "nil"),
+    ('(:a_b {"a-b" 1})', "nil"),
+    ('({1 :x} "1")', "nil"),
+    ('(contains? {"x" nil} :x)', "true"),
+    ('(select-keys {"x" 1 :y 2} [:x "y"])', '{:x 1, "y" 2}'),
+    ('(sort-by :n [{"n" 2} {:n 1}])', '[{:n 1} {"n" 2}]'),
+    ('(group-by :t [{"t" 1} {:t 1}])', '{1 [{"t" 1} {:t 1}]}'),
+    ('(sum-by :n [{"n" 2} {:n 1}])', "3"),
+    ('(pluck :n [{"n" 2} {:n 1}])', "[2 1]"),
+    ('(get-in {"a" [{"b" 7}]} [:a 0 :b])', "7"),
+    ('(assoc-in {"a" {"b" 1}} [:a :c] 2)', '{"a" {"b" 1, :c 2}}'),
+    ('(update-in {"a" {"b" 1}} ["a" :b] inc)', '{"a" {"b" 2}}'),
+    ('(assoc {"a" 1} :a 2)', '{"a" 1, :a 2}'),
+    ('(update {"a" 1} :a (fnil inc 10))', '{"a" 1, :a 11}'),
+    ('(dissoc {"a" 1} :a)', '{"a" 1}'),
+    ('(merge {"a" 1} {:a 2})', '{"a" 1, :a 2}'),
+    ('(conj {"a" 1} [:a 2])', '{"a" 1, :a 2}'),
+    ('(into {"a" 1} {:a 2})', '{"a" 1, :a 2}'),
+    ('(= {"a" 1} {:a 1})', "false"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), FLEX_CASES)
+def test_flexible_lookup(src: str, expected: str) -> None:
+    """LANGUAGE.md §4.4: flexible reads (both spellings, exact wins); exact-key writes."""
+    assert show(src) == expected
+
+
+def test_flexible_lookup_on_python_data() -> None:
+    """LANGUAGE.md §3/§4.4: non-keyword str keys from Python stay strings but are found."""
+    data = {"m": {"first name": 1, "ok": 2}}
+    assert ev('(get data/m "first name")', data=data) == 1
+    assert ev("(:ok data/m)", data=data) == 2
+    assert ev('(get data/m "ok")', data=data) == 2
+
+
+# --------------------------------------------------------------------------- §4.5 callables
+
+CALLABLE_CASES = [
+    ("(:k {:k 1})", "1"),
+    ("(:k {:j 1})", "nil"),
+    ("(:k {:j 1} :d)", ":d"),
+    ("(:k {:k nil} :d)", "nil"),
+    ("(:k nil)", "nil"),
+    ("(:k nil 5)", "5"),
+    ("({:k 1} :k)", "1"),
+    ("({:k 1} :j)", "nil"),
+    ("({:k 1} :j :d)", ":d"),
+    ("({:k nil} :k :d)", "nil"),
+    ("({0 :zero} 0)", ":zero"),
+    ("(#{1 2} 1)", "1"),
+    ("(#{1 2} 3)", "nil"),
+    ("(#{false} false)", "false"),
+    ("(#{7} 7.0)", "nil"),
+    ('(#{"a"} :a)', "nil"),
+    ("(map :k [{:k 1} {:k 2}])", "[1 2]"),
+    ("(filter #{:a} [:a :b :a])", "[:a :a]"),
+    ("(let [m {:x 1}] (m :x))", "1"),
+    ("(let [k :x] (k {:x 2}))", "2"),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), CALLABLE_CASES)
+def test_callable_values(src: str, expected: str) -> None:
+    """LANGUAGE.md §4.5: keywords, maps and sets are callable."""
+    assert show(src) == expected
+
+
+@pytest.mark.parametrize(
+    ("src", "label"),
+    [
+        ("(:k 5)", "integer 5"),
+        ("(:k [1 2])", "vector"),
+        ('(:k "s")', 'string "s"'),
+        ("(:k #{:k})", "set"),
+        ("(:k 5 :d)", "integer 5"),
+    ],
+)
+def test_keyword_call_on_non_map(src: str, label: str) -> None:
+    """LANGUAGE.md §4.5: (:k m) with m not a map or nil ⇒ type_error."""
+    e = err(src)
+    assert e.type == "type_error"
+    assert ":k" in e.message
+    assert label in e.message
+
+
+@pytest.mark.parametrize(
+    "src",
+    ["(:k)", "(:k {} 1 2)", "({:a 1})", "({:a 1} :a 1 2)", "(#{1})", "(#{1} 1 2)"],
+)
+def test_callable_values_arity(src: str) -> None:
+    """LANGUAGE.md §4.5: other argument counts ⇒ arity_error."""
+    assert err(src).type == "arity_error"
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "([1 2] 0)",
+        '("s")',
+        '("abc" 0)',
+        "(7 1)",
+        "(2.5)",
+        "(true 1)",
+        "(false)",
+        "(nil 1)",
+        "(let [v [1]] (v 0))",
+    ],
+)
+def test_not_callable(src: str) -> None:
+    """LANGUAGE.md §4.5: vectors, strings, numbers, booleans and nil ⇒ not_callable."""
+    assert err(src).type == "not_callable"
