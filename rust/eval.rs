@@ -201,6 +201,8 @@ pub struct Interp<'a> {
     next_check: u64,
     deadline: Instant,
     depth: usize,
+    /// Bytes this thread had allocated when the run started.
+    alloc_base: i64,
     /// Nesting of `eval` calls, for the periodic native-stack check.
     nest: usize,
     output_bytes: usize,
@@ -232,6 +234,7 @@ impl<'a> Interp<'a> {
             next_check: CHECK_EVERY.min(limits.fuel),
             deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
             depth: 0,
+            alloc_base: crate::alloc::allocated(),
             nest: 0,
             output_bytes: 0,
         }
@@ -277,6 +280,25 @@ impl<'a> Interp<'a> {
     }
 
     #[cold]
+    /// Bytes this run has allocated so far, against `max_memory`.
+    pub fn check_memory(&self) -> EvalResult<()> {
+        let used = crate::alloc::allocated().wrapping_sub(self.alloc_base);
+        if used > self.limits.max_memory as i64 {
+            return Err(Error::limit(
+                ErrorKind::MemoryExceeded,
+                LimitName::Memory,
+                format!(
+                    "memory limit of {} MB exceeded (max_memory): the program allocated {} MB",
+                    self.limits.max_memory / (1024 * 1024),
+                    used / (1024 * 1024)
+                ),
+            )
+            .with_hint("work on less data at once: filter early, take a sample, or aggregate")
+            .into());
+        }
+        Ok(())
+    }
+
     fn slow_check(&mut self) -> EvalResult<()> {
         if self.steps >= self.limits.fuel {
             return Err(Error::limit(
@@ -293,6 +315,7 @@ impl<'a> Interp<'a> {
             .into());
         }
         self.check_time()?;
+        self.check_memory()?;
         self.next_check = (self.steps + CHECK_EVERY).min(self.limits.fuel);
         Ok(())
     }
@@ -310,6 +333,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn check_coll_size(&self, n: usize) -> EvalResult<()> {
+        self.check_memory()?;
         if n > self.limits.max_collection_size {
             return Err(Error::limit(
                 ErrorKind::MemoryExceeded,
@@ -325,6 +349,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn check_str_size(&self, n: usize) -> EvalResult<()> {
+        self.check_memory()?;
         if n > self.limits.max_string_size {
             return Err(Error::limit(
                 ErrorKind::MemoryExceeded,
@@ -744,6 +769,8 @@ impl<'a> Interp<'a> {
 
     /// Calls any callable value with owned arguments.
     pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
+        // counts as a step: builtins looping over collections reach fuel and time checks too
+        self.tick()?;
         match f {
             Value::Builtin(b) => self.call_builtin(b, args),
             Value::Closure(c) => self.call_closure(c, args),

@@ -72,10 +72,35 @@ pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
     let mut p = Printer {
         out: String::new(),
         truncated: false,
+        depth: 0,
+        cap: usize::MAX,
+        overflow: false,
         opts,
     };
     p.node(v, opts.printable_limit);
     (p.out, p.truncated)
+}
+
+/// Printer form with no element limits, appended to `out`, stopping once `out` passes `cap`
+/// bytes. Returns false when it stopped: a value built from shared parts can be far larger
+/// printed than in memory, so every caller that prints without limits bounds the text.
+pub fn print_capped(out: &mut String, v: &Value, hide_private: bool, cap: usize) -> bool {
+    let opts = PrintOpts {
+        limit: None,
+        printable_limit: None,
+        hide_private,
+    };
+    let mut p = Printer {
+        out: std::mem::take(out),
+        truncated: false,
+        depth: 0,
+        cap,
+        overflow: false,
+        opts,
+    };
+    p.node(&v, None);
+    *out = p.out;
+    !p.overflow
 }
 
 /// Printer form with no limits (used by `str` for non-string values and by `println`).
@@ -91,9 +116,16 @@ pub fn print_full(v: &Value, hide_private: bool) -> String {
     .0
 }
 
+/// Nesting levels the printer descends before it prints `...` instead.
+pub const MAX_PRINT_DEPTH: usize = 1_000;
+
 struct Printer {
     out: String,
     truncated: bool,
+    depth: usize,
+    /// Stop once the output passes this many bytes (`overflow` then says so).
+    cap: usize,
+    overflow: bool,
     opts: PrintOpts,
 }
 
@@ -106,7 +138,19 @@ fn is_hidden<P: Printable>(k: &P) -> bool {
 
 impl Printer {
     fn node<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.node_inner(v, str_budget))
+        if self.overflow || self.out.len() > self.cap {
+            self.overflow = true;
+            return;
+        }
+        if self.depth >= MAX_PRINT_DEPTH {
+            // a value this deep is unreadable anyway; printing it would cost memory per level
+            self.out.push_str("...");
+            self.truncated = true;
+            return;
+        }
+        self.depth += 1;
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.node_inner(v, str_budget));
+        self.depth -= 1;
     }
 
     fn node_inner<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
@@ -160,6 +204,9 @@ impl Printer {
         let shown = self.opts.limit.map_or(n, |l| l.min(n));
         self.out.push_str(open);
         for (i, item) in v.seq_items(shown).iter().enumerate() {
+            if self.overflow {
+                return;
+            }
             if i > 0 {
                 self.out.push(' ');
             }
@@ -203,6 +250,9 @@ impl Printer {
         });
         self.out.push('{');
         for (i, (k, val)) in shown.iter().enumerate() {
+            if self.overflow {
+                return;
+            }
             if i > 0 {
                 self.out.push_str(", ");
             }

@@ -39,13 +39,9 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
 /// names among locals, definitions, builtins, tools and data keys.
 pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
     if name.contains('_') {
+        // LLMs often write Python-style names; PTC-Lisp names use hyphens
         let hyph = name.replace('_', "-");
-        if candidates
-            .iter()
-            .any(|c| c == &hyph || c.rsplit('/').next() == Some(hyph.as_str()))
-        {
-            return Some(format!("names use hyphens: did you mean {hyph}?"));
-        }
+        return Some(format!("names use hyphens: did you mean {hyph}?"));
     }
     let near = ranked(name, candidates.iter().map(String::as_str), 3);
     if near.is_empty() {

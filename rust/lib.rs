@@ -3,6 +3,7 @@
 //! The interpreter is a plain Rust library (reader -> analyzer -> evaluator, plus the printer);
 //! `python/` is the only module that knows about PyO3, behind the `python` feature.
 
+pub mod alloc;
 pub mod analyzer;
 pub mod builtins;
 pub mod error;
@@ -19,6 +20,9 @@ pub mod value;
 
 #[cfg(feature = "python")]
 mod python;
+
+#[global_allocator]
+static ALLOCATOR: alloc::CountingAlloc = alloc::CountingAlloc;
 
 pub use error::{Error, ErrorKind, Pos};
 pub use eval::{Host, NoTools};

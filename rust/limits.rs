@@ -15,6 +15,8 @@ pub struct Limits {
     pub max_string_size: usize,
     /// Total bytes of println output per run.
     pub max_output: usize,
+    /// Bytes of memory the program allocates (input data and earlier definitions not counted).
+    pub max_memory: usize,
     /// `recur`/`doseq` iterations per function invocation.
     pub loop_limit: u64,
     /// Reader nesting depth.
@@ -32,6 +34,7 @@ impl Default for Limits {
             max_collection_size: 10_000_000,
             max_string_size: 32 * 1024 * 1024,
             max_output: 1_000_000,
+            max_memory: 256 * 1024 * 1024,
             loop_limit: 1_000_000,
             max_nesting: 512,
             max_symbols: 10_000,

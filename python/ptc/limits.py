@@ -21,6 +21,7 @@ class Limits:
     - ``max_collection_size``: elements in any vector, map or set the program builds.
     - ``max_string_size``: bytes in any string the program builds.
     - ``max_output``: total bytes of println output.
+    - ``max_memory``: bytes the program allocates (input data and earlier definitions excluded).
     - ``loop_limit``: ``recur``/``doseq`` iterations per function invocation.
     - ``max_nesting``: bracket nesting depth of the program text.
     - ``max_symbols``: distinct symbols and keywords in one program.
@@ -32,6 +33,7 @@ class Limits:
     max_collection_size: int = _DEFAULTS["max_collection_size"]
     max_string_size: int = _DEFAULTS["max_string_size"]
     max_output: int = _DEFAULTS["max_output"]
+    max_memory: int = _DEFAULTS["max_memory"]
     loop_limit: int = _DEFAULTS["loop_limit"]
     max_nesting: int = _DEFAULTS["max_nesting"]
     max_symbols: int = _DEFAULTS["max_symbols"]

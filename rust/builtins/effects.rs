@@ -2,7 +2,8 @@
 
 use super::{Builtin, VARIADIC};
 use crate::eval::{EvalResult, Interp};
-use crate::format::print_full;
+use crate::format::print_capped;
+use crate::limits::PRINT_ENTRY_CHARS;
 use crate::value::Value;
 
 /// One println entry: strings raw, a vector of one-character strings as its characters, other
@@ -25,7 +26,10 @@ pub fn println_text(args: &[Value]) -> String {
                     }
                 }
             }
-            other => out.push_str(&print_full(other, true)),
+            // the entry is cut to 2,000 characters anyway: stop printing soon after
+            other => {
+                print_capped(&mut out, other, true, 4 * PRINT_ENTRY_CHARS + 16);
+            }
         }
     }
     out

@@ -3,11 +3,12 @@
 use super::Builtin;
 use super::VARIADIC;
 use crate::eval::{EvalResult, Interp};
-use crate::format::{date_text, datetime_text, float_display, print_full};
+use crate::format::{date_text, datetime_text, float_display, print_capped};
 use crate::value::Value;
 
 /// Display form used by `str` and `join`: nil is empty, strings raw, others printed.
-pub fn display_into(out: &mut String, v: &Value) {
+/// Appends the display form of `v`; false when the text would pass `cap` bytes.
+pub fn display_into(out: &mut String, v: &Value, cap: usize) -> bool {
     match v {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
@@ -15,8 +16,9 @@ pub fn display_into(out: &mut String, v: &Value) {
         Value::Float(f) => out.push_str(&float_display(*f)),
         Value::Date(d) => out.push_str(&date_text(*d)),
         Value::DateTime(ms) => out.push_str(&datetime_text(*ms)),
-        other => out.push_str(&print_full(other, false)),
+        other => return print_capped(out, other, false, cap),
     }
+    out.len() <= cap
 }
 
 fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
@@ -27,7 +29,9 @@ fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let mut out = String::new();
     for a in args.iter() {
-        display_into(&mut out, a);
+        if !display_into(&mut out, a, it.limits.max_string_size) {
+            it.check_str_size(out.len().max(it.limits.max_string_size + 1))?;
+        }
         it.check_str_size(out.len())?;
     }
     Ok(Value::string(out))
@@ -95,7 +99,9 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         if i > 0 {
             out.push_str(&sep);
         }
-        display_into(&mut out, x);
+        if !display_into(&mut out, x, it.limits.max_string_size) {
+            it.check_str_size(out.len().max(it.limits.max_string_size + 1))?;
+        }
         if out.len() > it.limits.max_string_size {
             it.check_str_size(out.len())?;
         }

@@ -14,6 +14,9 @@ use crate::value::Str;
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
+/// Values nested deeper than this are not converted to Python objects (Python itself could
+/// not print or compare them without overflowing its recursion limit).
+pub const MAX_OUTPUT_DEPTH: usize = 900;
 
 static KEYWORD_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DATE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -266,6 +269,7 @@ fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
 /// Converts core values to Python, caching keyword objects.
 pub struct ToPy<'py> {
     py: Python<'py>,
+    depth: usize,
     kw_type: Bound<'py, PyType>,
     keywords: AHashMap<Str, Py<PyAny>>,
 }
@@ -274,6 +278,7 @@ impl<'py> ToPy<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(ToPy {
             py,
+            depth: 0,
             kw_type: keyword_type(py)?.clone(),
             keywords: AHashMap::new(),
         })
@@ -298,7 +303,13 @@ impl<'py> ToPy<'py> {
 
     fn value(&mut self, v: &Value, hashable: bool) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if self.depth >= MAX_OUTPUT_DEPTH {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "the value is nested more than {MAX_OUTPUT_DEPTH} levels deep and cannot be converted to Python"
+            )));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             Ok(match v {
                 Value::Nil => py.None().into_bound(py),
                 Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -372,6 +383,8 @@ impl<'py> ToPy<'py> {
                 }
                 other => PyString::new(py, &crate::format::print_full(other, false)).into_any(),
             })
-        })
+        });
+        self.depth -= 1;
+        r
     }
 }

@@ -43,6 +43,7 @@ fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> 
             "max_collection_size" => l.max_collection_size = nz,
             "max_string_size" => l.max_string_size = nz,
             "max_output" => l.max_output = nz,
+            "max_memory" => l.max_memory = nz,
             "loop_limit" => l.loop_limit = n,
             "max_nesting" => l.max_nesting = nz,
             "max_symbols" => l.max_symbols = nz,
@@ -138,6 +139,17 @@ impl CoreSession {
     }
 }
 
+/// A tool argument or result too deep for Python is recorded as its (truncated) printed text.
+fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    match conv.convert(v) {
+        Ok(o) => Ok(o),
+        Err(_) => {
+            let (text, _) = crate::format::to_clojure(v, Some(10), Some(200));
+            Ok(pyo3::types::PyString::new(conv.py(), &text).into_any())
+        }
+    }
+}
+
 fn run_result_tuple<'py>(
     py: Python<'py>,
     r: &RunResult,
@@ -150,20 +162,34 @@ fn run_result_tuple<'py>(
         Outcome::Fail => "fail",
         Outcome::Error => "error",
     };
-    let value = conv.convert(&r.value)?;
-    let error = match &r.error {
-        Some(e) => error_tuple(py, e)?.into_any(),
-        None => py.None().into_bound(py),
+    let (outcome, value, error) = match conv.convert(&r.value) {
+        Ok(v) => {
+            let error = match &r.error {
+                Some(e) => error_tuple(py, e)?.into_any(),
+                None => py.None().into_bound(py),
+            };
+            (outcome, v, error)
+        }
+        // A result too deep for Python is reported as the run's error, not raised.
+        Err(e) => {
+            let err = Error::exec(e.value(py).to_string())
+                .with_hint("return a flatter value, e.g. (flatten v) or a summary");
+            (
+                "error",
+                py.None().into_bound(py),
+                error_tuple(py, &err)?.into_any(),
+            )
+        }
     };
     let prints = PyList::new(py, &r.prints)?;
     let calls = PyList::empty(py);
     for c in &r.tool_calls {
         let args = PyList::empty(py);
         for a in &c.args {
-            args.append(conv.convert(a)?)?;
+            args.append(convert_or_text(&mut conv, a)?)?;
         }
         let result = match &c.result {
-            Some(v) => conv.convert(v)?,
+            Some(v) => convert_or_text(&mut conv, v)?,
             None => py.None().into_bound(py),
         };
         calls.append(
@@ -440,6 +466,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     d.set_item("max_collection_size", defaults.max_collection_size)?;
     d.set_item("max_string_size", defaults.max_string_size)?;
     d.set_item("max_output", defaults.max_output)?;
+    d.set_item("max_memory", defaults.max_memory)?;
     d.set_item("loop_limit", defaults.loop_limit)?;
     d.set_item("max_nesting", defaults.max_nesting)?;
     d.set_item("max_symbols", defaults.max_symbols)?;

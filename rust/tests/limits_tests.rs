@@ -222,3 +222,22 @@ fn failed_runs_discard_definitions() {
     );
     assert_eq!(format!("{:?}", state.user["a"].value), "1");
 }
+
+#[test]
+fn memory_counts_what_the_program_allocates() {
+    let limits = Limits {
+        max_memory: 8 * 1024 * 1024,
+        ..Limits::default()
+    };
+    let e = limit_err(
+        "(loop [v [] i 0] (if (< i 2000000) (recur (conj v [i]) (inc i)) (count v)))",
+        limits,
+    );
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::MemoryExceeded, Some(LimitName::Memory))
+    );
+    // the same limit allows work that allocates little
+    let r = run_limited("(reduce + (map inc (range 100000)))", limits);
+    assert!(r.error.is_none(), "{:?}", r.error);
+}

@@ -17,7 +17,9 @@ import ptc
 import pytest
 
 LANGUAGE_MD = Path(__file__).resolve().parents[2].parent / "shared" / "LANGUAGE.md"
-INDEX_INTRO = "The 28 special-form and builder names followed by the 150 function and constant names"
+INDEX_INTRO = (
+    "The 28 special-form and builder names followed by the 150 function and constant names"
+)
 BUILDERS = {"where", "all-of", "any-of", "none-of", "juxt", "pmap", "pcalls"}
 
 # --------------------------------------------------------------------------- helpers
@@ -330,11 +332,41 @@ def test_name_works(name: str) -> None:
 # --------------------------------------------------------------------------- §12 absent
 
 ABSENT = [
-    "comp", "partial", "complement", "constantly", "every-pred", "some-fn", "keep", "mapcat",
-    "quot", "rand", "name", "keyword", "symbol", "list?", "seq?", "fn?", "integer?", "butlast",
-    "peek", "pop", "subvec", "zipmap", "merge-with", "reduce-kv", "partition-by",
-    "partition-all", "split-at", "split-with", "dedupe", "update-keys", "capitalize", "blank?",
-    "triml", "trimr", "index-of",
+    "comp",
+    "partial",
+    "complement",
+    "constantly",
+    "every-pred",
+    "some-fn",
+    "keep",
+    "mapcat",
+    "quot",
+    "rand",
+    "name",
+    "keyword",
+    "symbol",
+    "list?",
+    "seq?",
+    "fn?",
+    "integer?",
+    "butlast",
+    "peek",
+    "pop",
+    "subvec",
+    "zipmap",
+    "merge-with",
+    "reduce-kv",
+    "partition-by",
+    "partition-all",
+    "split-at",
+    "split-with",
+    "dedupe",
+    "update-keys",
+    "capitalize",
+    "blank?",
+    "triml",
+    "trimr",
+    "index-of",
 ]
 
 

@@ -46,8 +46,26 @@ NAN = "Double/NaN"
 # --------------------------------------------------------------------------- §4.1 truthiness
 
 FALSY = ["nil", "false"]
-TRUTHY = ["true", "0", "0.0", "-0.0", '""', '"false"', '"nil"', "[]", "{}", "#{}", ":false",
-          "[nil]", "[false]", NAN, "inc", "(fn [] nil)", '(re-pattern "")', "\\space"]
+TRUTHY = [
+    "true",
+    "0",
+    "0.0",
+    "-0.0",
+    '""',
+    '"false"',
+    '"nil"',
+    "[]",
+    "{}",
+    "#{}",
+    ":false",
+    "[nil]",
+    "[false]",
+    NAN,
+    "inc",
+    "(fn [] nil)",
+    '(re-pattern "")',
+    "\\space",
+]
 
 
 @pytest.mark.parametrize("value", FALSY + TRUTHY)
@@ -408,7 +426,7 @@ PRINTLN_CASES: list[tuple[str, list[str]]] = [
     ("(println inc (fn [a] a))", ["#<builtin> #fn[a]"]),
     ("(println :a) (println :b)", [":a", ":b"]),
     ("(do (map (fn [x] (println x)) [1 2 3]) nil)", ["1", "2", "3"]),
-    ("(doseq [x [1 2]] (println \"x\" x))", ["x 1", "x 2"]),
+    ('(doseq [x [1 2]] (println "x" x))', ["x 1", "x 2"]),
 ]
 
 
@@ -427,9 +445,9 @@ def test_println_returns_nil() -> None:
 
 def test_println_long_entry_is_cut() -> None:
     """§9.3/§11: an entry longer than 2,000 characters is cut to 2,000 followed by `...`."""
-    [line] = prints("(println (apply str (map (fn [_] \"x\") (range 2500))))")
+    [line] = prints('(println (apply str (map (fn [_] "x") (range 2500))))')
     assert line == "x" * 2000 + "..."
-    [line] = prints("(println (apply str (map (fn [_] \"y\") (range 2000))))")
+    [line] = prints('(println (apply str (map (fn [_] "y") (range 2000))))')
     assert line == "y" * 2000
 
 

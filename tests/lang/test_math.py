@@ -59,6 +59,8 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(+ 0.1 0.2)", "0.30000000000000004"),
     ("(+ -5 5)", "0"),
     (f"(+ {I64_MAX - 1} 1)", str(I64_MAX)),
+    (f"(+ {I64_MAX} 1.0)", "9.223372036854776E18"),  # mixing → float, no overflow
+    (f"(* 1.0 {I64_MAX} 2)", "1.8446744073709552E19"),
     # -
     ("(-)", "0"),
     ("(- 5)", "-5"),
@@ -66,6 +68,7 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(- 10 1 2)", "7"),
     ("(- 5 5.0)", "0.0"),
     ("(- 1 3)", "-2"),
+    ("(- 0.0)", "-0.0"),
     # *
     ("(*)", "1"),
     ("(* 7)", "7"),
@@ -104,6 +107,7 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(mod 7.5 2)", "1.5"),
     ("(mod -7.5 2)", "0.5"),
     ("(mod 7 2.0)", "1.0"),
+    ("(mod 5.5 -2)", "-0.5"),
     (f"(mod {I64_MIN} -1)", "0"),
     (f"(mod {I64_MAX} {I64_MIN})", "-1"),
     # rem: truncated, sign of the dividend
@@ -113,6 +117,7 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(rem -7 -3)", "-1"),
     ("(rem 7.5 2)", "1.5"),
     ("(rem -7.5 2)", "-1.5"),
+    ("(rem 5.5 -2)", "1.5"),
     (f"(rem {I64_MIN} -1)", "0"),
     # inc / dec
     ("(inc 1)", "2"),
@@ -155,6 +160,10 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(round 2.4999)", "2"),
     ("(round -2.4)", "-2"),
     ("(round 7)", "7"),
+    ("(round 0.49999999999999994)", "0"),
+    ("(round -0.49999999999999994)", "0"),
+    ("(round 4503599627370497.0)", "4503599627370497"),
+    ("(round 2.5000000000000004)", "3"),
     ("(trunc 2.7)", "2"),
     ("(trunc -2.7)", "-2"),
     ("(trunc 5)", "5"),
@@ -166,6 +175,9 @@ ARITHMETIC_CASES: list[tuple[str, str]] = [
     ("(int -3.9)", "-3"),
     ("(int 5)", "5"),
     ("(int -0.5)", "0"),
+    ("(int -9.223372036854775808E18)", str(I64_MIN)),  # -2^63 fits exactly
+    ("(floor -9.223372036854775808E18)", str(I64_MIN)),
+    ("(int 9.2233720368547748E18)", "9223372036854774784"),  # largest float below 2^63
     # sqrt / pow → float
     ("(sqrt 16)", "4.0"),
     ("(sqrt 2)", "1.4142135623730951"),
@@ -317,9 +329,9 @@ OVERFLOW_CASES: list[str] = [
     f"(- 0 {I64_MIN})",
     f"(- {I64_MIN})",
     f"(* {I64_MAX} 2)",
-    f"(* 4611686018427387904 2)",
+    "(* 4611686018427387904 2)",
     f"(* -1 {I64_MIN})",
-    f"(* 3037000500 3037000500)",
+    "(* 3037000500 3037000500)",
     f"(inc {I64_MAX})",
     f"(dec {I64_MIN})",
     f"(abs {I64_MIN})",
@@ -332,6 +344,8 @@ OVERFLOW_CASES: list[str] = [
     "(trunc 1e19)",
     "(int 1e30)",
     "(int -1e19)",
+    "(int 9.223372036854775807E18)",  # this float is 2^63: one past the largest integer
+    "(ceil 9.223372036854775807E18)",
     # float overflow: finite operands, non-finite result
     "(* 1e200 1e200)",
     "(+ 1.7e308 1.7e308)",
@@ -426,6 +440,10 @@ TYPE_ERROR_CASES: list[tuple[str, str, str]] = [
     ("(<= :a 1)", "<=", "got keyword :a"),
     ("(>= 1 [1])", ">=", "got vector [1]"),
     ('(< "a" "b")', "<", 'got string "a"'),
+    ('(max "a")', "max", 'got string "a"'),
+    ("(min nil)", "min", "got nil"),
+    ("(abs nil)", "abs", "got nil"),
+    ("(- :k)", "-", "got keyword :k"),
 ]
 
 
@@ -544,8 +562,15 @@ def test_comparison(src: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("src", "chained"),
-    [("(< 1 2 3)", True), ("(> 3 2 1)", True), ("(= 1 1 1)", True), ("(not= 1 2 3)", True),
-     ("(<= 1)", False), ("(= 1)", False), ("(>=)", False)],
+    [
+        ("(< 1 2 3)", True),
+        ("(> 3 2 1)", True),
+        ("(= 1 1 1)", True),
+        ("(not= 1 2 3)", True),
+        ("(<= 1)", False),
+        ("(= 1)", False),
+        ("(>=)", False),
+    ],
 )
 def test_written_comparison_arity_is_analysis_error(src: str, chained: bool) -> None:
     """§5.17/§7.12: written comparisons must have exactly two arguments ⇒ analysis_error (for a
@@ -653,8 +678,14 @@ def test_natural_order_in_sort(src: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "src",
-    ["(sort [1 nil])", '(sort [1 "a"])', f"(sort [1 {NAN}])", "(sort [{:a 1} {:a 2}])",
-     '(sort [:a "a"])', "(sort-by :k [{:k 1} {:k :x}])"],
+    [
+        "(sort [1 nil])",
+        '(sort [1 "a"])',
+        f"(sort [1 {NAN}])",
+        "(sort [{:a 1} {:a 2}])",
+        '(sort [:a "a"])',
+        "(sort-by :k [{:k 1} {:k :x}])",
+    ],
 )
 def test_natural_order_incomparable_in_sort(src: str) -> None:
     """§3: an operation that must order an incomparable pair ⇒ type_error."""
@@ -702,12 +733,49 @@ def printer_form(x: float) -> str:
 def _sample_floats() -> list[float]:
     rng = random.Random(20310504)
     xs: list[float] = [
-        0.0, -0.0, 0.1, 0.2, 0.1 + 0.2, 1 / 3, 2 / 3, 2.5, 7.0, 100.0, -4.5, 6.02e23, 3e-4,
-        1e-4, 9.999999999999999e-5, 1e-3, 9.999999999999998e-4, 1e7, 9999999.999999998,
-        9999999.0, 1e16, 9999999999999998.0, 1e15, 123456789012345.67, 1.5e21, 2e-11,
-        5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 4.35, 0.3, 1e21, 1e22, 1e23,
-        -1e-7, 123.456, 1.0000000000000002, 0.9999999999999999, 4503599627370496.5,
-        9007199254740993.0, 2**53 + 0.0, 2**63 + 0.0, 3.0e-7,
+        0.0,
+        -0.0,
+        0.1,
+        0.2,
+        0.1 + 0.2,
+        1 / 3,
+        2 / 3,
+        2.5,
+        7.0,
+        100.0,
+        -4.5,
+        6.02e23,
+        3e-4,
+        1e-4,
+        9.999999999999999e-5,
+        1e-3,
+        9.999999999999998e-4,
+        1e7,
+        9999999.999999998,
+        9999999.0,
+        1e16,
+        9999999999999998.0,
+        1e15,
+        123456789012345.67,
+        1.5e21,
+        2e-11,
+        5e-324,
+        2.2250738585072014e-308,
+        1.7976931348623157e308,
+        4.35,
+        0.3,
+        1e21,
+        1e22,
+        1e23,
+        -1e-7,
+        123.456,
+        1.0000000000000002,
+        0.9999999999999999,
+        4503599627370496.5,
+        9007199254740993.0,
+        2**53 + 0.0,
+        2**63 + 0.0,
+        3.0e-7,
     ]
     for _ in range(600):
         xs.append(rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30))
@@ -727,8 +795,9 @@ def test_str_display_form_of_many_floats() -> None:
     """§7.9 display form: shortest round-tripping decimal with a `.` or exponent, exponent
     (lowercase `e`) when the magnitude is ≥ 1e16 or < 1e-4."""
     texts = ev("(map str data/xs)", data={"xs": FLOATS})
-    bad = [(x, t, display_form(x)) for x, t in zip(FLOATS, texts, strict=True)
-           if t != display_form(x)]
+    bad = [
+        (x, t, display_form(x)) for x, t in zip(FLOATS, texts, strict=True) if t != display_form(x)
+    ]
     assert not bad, f"{len(bad)} mismatches, e.g. {bad[:5]}"
     for x, t in zip(FLOATS, texts, strict=True):
         assert float(t) == x
@@ -749,8 +818,9 @@ def test_printer_form_of_many_floats() -> None:
     inner = ev("(str data/xs)", data={"xs": FLOATS})  # printer form inside the interpreter
     assert inner == text
     parts = text[1:-1].split(" ")
-    bad = [(x, t, printer_form(x)) for x, t in zip(FLOATS, parts, strict=True)
-           if t != printer_form(x)]
+    bad = [
+        (x, t, printer_form(x)) for x, t in zip(FLOATS, parts, strict=True) if t != printer_form(x)
+    ]
     assert not bad, f"{len(bad)} mismatches, e.g. {bad[:5]}"
 
 

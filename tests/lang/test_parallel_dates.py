@@ -138,9 +138,7 @@ def test_pmap_return_or_fail_in_branch(src: str) -> None:
 def test_pmap_first_failing_branch_in_input_order() -> None:
     """§7.13: if any branch fails, the form fails with the error of the first failing branch
     in input order (not the first in time)."""
-    src = (
-        f'(pmap (fn [x] (if (= x 0) (do {SLOW} (+ 1 "early")) (+ 1 :late))) [0 1 2 3])'
-    )
+    src = f'(pmap (fn [x] (if (= x 0) (do {SLOW} (+ 1 "early")) (+ 1 :late))) [0 1 2 3])'
     for _ in range(3):
         e = err(src)
         assert e.type == "type_error", (e.type, e.message)
@@ -163,23 +161,26 @@ def test_pmap_error_discards_definitions() -> None:
 
 
 @pytest.mark.parametrize(
-    ("src", "kind"),
+    ("src", "kind", "fragment"),
     [
-        ("(pmap :a {:a 1})", "type_error"),  # keyword f with a single map
-        ("(pmap inc 5)", "type_error"),
-        ('(pmap identity "ab")', "type_error"),
-        ("(pmap inc :k)", "type_error"),
-        ("(pmap 5 [1])", "type_error|not_callable"),
-        ("(pmap [:a] [{:a 1}])", "type_error"),
-        ("(pmap inc)", "arity_error"),
-        ("(pmap inc [1] [2])", "arity_error"),
-        ("(pmap (fn [a b] a) [1])", "arity_error"),
+        ("(pmap :a {:a 1})", "type_error", "list of maps"),  # keyword f with a single map
+        ("(pmap inc 5)", "type_error", "got integer 5"),
+        ('(pmap identity "ab")', "type_error", 'got string "ab"'),
+        ("(pmap inc :k)", "type_error", "got keyword :k"),
+        ("(pmap 5 [1])", "type_error|not_callable", "5"),
+        ("(pmap [:a] [{:a 1}])", "type_error", "[:a]"),
+        ("(pmap inc)", "arity_error", "got 1"),
+        ("(pmap inc [1] [2])", "arity_error", "got 3"),
+        ("(pmap (fn [a b] a) [1])", "arity_error", "got 1"),
     ],
 )
-def test_pmap_errors(src: str, kind: str) -> None:
-    """§7.13/§7.0: pmap type and arity errors."""
+def test_pmap_errors(src: str, kind: str, fragment: str) -> None:
+    """§7.13/§7.0: pmap type and arity errors name the function and the offending value."""
     e = err(src)
     assert e.type in kind.split("|"), (e.type, e.message)
+    assert fragment in e.message, e.message
+    if e.type == "type_error" and "[:a]" not in src:
+        assert "pmap" in e.message, e.message
 
 
 def test_pmap_keyword_single_map_message() -> None:
@@ -440,8 +441,20 @@ def test_constants_cannot_be_redefined() -> None:
 # --------------------------------------------------------------------------- §7.17 prefixes
 
 PREFIXES = [
-    "clojure.core/", "core/", "clojure.string/", "str/", "string/", "clojure.set/", "set/",
-    "regex/", "Math/", "Interop/", "System/", "Double/", "java.time.LocalDate/", "LocalDate/",
+    "clojure.core/",
+    "core/",
+    "clojure.string/",
+    "str/",
+    "string/",
+    "clojure.set/",
+    "set/",
+    "regex/",
+    "Math/",
+    "Interop/",
+    "System/",
+    "Double/",
+    "java.time.LocalDate/",
+    "LocalDate/",
 ]
 
 

@@ -138,7 +138,9 @@ def test_regex_is_a_value() -> None:
 
 def test_regex_usable_with_higher_order_functions() -> None:
     """§7.11/§7.3: regex functions compose with filter/map over strings."""
-    src = '(filter #(re-matches (re-pattern "[A-Z]{3}-\\\\d+") %) ["ABC-1" "abc-2" "XYZ-99x" "Q-1"])'
+    src = (
+        '(filter #(re-matches (re-pattern "[A-Z]{3}-\\\\d+") %) ["ABC-1" "abc-2" "XYZ-99x" "Q-1"])'
+    )
     assert ev(src) == ["ABC-1"]
 
 
@@ -180,7 +182,7 @@ def test_pattern_over_256_bytes() -> None:
     """§7.11/§11: a pattern over 256 bytes ⇒ execution_error; exactly 256 is fine."""
     e = err(re_("a" * 257))
     assert e.type == "execution_error", (e.type, e.message)
-    assert ev(f'(re-find {re_("a" * 256)} {lisp_str("a" * 300)})') == "a" * 256
+    assert ev(f"(re-find {re_('a' * 256)} {lisp_str('a' * 300)})") == "a" * 256
     # bytes, not characters: 129 two-byte characters = 258 bytes
     e = err(re_("é" * 129))
     assert e.type == "execution_error", (e.type, e.message)

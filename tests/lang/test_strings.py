@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pytest
-
 import ptc
+import pytest
 
 # --------------------------------------------------------------------------- helpers
 
@@ -323,7 +322,7 @@ ARITY_CASES: list[tuple[str, str, str, int]] = [
     ('(trim "a" "b")', "trim", "1", 2),
     ('(replace "abc" "b")', "replace", "3", 2),
     ('(replace "a" "b" "c" "d")', "replace", "3", 4),
-    ("(starts-with? \"a\")", "starts-with?", "2", 1),
+    ('(starts-with? "a")', "starts-with?", "2", 1),
     ('(ends-with? "a" "b" "c")', "ends-with?", "2", 3),
     ("(includes?)", "includes?", "2", 0),
     ('(lower-case "a" "b")', "lower-case", "1", 2),

@@ -37,21 +37,28 @@ def show(src: str, **kw: Any) -> str:
 # (where-form, items, expected booleans)
 WHERE_CASES: list[tuple[str, str, list[bool]]] = [
     # no operator: field truthy
-    ("(where :a)", "[{:a 0} {:a \"\"} {:a nil} {:a false} {} 5 nil {:a []}]",
-     [True, True, False, False, False, False, False, True]),
-    ('(where :a)', '[{"a" true}]', [True]),  # flexible lookup
+    (
+        "(where :a)",
+        '[{:a 0} {:a ""} {:a nil} {:a false} {} 5 nil {:a []}]',
+        [True, True, False, False, False, False, False, True],
+    ),
+    ("(where :a)", '[{"a" true}]', [True]),  # flexible lookup
     # = with coercion: keyword compared as its name, on both sides
-    ("(where :genre = :poetry)", '[{"genre" "poetry"} {:genre "drama"} {:genre :poetry}]',
-     [True, False, True]),
-    ('(where :genre = "poetry")', "[{:genre :poetry} {:genre \"Poetry\"}]", [True, False]),
-    ("(where :a = 3)", '[{:a 3.0} {:a 3} {:a "3"} {:a nil} {}]',
-     [True, True, False, False, False]),
+    (
+        "(where :genre = :poetry)",
+        '[{"genre" "poetry"} {:genre "drama"} {:genre :poetry}]',
+        [True, False, True],
+    ),
+    ('(where :genre = "poetry")', '[{:genre :poetry} {:genre "Poetry"}]', [True, False]),
+    ("(where :a = 3)", '[{:a 3.0} {:a 3} {:a "3"} {:a nil} {}]', [True, True, False, False, False]),
     ("(where :a = 3.0)", "[{:a 3}]", [True]),
-    ("(where :a = true)", '[{:a true} {:a "true"} {:a 1} {:a :true}]',
-     [True, False, False, False]),
+    ("(where :a = true)", '[{:a true} {:a "true"} {:a 1} {:a :true}]', [True, False, False, False]),
     ("(where :a = false)", "[{:a false} {:a nil} {}]", [True, False, False]),
-    ("(where :a = nil)", "[{:a nil} {} {:a false} 5 nil {:a 0}]",
-     [True, True, False, True, True, False]),
+    (
+        "(where :a = nil)",
+        "[{:a nil} {} {:a false} 5 nil {:a 0}]",
+        [True, True, False, True, True, False],
+    ),
     ('(where :a = "x")', '[{:a "x"} {:a :x} {:a "X"} {:a ["x"]}]', [True, True, False, False]),
     ("(where :a = [1 2])", "[{:a [1 2]} {:a [1.0 2]} {:a [2 1]}]", [True, True, False]),
     ("(where :a = {:b 1})", "[{:a {:b 1}} {:a {:b 2}}]", [True, False]),
@@ -60,13 +67,19 @@ WHERE_CASES: list[tuple[str, str, list[bool]]] = [
     ("(where :a not= nil)", "[{:a nil} {} {:a false}]", [False, False, True]),
     ("(where :a not= 3)", "[{:a 3.0} {:a 4}]", [False, True]),
     # ordering: both numbers or both strings; nil / type mix → false, never an error
-    ("(where :a > 2)", '[{:a 3} {:a "3"} {:a nil} {} {:a 2.5} {:a 2} {:a :k} {:a [3]}]',
-     [True, False, False, False, True, False, False, False]),
+    (
+        "(where :a > 2)",
+        '[{:a 3} {:a "3"} {:a nil} {} {:a 2.5} {:a 2} {:a :k} {:a [3]}]',
+        [True, False, False, False, True, False, False, False],
+    ),
     ("(where :a < 2)", "[{:a 1} {:a -5.5} {:a 2} {:a nil}]", [True, True, False, False]),
     ("(where :a >= 40)", "[{:a 40} {:a 40.0} {:a 39.9}]", [True, True, False]),
     ("(where :a <= 0)", "[{:a 0} {:a -0.0} {:a 1}]", [True, True, False]),
-    ('(where :a < "m")', '[{:a "b"} {:a "z"} {:a :b} {:a 1} {:a "M"}]',
-     [True, False, False, False, True]),
+    (
+        '(where :a < "m")',
+        '[{:a "b"} {:a "z"} {:a :b} {:a 1} {:a "M"}]',
+        [True, False, False, False, True],
+    ),
     ('(where :a >= "b")', '[{:a "b"} {:a "ba"} {:a "a"}]', [True, True, False]),
     ("(where :a > nil)", "[{:a 1} {:a nil}]", [False, False]),
     ('(where :a > "1")', "[{:a 2}]", [False]),
@@ -76,8 +89,11 @@ WHERE_CASES: list[tuple[str, str, list[bool]]] = [
         [True, False, False],
     ),
     # in: value is a vector or set; some element equals f after coercion; f nil → false
-    ('(where :a in [:x "y" 3])', '[{:a "x"} {:a :y} {:a 3.0} {:a nil} {:a 4} {}]',
-     [True, True, True, False, False, False]),
+    (
+        '(where :a in [:x "y" 3])',
+        '[{:a "x"} {:a :y} {:a 3.0} {:a nil} {:a 4} {}]',
+        [True, True, True, False, False, False],
+    ),
     ("(where :a in #{1 2})", "[{:a 1} {:a 1.0} {:a 3}]", [True, True, False]),
     ('(where :a in #{"x"})', "[{:a :x}]", [True]),
     ("(where :a in [nil 1])", "[{:a nil} {} {:a 1}]", [False, False, True]),
@@ -86,21 +102,36 @@ WHERE_CASES: list[tuple[str, str, list[bool]]] = [
     ('(where :a in "abc")', '[{:a "a"} {:a "abc"}]', [False, False]),
     ("(where :a in {:x 1})", "[{:a :x}]", [False]),
     # includes: f a vector/set containing value, or f a string containing value as substring
-    ("(where :a includes :x)", '[{:a ["x"]} {:a #{:x}} {:a "wxy"} {:a "abc"} {:a nil} {:a 5}]',
-     [True, True, True, False, False, False]),
-    ('(where :a includes "b")', '[{:a "abc"} {:a [:b]} {:a #{"b"}} {:a ["abc"]}]',
-     [True, True, True, False]),
-    ("(where :tags includes 3)", "[{:tags [1 2 3.0]} {:tags #{3}} {:tags []} {}]",
-     [True, True, False, False]),
+    (
+        "(where :a includes :x)",
+        '[{:a ["x"]} {:a #{:x}} {:a "wxy"} {:a "abc"} {:a nil} {:a 5}]',
+        [True, True, True, False, False, False],
+    ),
+    (
+        '(where :a includes "b")',
+        '[{:a "abc"} {:a [:b]} {:a #{"b"}} {:a ["abc"]}]',
+        [True, True, True, False],
+    ),
+    (
+        "(where :tags includes 3)",
+        "[{:tags [1 2 3.0]} {:tags #{3}} {:tags []} {}]",
+        [True, True, False, False],
+    ),
     ('(where :a includes "")', '[{:a "x"} {:a ""}]', [True, True]),
     ("(where :a includes nil)", "[{:a [nil]} {:a [1]}]", [True, False]),
-    ('(where :a includes "k")', '[{:a {:k 1}} {:a :k}]', [False, False]),
+    ('(where :a includes "k")', "[{:a {:k 1}} {:a :k}]", [False, False]),
     ("(where :a includes 1)", '[{:a "1"} {:a "x1"}]', [False, False]),
     # vector paths of keywords/strings; missing key or non-map intermediate → nil
-    ("(where [:dims :h] >= 40)", "[{:dims {:h 52}} {:dims {}} {} {:dims 5} {:dims nil}]",
-     [True, False, False, False, False]),
-    ('(where ["a" :b] = 1)', '[{:a {"b" 1}} {:a 5} {:a nil} {"a" {:b 1}}]',
-     [True, False, False, True]),
+    (
+        "(where [:dims :h] >= 40)",
+        "[{:dims {:h 52}} {:dims {}} {} {:dims 5} {:dims nil}]",
+        [True, False, False, False, False],
+    ),
+    (
+        '(where ["a" :b] = 1)',
+        '[{:a {"b" 1}} {:a 5} {:a nil} {"a" {:b 1}}]',
+        [True, False, False, True],
+    ),
     ("(where [:a :b :c] = nil)", "[{:a {:b {:c nil}}} {:a 1} {}]", [True, True, True]),
     ("(where [:a] = 1)", "[{:a 1}]", [True]),
     ("(where [:a :b])", "[{:a {:b 0}} {:a {:b false}} {:a [1]}]", [True, False, False]),
@@ -137,8 +168,10 @@ def test_where_value_from_locals_and_data() -> None:
     """§6.1: the value may be any expression: a local, data, a computed vector."""
     items = [{"city": "Oslo", "pop": 700}, {"city": "Bergen", "pop": 290}]
     assert ev("(let [m 500] (count (filter (where :pop > m) data/items)))", data={"items": items})
-    got = ev('(filter (where :city in (vec (map str ["Oslo" "Rome"]))) data/items)',
-             data={"items": items})
+    got = ev(
+        '(filter (where :city in (vec (map str ["Oslo" "Rome"]))) data/items)',
+        data={"items": items},
+    )
     assert [x["city"] for x in got] == ["Oslo"]
 
 
@@ -164,7 +197,7 @@ WHERE_ANALYSIS_ERRORS: list[tuple[str, str]] = [
     ("(where :f foo 3)", "not="),  # bad operator: the operator list
     ("(where :f == 3)", "includes"),
     ("(where :f contains 3)", "in"),
-    ("(where :f \"=\" 3)", "="),
+    ('(where :f "=" 3)', "="),
     ("(where)", "where"),
     ("(where :a =)", "="),
     ("(where :a = 1 2)", "where"),
@@ -243,7 +276,7 @@ COMBINATOR_CASES: list[tuple[str, bool]] = [
     ("((any-of {:a nil}) :a)", False),
     ("((all-of (where :a > 1) #(< (:a %) 5)) {:a 3})", True),
     ("((all-of (where :a > 1) #(< (:a %) 5)) {:a 7})", False),
-    ("((any-of (where :t = :x) (where :t = :y)) {:t \"y\"})", True),
+    ('((any-of (where :t = :x) (where :t = :y)) {:t "y"})', True),
     ("((none-of (where :t = :x)) {:t :x})", False),
     ("((all-of (any-of :a :b) (none-of :c)) {:b 1})", True),
     ("((all-of (any-of :a :b) (none-of :c)) {:b 1 :c 1})", False),
