@@ -75,16 +75,27 @@ pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
         depth: 0,
         cap: usize::MAX,
         overflow: false,
+        too_deep: false,
         opts,
     };
     p.node(v, opts.printable_limit);
     (p.out, p.truncated)
 }
 
+/// How an unlimited print ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrintEnd {
+    Complete,
+    /// The text passed the byte cap.
+    TooLong,
+    /// The value is nested deeper than `MAX_PRINT_DEPTH`.
+    TooDeep,
+}
+
 /// Printer form with no element limits, appended to `out`, stopping once `out` passes `cap`
-/// bytes. Returns false when it stopped: a value built from shared parts can be far larger
-/// printed than in memory, so every caller that prints without limits bounds the text.
-pub fn print_capped(out: &mut String, v: &Value, hide_private: bool, cap: usize) -> bool {
+/// bytes or the value nests deeper than `MAX_PRINT_DEPTH`: a value built from shared parts can
+/// be far larger printed than in memory, so every caller that prints without limits bounds it.
+pub fn print_capped(out: &mut String, v: &Value, hide_private: bool, cap: usize) -> PrintEnd {
     let opts = PrintOpts {
         limit: None,
         printable_limit: None,
@@ -96,11 +107,16 @@ pub fn print_capped(out: &mut String, v: &Value, hide_private: bool, cap: usize)
         depth: 0,
         cap,
         overflow: false,
+        too_deep: false,
         opts,
     };
     p.node(&v, None);
     *out = p.out;
-    !p.overflow
+    match (p.overflow, p.too_deep) {
+        (_, true) => PrintEnd::TooDeep,
+        (true, _) => PrintEnd::TooLong,
+        _ => PrintEnd::Complete,
+    }
 }
 
 /// Printer form with no limits (used by `str` for non-string values and by `println`).
@@ -126,6 +142,7 @@ struct Printer {
     /// Stop once the output passes this many bytes (`overflow` then says so).
     cap: usize,
     overflow: bool,
+    too_deep: bool,
     opts: PrintOpts,
 }
 
@@ -146,6 +163,10 @@ impl Printer {
             // a value this deep is unreadable anyway; printing it would cost memory per level
             self.out.push_str("...");
             self.truncated = true;
+            self.too_deep = true;
+            if self.cap != usize::MAX {
+                self.overflow = true; // unlimited prints stop here; the caller reports it
+            }
             return;
         }
         self.depth += 1;

@@ -3,12 +3,13 @@
 use super::Builtin;
 use super::VARIADIC;
 use crate::eval::{EvalResult, Interp};
-use crate::format::{date_text, datetime_text, float_display, print_capped};
+use crate::format::{date_text, datetime_text, float_display, print_capped, PrintEnd};
 use crate::value::Value;
 
 /// Display form used by `str` and `join`: nil is empty, strings raw, others printed.
-/// Appends the display form of `v`; false when the text would pass `cap` bytes.
-pub fn display_into(out: &mut String, v: &Value, cap: usize) -> bool {
+/// Appends the display form of `v`; an error when the text would pass `cap` bytes or the value
+/// is too deeply nested to print.
+pub fn display_into(out: &mut String, v: &Value, cap: usize) -> Result<(), Error> {
     match v {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
@@ -16,9 +17,33 @@ pub fn display_into(out: &mut String, v: &Value, cap: usize) -> bool {
         Value::Float(f) => out.push_str(&float_display(*f)),
         Value::Date(d) => out.push_str(&date_text(*d)),
         Value::DateTime(ms) => out.push_str(&datetime_text(*ms)),
-        other => return print_capped(out, other, false, cap),
+        other => match print_capped(out, other, false, cap) {
+            PrintEnd::Complete => {}
+            PrintEnd::TooLong => return Err(too_long(out.len().max(cap + 1), cap)),
+            PrintEnd::TooDeep => {
+                return Err(Error::limit(
+                    crate::error::ErrorKind::Execution,
+                    crate::error::LimitName::Depth,
+                    format!(
+                        "cannot make a string of a value nested more than {} levels deep",
+                        crate::format::MAX_PRINT_DEPTH
+                    ),
+                ))
+            }
+        },
     }
-    out.len() <= cap
+    if out.len() > cap {
+        return Err(too_long(out.len(), cap));
+    }
+    Ok(())
+}
+
+fn too_long(n: usize, cap: usize) -> Error {
+    Error::limit(
+        crate::error::ErrorKind::MemoryExceeded,
+        crate::error::LimitName::StringSize,
+        format!("string of {n} bytes exceeds the limit of {cap} bytes (max_string_size)"),
+    )
 }
 
 fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
@@ -29,9 +54,7 @@ fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let mut out = String::new();
     for a in args.iter() {
-        if !display_into(&mut out, a, it.limits.max_string_size) {
-            it.check_str_size(out.len().max(it.limits.max_string_size + 1))?;
-        }
+        display_into(&mut out, a, it.limits.max_string_size)?;
         it.check_str_size(out.len())?;
     }
     Ok(Value::string(out))
@@ -99,9 +122,7 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         if i > 0 {
             out.push_str(&sep);
         }
-        if !display_into(&mut out, x, it.limits.max_string_size) {
-            it.check_str_size(out.len().max(it.limits.max_string_size + 1))?;
-        }
+        display_into(&mut out, x, it.limits.max_string_size)?;
         if out.len() > it.limits.max_string_size {
             it.check_str_size(out.len())?;
         }

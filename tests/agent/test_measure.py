@@ -114,11 +114,11 @@ def scenario():
 
 
 def estimate_tokens(messages) -> int:
-    try:  # the package's counter: exact once the core counts tokens, else the same estimate
-        from ptc.history.tokens import count_tokens
+    try:  # exact o200k_base counts from the core's tokenizer (plus 4 per message for framing)
+        from ptc.history.tokens import count_tokens, default_counter
     except ImportError:
         return sum(math.ceil(len(m["content"].encode()) / 4) + 4 for m in messages)
-    return count_tokens(messages)
+    return count_tokens(messages, default_counter(encoding="o200k_base"))
 
 
 def repeating(turns):
@@ -168,7 +168,7 @@ def test_compression_saves_tokens_over_six_turns():
 
 if __name__ == "__main__":
     r = measure()
-    system = estimate_tokens([{"content": system_prompt()}])
+    system = estimate_tokens([{"role": "system", "content": system_prompt()}])
     full, rep, comp = r["full_history"], r["full_history_repeating"], r["single_user_coalesced"]
     print("| LLM call | full history | full history, LLM repeats old code | SingleUserCoalesced |")
     print("|---|---|---|---|")

@@ -352,6 +352,18 @@ def test_alias_arity_names_the_function() -> None:
         assert any(n in e.message for n in ("upcase", "upper-case", "downcase", "lower-case"))
 
 
+@pytest.mark.parametrize("depth", [900, 1500, 3000])
+def test_str_of_a_deeply_nested_value_is_complete(depth: int) -> None:
+    """§7.9: `str` uses the printer form, unlimited — a deeply nested value is printed in full
+    or the run ends with a limit error (§11), never silently shortened text."""
+    r = ptc.run(f"(str (loop [i 0 v []] (if (< i {depth}) (recur (inc i) (vector v)) v)))")
+    if r.error is not None:
+        assert r.error.type in {"execution_error", "memory_exceeded"}, r.error
+    else:
+        complete = r.value == "[" * (depth + 1) + "]" * (depth + 1)
+        assert complete, f"{len(r.value)} characters, '...' in text: {'...' in r.value}"
+
+
 def test_str_accepts_any_number_of_any_values() -> None:
     """§7.9 `str`: arity 0+, any value (no type_error)."""
     args = " ".join(["nil", "1", "2.5", ":k", '"s"', "[1]", "{:a 1}", "#{2}", "true", "inc"] * 30)
