@@ -493,6 +493,12 @@ impl Analyzer {
                     }
                 }
                 if let Some((ns, nm)) = split_ns(name) {
+                    if DROPPED_PREFIXES.contains(&ns) {
+                        // `(clojure.core/let ...)`: the prefix is dropped for special forms too
+                        if let Some(node) = self.special(nm, args, pos, tail)? {
+                            return Ok(node);
+                        }
+                    }
                     let arg_nodes = self.exprs(args)?;
                     return Ok(match self.namespaced(ns, nm, pos)? {
                         NsRef::Tool(t) => Node::CallTool(t, arg_nodes.into_boxed_slice(), pos),
@@ -574,7 +580,12 @@ impl Analyzer {
             )
             .with_hint("write (apply f coll), e.g. (apply max [3 1 2])"));
         }
-        let arg_nodes = self.exprs(args)?;
+        let mut arg_nodes = self.exprs(args)?;
+        if matches!(b.name, "<" | ">" | "<=" | ">=") && arg_nodes.len() == 2 {
+            let y = arg_nodes.pop().unwrap_or(Node::Const(Value::Nil));
+            let x = arg_nodes.pop().unwrap_or(Node::Const(Value::Nil));
+            return Ok(Node::Compare(b, Box::new((x, y)), pos));
+        }
         Ok(Node::CallBuiltin(b, arg_nodes.into_boxed_slice(), pos))
     }
 

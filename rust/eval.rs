@@ -68,6 +68,16 @@ impl From<Error> for Flow {
 
 pub type EvalResult<T = Value> = std::result::Result<T, Flow>;
 
+/// `Some(ordering)` when both are numbers (`None` inside for a NaN); `None` otherwise.
+#[inline]
+fn compare_numbers(x: &Value, y: &Value) -> Option<Option<std::cmp::Ordering>> {
+    match (x, y) {
+        (Value::Int(a), Value::Int(b)) => Some(Some(a.cmp(b))),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Some(num_cmp(x, y)),
+        _ => None,
+    }
+}
+
 #[cold]
 fn undefined_user(name: &str, pos: Pos) -> Flow {
     Error::new(
@@ -506,6 +516,25 @@ impl<'a> Interp<'a> {
                 let r = self.with_args(args, ctx, |it, a| it.call_builtin(b, a));
                 at(r, *pos)
             }
+            Node::Compare(b, xy, pos) => {
+                let x = self.ev(&xy.0, ctx)?;
+                let y = self.ev(&xy.1, ctx)?;
+                if let Some(o) = compare_numbers(&x, &y) {
+                    return Ok(Value::Bool(match b.name {
+                        "<" => o == Some(std::cmp::Ordering::Less),
+                        ">" => o == Some(std::cmp::Ordering::Greater),
+                        "<=" => matches!(
+                            o,
+                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                        ),
+                        _ => matches!(
+                            o,
+                            Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                        ),
+                    }));
+                }
+                at(self.call_builtin(b, &mut [x, y]), *pos)
+            }
             Node::CallTool(name, args, pos) => {
                 let r = self.with_args(args, ctx, |it, a| it.call_tool(name, a));
                 at(r, *pos)
@@ -723,7 +752,16 @@ impl<'a> Interp<'a> {
         let mut candidates: Vec<String> = Vec::new();
         candidates.extend(g.locals.iter().map(|s| s.to_string()));
         candidates.extend(self.user.keys().map(|s| s.to_string()));
-        candidates.extend(crate::builtins::names().map(str::to_string));
+        // interop names (java.util.Date., Double/NaN, ...) only add noise to suggestions
+        candidates.extend(
+            crate::builtins::names()
+                .filter(|n| {
+                    !n.contains('/')
+                        && !n.contains('.')
+                        && !n.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                })
+                .map(str::to_string),
+        );
         candidates.extend(
             self.host
                 .tool_names()
@@ -866,8 +904,9 @@ impl<'a> Interp<'a> {
         }
         self.depth += 1;
         let base = self.stack.len();
-        self.stack
-            .resize(base + lambda.frame_size as usize, Value::Nil);
+        for _ in 0..lambda.frame_size {
+            self.stack.push(Value::Nil);
+        }
         let mut ctx = Ctx {
             base,
             caps: &c.captures,

@@ -35,9 +35,102 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
     out
 }
 
-/// The hint for an undefined name: the hyphenated spelling of `snake_case`, else the nearest
-/// names among locals, definitions, builtins, tools and data keys.
+/// Clojure functions outside the subset, with what to write instead. An LLM reaching for one
+/// learns the idiom here rather than a similar-looking but unrelated name.
+const ABSENT: &[(&str, &str)] = &[
+    (
+        "comp",
+        "there is no comp; write the composition: #(f (g %))",
+    ),
+    ("partial", "there is no partial; write #(f a %)"),
+    ("complement", "there is no complement; write #(not (f %))"),
+    ("constantly", "there is no constantly; write (fn [& _] x)"),
+    ("every-pred", "use (all-of p1 p2 ...)"),
+    ("some-fn", "use (any-of p1 p2 ...)"),
+    ("keep", "use (remove nil? (map f coll))"),
+    ("mapcat", "use (apply concat (map f coll))"),
+    ("quot", "use (int (/ a b))"),
+    ("rand", "there is no randomness: programs are deterministic"),
+    (
+        "rand-int",
+        "there is no randomness: programs are deterministic",
+    ),
+    (
+        "rand-nth",
+        "there is no randomness: programs are deterministic",
+    ),
+    (
+        "shuffle",
+        "there is no randomness: programs are deterministic",
+    ),
+    ("name", "for a keyword's text use (subs (str k) 1)"),
+    (
+        "keyword",
+        "write keywords literally (:k); data keys are already keywords",
+    ),
+    (
+        "symbol",
+        "there are no symbols as values; use strings or keywords",
+    ),
+    ("list", "use a vector [...]"),
+    ("list?", "vectors are the only sequences: use vector?"),
+    ("seq?", "vectors are the only sequences: use vector?"),
+    ("fn?", "there is no fn?; keep functions and data apart"),
+    ("integer?", "use (and (number? x) (= x (int x)))"),
+    ("butlast", "use (take (dec (count v)) v)"),
+    ("drop-last", "use (take (dec (count v)) v)"),
+    ("peek", "use last"),
+    ("pop", "use (take (dec (count v)) v)"),
+    ("subvec", "use (take n (drop start v))"),
+    ("zipmap", "use (into {} (zip ks vs))"),
+    ("merge-with", "use reduce over the entries with update"),
+    ("reduce-kv", "use (reduce (fn [acc [k v]] ...) init m)"),
+    ("partition-by", "use group-by, or loop/recur"),
+    (
+        "partition-all",
+        "use loop/recur with take and drop (partition drops an incomplete last chunk)",
+    ),
+    ("split-at", "use [(take n v) (drop n v)]"),
+    ("split-with", "use [(take-while p v) (drop-while p v)]"),
+    ("dedupe", "use distinct (it removes every repeat)"),
+    (
+        "update-keys",
+        "use (into {} (map (fn [[k v]] [(f k) v]) m))",
+    ),
+    (
+        "capitalize",
+        "use (str (upper-case (subs s 0 1)) (subs s 1))",
+    ),
+    ("blank?", "use (empty? (trim s))"),
+    ("triml", "use trim"),
+    ("trimr", "use trim"),
+    ("index-of", "use includes? or re-find"),
+    (
+        "repeat",
+        "there are no lazy sequences: use (map (fn [_] x) (range n))",
+    ),
+    ("hash-map", "use a map literal {...} or (into {} pairs)"),
+    ("hash-set", "use a set literal #{...} or (set v)"),
+    ("print", "use println"),
+    ("prn", "use println"),
+    ("pr-str", "use str"),
+    (
+        "slurp",
+        "there is no file or network access; use the tools you are given",
+    ),
+    (
+        "spit",
+        "there is no file or network access; use the tools you are given",
+    ),
+];
+
+/// The hint for an undefined name: the idiom for a Clojure function outside the subset, the
+/// hyphenated spelling of `snake_case`, else the nearest names among locals, definitions,
+/// builtins, tools and data keys.
 pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
+    if let Some((_, idiom)) = ABSENT.iter().find(|(n, _)| *n == name) {
+        return Some(format!("{name} is not part of PTC-Lisp; {idiom}"));
+    }
     if name.contains('_') {
         // LLMs often write Python-style names; PTC-Lisp names use hyphens
         let hyph = name.replace('_', "-");

@@ -41,6 +41,9 @@ pub enum Node {
     Or(Box<[Node]>),
     Call(Box<Call>),
     CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
+    /// `(< a b)` and the other numeric comparisons: compared inline when both are numbers,
+    /// else handed to the builtin (which reports the type error).
+    Compare(&'static Builtin, Box<(Node, Node)>, Pos),
     CallTool(Str, Box<[Node]>, Pos),
     CallGlobal(Arc<GlobalRef>, Box<[Node]>),
     /// `(:k m)` / `(:k m default)`: keyword lookup without a generic call.

@@ -133,6 +133,10 @@ fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
             }
         }
         Node::Def(d) => collect(&d.value, reads, binds),
+        Node::Compare(_, xy, _) => {
+            collect(&xy.0, reads, binds);
+            collect(&xy.1, reads, binds);
+        }
         Node::Call(c) => {
             collect(&c.f, reads, binds);
             for a in c.args.iter() {
@@ -253,6 +257,10 @@ fn visit(node: &mut Node, live: &mut Bits, n: u32) {
             }
         }
         Node::Def(d) => visit(&mut d.value, live, n),
+        Node::Compare(_, xy, _) => {
+            visit(&mut xy.1, live, n);
+            visit(&mut xy.0, live, n);
+        }
         Node::Call(c) => {
             visit_rev(&mut c.args, live, n);
             visit(&mut c.f, live, n);

@@ -74,6 +74,7 @@ impl ConvError {
 /// Converts Python data to core values, interning strings used as map keys.
 pub struct ToValue<'py> {
     keys: AHashSet<Str>,
+    key_objects: AHashMap<usize, Value>,
     values: AHashSet<Str>,
     kw_type: Bound<'py, PyType>,
 }
@@ -82,6 +83,7 @@ impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(ToValue {
             keys: AHashSet::new(),
+            key_objects: AHashMap::new(),
             values: AHashSet::new(),
             kw_type: keyword_type(py)?.clone(),
         })
@@ -244,13 +246,23 @@ impl<'py> ToValue<'py> {
     /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
     fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
         if let Ok(s) = k.cast::<PyString>() {
+            // Records repeat the same key objects: a pointer lookup skips hashing the text.
+            // The input holds every key alive for the whole conversion, so pointers are stable.
+            let ptr = k.as_ptr() as usize;
+            if let Some(v) = self.key_objects.get(&ptr) {
+                return Ok(v.clone());
+            }
             let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
             let interned = self.intern(text);
-            return Ok(if is_keyword_text(text) {
+            let v = if is_keyword_text(text) {
                 Value::Keyword(interned)
             } else {
                 Value::Str(interned)
-            });
+            };
+            if self.key_objects.len() < 65_536 {
+                self.key_objects.insert(ptr, v.clone());
+            }
+            return Ok(v);
         }
         self.value(k, depth + 1)
     }

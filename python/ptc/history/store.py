@@ -101,6 +101,21 @@ def _reasoning(m: Message) -> str | None:
     return alt if isinstance(alt, str) and alt else None
 
 
+def _retry_locked(op: Callable[[], object], timeout: float) -> None:
+    """Runs ``op``, retrying while SQLite reports the database locked, up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        try:
+            op()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 class HistoryStore:
     """Append-only message log with full-text search, created on first use at ``path``."""
 
@@ -124,10 +139,12 @@ class HistoryStore:
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
         if self.path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
+            # Switching to WAL needs a moment of exclusive access; when several processes open
+            # a new database at once, SQLite can answer "locked" without waiting, so retry.
+            _retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"), self.timeout)
         # In WAL mode NORMAL keeps every committed transaction across a process crash.
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("BEGIN IMMEDIATE")
+        _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"), self.timeout)
         try:
             exists = conn.execute(
                 "SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
