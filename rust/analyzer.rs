@@ -364,13 +364,17 @@ impl Analyzer {
                     pos,
                     format!("{name} is not available. {}", builtins::family_hint(ns)),
                 )
-                .with_hint(format!(
-                    "{ns}/ prefixes only reach builtins; {ns}/{name} is not one"
-                ))),
+                .with_hint(crate::hints::absent_hint(name).unwrap_or_else(|| {
+                    format!("{ns}/ prefixes only reach builtins; {ns}/{name} is not one")
+                }))),
             },
-            _ => Err(err_at(pos, format!("unknown namespace {ns}/")).with_hint(
-                "use tool/ for tools, data/ for input data; your own definitions need no prefix",
-            )),
+            _ => {
+                Err(err_at(pos, format!("unknown namespace {ns}/"))
+                    .with_hint(crate::hints::absent_hint(name).unwrap_or_else(|| {
+                    "use tool/ for tools, data/ for input data; your own definitions need no prefix"
+                        .to_string()
+                })))
+            }
         }
     }
 
@@ -877,6 +881,16 @@ impl Analyzer {
                 return Err(err_at(pos, "fn needs a parameter vector").with_hint("(fn [x y] body)"))
             }
         };
+        if args.len() < 2 {
+            let what = name
+                .as_ref()
+                .map_or_else(|| "fn".to_string(), |n| format!("defn {n}"));
+            return Err(err_at(
+                pos,
+                format!("{what} needs a body after the parameter vector"),
+            )
+            .with_hint("(fn [x] (* x 2)); return nil explicitly if that is what you mean"));
+        }
         self.scopes.push(FnScope::default());
         let result = (|| -> Result<ParsedFn> {
             let (params, rest, names) = self.params(pv)?;

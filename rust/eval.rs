@@ -289,7 +289,6 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
-    #[cold]
     /// Bytes this run has allocated so far, against `max_memory`.
     pub fn check_memory(&self) -> EvalResult<()> {
         let used = crate::alloc::allocated().wrapping_sub(self.alloc_base);
@@ -309,6 +308,18 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
+    /// Charges native work (elements a builtin walks or builds) to the same step budget, so
+    /// fuel bounds `(sort (range 1000000))` as it bounds an interpreted loop.
+    #[inline]
+    pub fn charge(&mut self, elements: usize) -> EvalResult<()> {
+        self.steps = self.steps.saturating_add(elements as u64);
+        if self.steps >= self.next_check {
+            self.slow_check()?;
+        }
+        Ok(())
+    }
+
+    #[cold]
     fn slow_check(&mut self) -> EvalResult<()> {
         if self.steps >= self.limits.fuel {
             return Err(Error::limit(

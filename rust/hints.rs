@@ -111,6 +111,15 @@ const ABSENT: &[(&str, &str)] = &[
     ),
     ("hash-map", "use a map literal {...} or (into {} pairs)"),
     ("hash-set", "use a set literal #{...} or (set v)"),
+    ("format", "build text with str, e.g. (str \"total: \" x); round with (/ (round (* x 100)) 100.0)"),
+    ("sorted-map", "maps keep insertion order; sort entries with (sort-by key (entries m)) or (sort-by first m)"),
+    ("sorted-set", "sets keep insertion order; use (sort s) for a sorted vector"),
+    ("parseInt", "use (parse-long s)"),
+    ("parseLong", "use (parse-long s)"),
+    ("parseDouble", "use (parse-double s)"),
+    ("valueOf", "use parse-long or parse-double"),
+    ("toUpperCase", "use upper-case"),
+    ("toLowerCase", "use lower-case"),
     ("print", "use println"),
     ("prn", "use println"),
     ("pr-str", "use str"),
@@ -124,12 +133,21 @@ const ABSENT: &[(&str, &str)] = &[
     ),
 ];
 
+/// The idiom for a well-known function outside the subset (`comp`, `format`, `Integer/parseInt`).
+pub fn absent_hint(name: &str) -> Option<String> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    ABSENT
+        .iter()
+        .find(|(n, _)| *n == base)
+        .map(|(_, idiom)| format!("{name} is not part of PTC-Lisp; {idiom}"))
+}
+
 /// The hint for an undefined name: the idiom for a Clojure function outside the subset, the
 /// hyphenated spelling of `snake_case`, else the nearest names among locals, definitions,
 /// builtins, tools and data keys.
 pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
-    if let Some((_, idiom)) = ABSENT.iter().find(|(n, _)| *n == name) {
-        return Some(format!("{name} is not part of PTC-Lisp; {idiom}"));
+    if let Some(h) = absent_hint(name) {
+        return Some(h);
     }
     if name.contains('_') {
         // LLMs often write Python-style names; PTC-Lisp names use hyphens

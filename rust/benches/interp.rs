@@ -18,7 +18,13 @@ fn main() {
         let mut best = f64::MAX;
         for _ in 0..5 {
             let t = Instant::now();
-            let v = _core::eval_str(p).expect("benchmark program runs");
+            let v = match _core::eval_str(p) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("{name} failed: {}", e.message);
+                    std::process::exit(1);
+                }
+            };
             best = best.min(t.elapsed().as_secs_f64());
             std::hint::black_box(v);
         }

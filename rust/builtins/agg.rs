@@ -134,6 +134,7 @@ fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut groups: ValueMap = ValueMap::default();
     let coll = std::mem::take(&mut a[1]);
     if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
+        it.charge(xs.len())?;
         for x in xs.iter() {
             let k = crate::eval::keyword_field(&key, x);
             push_group(&mut groups, k, x.clone());
@@ -160,9 +161,10 @@ fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
     }
 }
 
-fn frequencies(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn frequencies(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut counts: ValueMap = ValueMap::default();
     let items = super::seq::ordered_items("frequencies", &a[0])?;
+    it.charge(items.len())?;
     for x in items {
         match counts.entry(x) {
             Entry::Occupied(mut e) => {

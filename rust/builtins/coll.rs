@@ -188,6 +188,7 @@ fn map_impl(fname: &str, it: &mut Interp, args: &mut [Value]) -> EvalResult {
         keyword_on_map_error(fname, &f, &coll)?;
         let mut out = Vec::with_capacity(coll.coll_len().unwrap_or(0));
         if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
+            it.charge(xs.len())?;
             // field access reads each record in place: no clone of the record
             for x in xs.iter() {
                 out.push(keyword_field(&f, x));
@@ -223,6 +224,7 @@ fn filter_impl(fname: &str, it: &mut Interp, args: &mut [Value], keep: bool) -> 
     keyword_on_map_error(fname, &f, &coll)?;
     let mut out = Vec::new();
     if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
+        it.charge(xs.len())?;
         for x in xs.iter() {
             if keyword_field(&f, x).truthy() == keep {
                 out.push(x.clone());
@@ -268,6 +270,7 @@ fn reduce(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         (None, std::mem::take(&mut args[1]))
     };
     if let (Value::Builtin(b), Value::Vector(xs)) = (&f, &coll) {
+        it.charge(xs.len())?;
         if b.name == "+" {
             if let Some(sum) = sum_numbers(acc.as_ref(), xs)? {
                 return Ok(sum);
@@ -351,6 +354,7 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
             0
         };
         it.check_coll_size(usize::try_from(n).unwrap_or(usize::MAX))?;
+        it.charge(n as usize)?;
         let out: Vec<Value> = (0..n as i64)
             .map(|k| Value::Int(start + k * step))
             .collect();

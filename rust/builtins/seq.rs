@@ -132,8 +132,9 @@ fn drop_while(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     take_drop_while("drop-while", it, a, false)
 }
 
-fn distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn distinct(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let items = ordered_items("distinct", &a[0])?;
+    it.charge(items.len())?;
     let mut seen = ValueSet::default();
     let mut out = Vec::new();
     for x in items {
@@ -208,6 +209,7 @@ pub(super) fn sort_keyed(
     keyed: &mut [(Value, Value)],
     c: &Comparator,
 ) -> EvalResult<()> {
+    it.charge(keyed.len())?;
     let mut failure: Option<crate::eval::Flow> = None;
     keyed.sort_by(|x, y| {
         if failure.is_some() {
@@ -363,6 +365,7 @@ fn concat(it: &mut Interp, a: &mut [Value]) -> EvalResult {
             other => return Err(type_error("concat", "vectors, sets or maps", other).into()),
         }
         it.check_coll_size(out.len())?;
+        it.charge(c.coll_len().unwrap_or(0))?;
     }
     vec_of(out)
 }
@@ -444,6 +447,7 @@ fn partition(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         .into());
     }
     let items = ordered_items("partition", coll)?;
+    it.charge(items.len())?;
     let (n, step) = (n as usize, step as usize);
     let mut out = Vec::new();
     let mut i = 0;

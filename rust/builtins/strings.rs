@@ -117,6 +117,7 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => return Err(type_error("join", "a vector", other).into()),
     };
+    it.charge(items.len())?;
     let mut out = String::new();
     for (i, x) in items.iter().enumerate() {
         if i > 0 {

@@ -241,3 +241,19 @@ fn memory_counts_what_the_program_allocates() {
     let r = run_limited("(reduce + (map inc (range 100000)))", limits);
     assert!(r.error.is_none(), "{:?}", r.error);
 }
+
+#[test]
+fn fuel_bounds_native_work_too() {
+    let limits = Limits {
+        fuel: 10_000,
+        ..Limits::default()
+    };
+    for src in [
+        "(count (sort (range 100000)))",
+        "(reduce + (range 100000))",
+        "(count (frequencies (range 100000)))",
+    ] {
+        let e = limit_err(src, limits);
+        assert_eq!(e.limit, Some(LimitName::Fuel), "{src}: {}", e.message);
+    }
+}

@@ -73,10 +73,12 @@ ERROR_TABLE: list[tuple[str, str, Message, str | None]] = [
     ("(atom 0)", "analysis_error|undefined_variable", ("atom",), None),
     ("(swap! counter inc)", "analysis_error|undefined_variable", ("swap!",), None),
     # functions commonly expected but absent (§12) ⇒ undefined_variable
-    ("(comp inc dec)", "undefined_variable", ("comp",), None),
-    ("(partial + 1)", "undefined_variable", ("partial",), None),
-    ("(mapcat identity [[1]])", "undefined_variable", ("mapcat",), None),
-    ("(quot 7 2)", "undefined_variable", ("quot",), None),
+    ("(comp inc dec)", "undefined_variable", ("comp",), "#(f (g %))"),
+    ("(partial + 1)", "undefined_variable", ("partial",), "#(f a %)"),
+    ("(mapcat identity [[1]])", "undefined_variable", ("mapcat",), "(apply concat (map f coll))"),
+    ("(quot 7 2)", "undefined_variable", ("quot",), "(int (/ a b))"),
+    ('(format "%.2f" 3.14)', "undefined_variable", ("format",), "str"),
+    ('(Integer/parseInt "42")', "analysis_error", ("Integer/",), "parse-long"),
     # --- arity: states the accepted arities
     ("(get-in {:a 1})", "arity_error", "get-in expects 2 or 3 argument(s), got 1", None),
     ("(inc 1 2)", "arity_error", ("inc", "1", "got 2"), None),
