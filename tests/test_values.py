@@ -218,3 +218,13 @@ def test_session_converts_data_once_at_construction() -> None:
     with pytest.raises(TypeError) as info:
         ptc.Session(data={"rows": [{"at": datetime.time(6, 7)}]})
     assert str(info.value).startswith("data.rows[0].at: time is not supported")
+
+
+def test_keyword_and_string_key_with_the_same_text_is_an_error_not_a_silent_loss() -> None:
+    """`ptc.Keyword("a") == "a"`, so a map holding both `:a` and `"a"` cannot become a dict
+    without losing an entry: the run reports it instead."""
+    r = ptc.run('{"a" 1 :a 2}')
+    assert r.error is not None
+    assert r.error.type == "execution_error"
+    assert "equal in Python" in r.error.message
+    assert ptc.run('{"a b" 1 :a 2}').value == {"a b": 1, "a": 2}

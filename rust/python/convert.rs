@@ -361,6 +361,13 @@ impl<'py> ToPy<'py> {
                         for (k, val) in m.iter() {
                             d.set_item(self.value(k, true)?, self.value(val, false)?)?;
                         }
+                        if d.len() != m.len() {
+                            // `ptc.Keyword("a") == "a"`: a map with both :a and "a" would lose one
+                            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                                "a map has keys that are equal in Python (a keyword and a string with the same text): {}",
+                                crate::format::to_clojure(v, Some(5), Some(80)).0
+                            )));
+                        }
                         d.into_any()
                     }
                 }
