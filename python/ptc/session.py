@@ -78,21 +78,27 @@ def _definition(raw: tuple[Any, ...]) -> Definition:
     return Definition(name, kind, doc, params, return_type, type_, sample)
 
 
+_new = object.__new__
+
+
 def _result(raw: tuple[Any, ...]) -> Result:
     outcome, value, error, prints, calls, defined, duration_ms, steps = raw
-    err = error_from_core(error) if error is not None else None
-    return Result(
-        ok=outcome in ("value", "return"),
+    # Built field by field: a frozen dataclass's generated __init__ costs more than the whole
+    # evaluation of a small program, and this runs once per run.
+    r = _new(Result)
+    r.__dict__.update(
+        ok=outcome == "value" or outcome == "return",
         value=value,
         returned=outcome == "return",
         failed=outcome == "fail",
-        error=err,
+        error=error_from_core(error) if error is not None else None,
         prints=prints,
-        tool_calls=[ToolCall(*c) for c in calls],
-        defined=[_definition(d) for d in defined],
+        tool_calls=[ToolCall(*c) for c in calls] if calls else [],
+        defined=[_definition(d) for d in defined] if defined else [],
         duration_ms=duration_ms,
         steps=steps,
     )
+    return r
 
 
 class Memory(Mapping[str, Any]):
