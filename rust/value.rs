@@ -36,7 +36,11 @@ macro_rules! fn_pat {
 pub type ValueMap = IndexMap<Value, Value, RandomState>;
 pub type ValueSet = IndexSet<Value, RandomState>;
 
+/// `repr(C, u8)`: one tag byte, every payload in the second word. Moving a value then never
+/// has to carry bytes 1..7 (which a `Bool` or `Date` payload would otherwise occupy), and the
+/// tag's unused values still give `Result<Value, Flow>` its 16-byte niche layout.
 #[derive(Default)]
+#[repr(C, u8)]
 pub enum Value {
     #[default]
     Nil,
