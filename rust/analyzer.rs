@@ -105,7 +105,9 @@ struct ShortFnCtx {
 pub struct Analyzer {
     scopes: Vec<FnScope>,
     /// Arity of each enclosing recur target (loop bindings or fn params), innermost last.
-    recur_targets: Vec<usize>,
+    /// Enclosing recur targets (loop bindings or fn params), innermost last: the arity, and
+    /// the slots to assign directly when every binding is a plain name.
+    recur_targets: Vec<(usize, Option<Vec<Slot>>)>,
     short_fn: Option<ShortFnCtx>,
 }
 
@@ -417,7 +419,8 @@ impl Analyzer {
         }
         self.short_fn = Some(ShortFnCtx { max_index: 0 });
         // `#()` is a `fn`, so `recur` re-enters it with one value per placeholder
-        self.recur_targets.push(arity);
+        self.recur_targets
+            .push((arity, Some((0..arity as Slot).collect())));
         let result = self.short_fn_body(body, pos);
         self.recur_targets.pop();
         let ctx = self.short_fn.take();
@@ -653,7 +656,7 @@ impl Analyzer {
                     return Err(err_at(pos, "recur is only allowed in tail position (the last expression of a loop or fn body)")
                         .with_hint("make recur the last thing evaluated in its branch, e.g. (if done acc (recur ...))"));
                 }
-                let Some(&arity) = self.recur_targets.last() else {
+                let Some((arity, slots)) = self.recur_targets.last().cloned() else {
                     return Err(err_at(pos, "recur outside of loop or fn")
                         .with_hint("wrap it in (loop [bindings] ...)"));
                 };
@@ -664,7 +667,11 @@ impl Analyzer {
                     ))
                     .at(pos));
                 }
-                Node::Recur(self.exprs(args)?.into_boxed_slice())
+                let arg_nodes = self.exprs(args)?.into_boxed_slice();
+                match slots {
+                    Some(slots) => Node::RecurTo(arg_nodes, slots.into_boxed_slice()),
+                    None => Node::Recur(arg_nodes),
+                }
             }
             "fn" => self.fn_form(None, args, pos)?,
             "def" => self.def_form(args, pos)?,
@@ -763,7 +770,8 @@ impl Analyzer {
             bindings.push((pat, init));
         }
         if is_loop {
-            self.recur_targets.push(bindings.len());
+            let slots = simple_slots(bindings.iter().map(|(p, _)| p));
+            self.recur_targets.push((bindings.len(), slots));
         }
         let body = self.body(&args[1..], if is_loop { true } else { tail });
         if is_loop {
@@ -894,8 +902,13 @@ impl Analyzer {
         self.scopes.push(FnScope::default());
         let result = (|| -> Result<ParsedFn> {
             let (params, rest, names) = self.params(pv)?;
+            let slots = if rest.is_some() {
+                None
+            } else {
+                simple_slots(params.iter())
+            };
             self.recur_targets
-                .push(params.len() + usize::from(rest.is_some()));
+                .push((params.len() + usize::from(rest.is_some()), slots));
             let body = self.body(&args[1..], true);
             self.recur_targets.pop();
             Ok((params, rest, names, body?))
@@ -1302,6 +1315,16 @@ fn max_placeholder(forms: &[Form]) -> usize {
         }
     }
     max
+}
+
+/// The slots of patterns that are all plain names (so `recur` can assign them directly).
+fn simple_slots<'p>(patterns: impl Iterator<Item = &'p Pattern>) -> Option<Vec<Slot>> {
+    patterns
+        .map(|p| match p {
+            Pattern::Bind(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
 }
 
 fn builtin_value(b: &'static Builtin) -> Node {

@@ -207,6 +207,8 @@ pub struct Interp<'a> {
     pub returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
     stack: Vec<Value>,
     recur_args: Args,
+    /// Set by `RecurTo`, which assigned the loop's slots itself.
+    recur_bound: bool,
     steps: u64,
     next_check: u64,
     deadline: Instant,
@@ -240,6 +242,7 @@ impl<'a> Interp<'a> {
             returns: ahash::AHashMap::new(),
             stack: Vec::with_capacity(256),
             recur_args: Args::new(),
+            recur_bound: false,
             steps: 0,
             next_check: CHECK_EVERY.min(limits.fuel),
             deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
@@ -499,6 +502,10 @@ impl<'a> Interp<'a> {
                 }
                 loop {
                     match self.ev(&l.body, ctx) {
+                        Err(f) if f.is_recur() && self.recur_bound => {
+                            self.recur_bound = false;
+                            self.count_loop(ctx)?;
+                        }
                         Err(f) if f.is_recur() => {
                             let vals = std::mem::take(&mut self.recur_args);
                             self.count_loop(ctx)?;
@@ -509,6 +516,23 @@ impl<'a> Interp<'a> {
                         other => return other,
                     }
                 }
+            }
+            Node::RecurTo(args, slots) => {
+                // evaluate every argument before assigning any: they may read the old values
+                match &**args {
+                    [a] => {
+                        let v = self.ev(a, ctx)?;
+                        self.stack[ctx.base + slots[0] as usize] = v;
+                    }
+                    _ => {
+                        let vals = self.eval_args(args, ctx)?;
+                        for (s, v) in slots.iter().zip(vals) {
+                            self.stack[ctx.base + *s as usize] = v;
+                        }
+                    }
+                }
+                self.recur_bound = true;
+                Err(Flow::RECUR)
             }
             Node::Recur(args) => {
                 self.recur_args = self.eval_args(args, ctx)?;
@@ -927,6 +951,10 @@ impl<'a> Interp<'a> {
             self.bind_params(lambda, args, base)?;
             loop {
                 match self.ev(&lambda.body, &mut ctx) {
+                    Err(f) if f.is_recur() && self.recur_bound => {
+                        self.recur_bound = false;
+                        self.count_loop(&mut ctx)?;
+                    }
                     Err(f) if f.is_recur() => {
                         let mut vals = std::mem::take(&mut self.recur_args);
                         self.count_loop(&mut ctx)?;
@@ -983,7 +1011,7 @@ impl<'a> Interp<'a> {
                 self.stack[base + *s as usize] = v;
                 Ok(())
             }
-            Pattern::Vector { items, rest, .. } => {
+            Pattern::Vector { items, rest, pos } => {
                 let elems: &[Value] = match &v {
                     Value::Nil => &[],
                     Value::Vector(xs) => xs,
@@ -995,6 +1023,7 @@ impl<'a> Interp<'a> {
                             other.describe()
                         ),
                         )
+                        .at(*pos)
                         .into())
                     }
                 };
@@ -1017,7 +1046,9 @@ impl<'a> Interp<'a> {
                 Ok(())
             }
             Pattern::Map {
-                entries, as_slot, ..
+                entries,
+                as_slot,
+                pos,
             } => {
                 let m = match &v {
                     Value::Nil => None,
@@ -1030,6 +1061,7 @@ impl<'a> Interp<'a> {
                                 other.describe()
                             ),
                         )
+                        .at(*pos)
                         .into())
                     }
                 };

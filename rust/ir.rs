@@ -35,6 +35,8 @@ pub enum Node {
     Let(Box<Let>),
     Loop(Box<Let>),
     Recur(Box<[Node]>),
+    /// `recur` whose target binds plain names: the new values go straight into these slots.
+    RecurTo(Box<[Node]>, Box<[Slot]>),
     MakeFn(Arc<Lambda>, Box<[CaptureSrc]>),
     Def(Box<Def>),
     And(Box<[Node]>),

@@ -101,6 +101,7 @@ fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
         | Node::And(items)
         | Node::Or(items)
         | Node::Recur(items)
+        | Node::RecurTo(items, _)
         | Node::VecLit(items)
         | Node::SetLit(items)
         | Node::CallBuiltin(_, items, _)
@@ -190,6 +191,7 @@ fn visit(node: &mut Node, live: &mut Bits, n: u32) {
         }
         Node::Do(items)
         | Node::Recur(items)
+        | Node::RecurTo(items, _)
         | Node::VecLit(items)
         | Node::SetLit(items)
         | Node::CallBuiltin(_, items, _)

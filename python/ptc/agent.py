@@ -25,14 +25,25 @@ from ptc.compression import (
     normalize,
 )
 from ptc.compression.signature import (
+    ANY,
+    Param,
     Signature,
+    SigType,
     check_value,
     first_doc_line,
     lisp_name,
     parse_signature,
     signature_from_callable,
 )
-from ptc.llm import LLM, LLMReply, RetryPolicy, acall_llm, call_llm, is_async_llm
+from ptc.llm import (
+    LLM,
+    LLMReply,
+    RetryPolicy,
+    acall_llm,
+    attempts_of,
+    call_llm,
+    is_async_llm,
+)
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
@@ -112,13 +123,11 @@ class AgentTool:
     description: str | None = None
 
     def spec(self, name: str | None = None) -> ToolSpec:
-        sig = self.agent._signature
-        params = tuple(p.name for p in (sig.params or ())) if sig else ()
-        if sig is not None and sig.params is not None:
-            text = str(sig)
-        else:
-            text = f"() -> {sig.returns if sig else ':any'}"
-        return ToolSpec(name or self.name, params, text, self.description)
+        """The ``tool/`` entry: parameters from the child's explicit signature, then one
+        ``:string`` parameter per ``{{placeholder}}`` of its prompt that the call must fill."""
+        sig = self.agent.tool_signature()
+        params = tuple(p.name for p in sig.params or ())
+        return ToolSpec(name or self.name, params, str(sig), self.description)
 
 
 ToolsArg = Mapping[str, Any] | Sequence[Any] | None
@@ -185,6 +194,10 @@ class SubAgent:
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
     ) -> None:
+        if not isinstance(prompt, str) or not prompt.strip():
+            # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
+            # run without one would start the USER message with a blank line and ask nothing.
+            raise ValueError(f"SubAgent needs a non-empty mission prompt, got {prompt!r}")
         if not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
         self.prompt = prompt
@@ -203,6 +216,19 @@ class SubAgent:
 
     def __repr__(self) -> str:
         return f"SubAgent(prompt={self.prompt!r}, max_turns={self.max_turns})"
+
+    def tool_signature(self) -> Signature:
+        """This agent's signature as a tool: the explicit signature's parameters, followed by
+        the prompt's ``{{placeholders}}`` not already among them nor filled by this agent's own
+        ``data`` (as ``:string``); the return type is the signature's, else ``:any``."""
+        sig = self._signature
+        params: list[Param] = list(sig.params or ()) if sig is not None else []
+        known = {_key(p.name) for p in params} | {_key(k) for k in self.data}
+        for placeholder in _PLACEHOLDER.findall(self.prompt):
+            if _key(placeholder) not in known:
+                known.add(_key(placeholder))
+                params.append(Param(placeholder, SigType("string")))
+        return Signature(tuple(params), sig.returns if sig is not None else ANY)
 
     def as_tool(self, name: str, description: str | None = None) -> AgentTool:
         """Offer this agent to another agent as ``(tool/name {...})``. The call's named
@@ -254,6 +280,11 @@ class SubAgent:
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w-]+)\s*\}\}")
 
 
+def _key(name: str) -> str:
+    """Placeholder/parameter names match across ``-`` and ``_`` (``{{my-topic}}`` = my_topic)."""
+    return name.replace("-", "_")
+
+
 def _fill(template: str, values: Mapping[str, Any]) -> str:
     def sub(m: re.Match[str]) -> str:
         key = m.group(1)
@@ -291,8 +322,11 @@ class _Runner:
         merged = {**agent.data, **(data or {})}
         tools = {name: self._wrap(name, tool) for name, tool in agent.tools}
         self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
+        mission = _fill(agent.prompt, merged).strip()
+        if not mission:  # e.g. a prompt of only "{{task}}" filled with ""
+            raise ValueError("the mission is empty after filling the prompt's placeholders")
         self.context = RunContext(
-            mission=_fill(agent.prompt, merged),
+            mission=mission,
             system_prompt=agent.system_prompt or default_system_prompt(),
             max_turns=agent.max_turns,
             tools=tuple(t.spec(n) for n, t in agent.tools),
@@ -349,8 +383,7 @@ class _Runner:
 
         def call_child(*args: Any, **kwargs: Any) -> Any:
             data: dict[str, Any] = dict(kwargs)
-            sig = child._signature
-            names = [p.name for p in (sig.params or ())] if sig else []
+            names = [p.name for p in child.tool_signature().params or ()]
             if len(args) == 1 and isinstance(args[0], Mapping) and not names:
                 data.update(args[0])
             elif args and len(names) >= len(args):
@@ -403,6 +436,9 @@ class _Runner:
             try:
                 reply, retries = yield ("llm", messages)
             except Exception as exc:
+                # The request counts even though it failed: its messages are recorded above, so
+                # usage.llm_calls stays equal to len(step.messages), also after a resume.
+                self.usage = self.usage.add({}, attempts_of(exc) - 1)
                 msg = f"LLM call failed: {type(exc).__name__}: {exc}"
                 return self._finish(StepError("llm_error", msg))
             llm_ms = (time.perf_counter() - t0) * 1000

@@ -60,7 +60,13 @@ class StepError:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens reported by the LLM (summed over calls) and the last render's compression stats."""
+    """Tokens reported by the LLM (summed over calls) and the last render's compression stats.
+
+    ``llm_calls`` counts LLM *requests*: one per rendered message list, answered or not, so it
+    always equals ``len(step.messages)`` (also across :meth:`SubAgent.resume`). ``llm_retries``
+    counts the extra attempts the retry policy made within those requests, so the number of
+    times the LLM callable was invoked is ``llm_calls + llm_retries`` (:attr:`llm_attempts`).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -72,11 +78,17 @@ class Usage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def llm_attempts(self) -> int:
+        """Invocations of the LLM callable: every request plus every retry within one."""
+        return self.llm_calls + self.llm_retries
+
     def add(self, tokens: Mapping[str, int], retries: int = 0) -> Usage:
+        """One LLM request (answered, or failed after ``retries`` retries: ``tokens`` empty)."""
         return Usage(
             self.input_tokens + tokens.get("input_tokens", 0),
             self.output_tokens + tokens.get("output_tokens", 0),
-            self.llm_calls + 1 + retries,
+            self.llm_calls + 1,
             self.llm_retries + retries,
             self.compression,
         )

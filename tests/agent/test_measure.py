@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
-from agent_helpers import MISSION, TOOLS, call, func, turn, value
+from agent_helpers import MISSION, TOOLS, call, func, requires_core, turn, value
 from ptc.compression import DataEntry, FullHistory, SingleUserCoalesced
 from ptc.prompts import system_prompt
+from ptc.turn import MemoryEntry
+
+pytestmark = requires_core
 
 REVIEWS = "Customer Review Summary for Electronics:\n" + "\n".join(
     f"- {name}: Average rating {score}/5 from {n} reviews. Most mention build quality, "
@@ -34,20 +38,64 @@ INVENTORY = "Warehouse Inventory Report (as of today):\n" + "\n".join(
         ("Keyboard", 12, "C", 7),
     ]
 )
-E = value("electronics", "list[4]", '{:name "Laptop", :price 1200, ...}')
-R = value(
-    "reviews",
-    "string",
-    '"Customer Review Summary for Electronics:\\n- Laptop: Average rating 4.5/...',
+PRODUCTS = [
+    {"name": "Laptop", "price": 1200, "category": "Electronics"},
+    {"name": "Mouse", "price": 25, "category": "Electronics"},
+    {"name": "Desk", "price": 300, "category": "Furniture"},
+    {"name": "Monitor", "price": 400, "category": "Electronics"},
+    {"name": "Chair", "price": 150, "category": "Furniture"},
+    {"name": "Keyboard", "price": 80, "category": "Electronics"},
+    {"name": "Lamp", "price": 40, "category": "Furniture"},
+]
+ELECTRONICS = [p for p in PRODUCTS if p["category"] == "Electronics"]
+SCORES = [
+    {"name": "Laptop", "rating": 4.5, "units": 23},
+    {"name": "Mouse", "rating": 3.2, "units": 0},
+    {"name": "Monitor", "rating": 4.7, "units": 5},
+    {"name": "Keyboard", "rating": 4.1, "units": 12},
+]
+RANKED = sorted(
+    (s for s in SCORES if s["units"] > 0 and s["rating"] >= 4.0),
+    key=lambda s: -float(s["rating"]),
 )
-INV = value(
-    "inventory",
-    "string",
-    '"Warehouse Inventory Report (as of today):\\nLaptop - 23 units in stoc...',
-)
+SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT = 3, 80  # TRN-002
+ARGS_LIMIT, ARGS_PRINTABLE_LIMIT = 3, 60  # TRN-003
+
+
+def core_sample(v: Any) -> str:
+    """The sample the core shows for ``v`` (TRN-001/002): a list's first element, else ``v``,
+    through ``ptc.to_clojure`` - so the hand-built turns carry exactly what a run would record."""
+    import ptc
+
+    shown = v[0] if isinstance(v, list) and v else v
+    return ptc.to_clojure(shown, SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT, hide_private=True)[0]
+
+
+def args_text(*args: Any) -> str:
+    import ptc
+
+    return " ".join(
+        ptc.to_clojure(a, ARGS_LIMIT, ARGS_PRINTABLE_LIMIT, hide_private=True)[0] for a in args
+    )
+
+
+# name -> (value, type label): the definitions of the scenario, with the values they hold.
+VALUES: dict[str, tuple[Any, str]] = {
+    "electronics": (ELECTRONICS, "list[4]"),
+    "reviews": (REVIEWS, "string"),
+    "inventory": (INVENTORY, "string"),
+    "scores": (SCORES, "list[4]"),
+    "ranked": (RANKED, "list[3]"),
+}
+
+
+def defined(name: str) -> MemoryEntry:
+    v, type_label = VALUES[name]
+    return value(name, type_label, core_sample(v))
+
+
 RATING = func("rating", ["name"], "Average rating of a product from the reviews text", "float")
-SCORES = value("scores", "list[4]", '{:name "Laptop", :rating 4.5, :units 23}')
-RANKED = value("ranked", "list[3]", '{:name "Monitor", :rating 4.7, :units 5}')
+UNITS_OF = func("units-of", ["name"], None, "integer")
 
 P1 = """(def electronics (filter (fn [p] (= (:category p) "Electronics")) data/products))
 (def reviews (tool/search-reviews "Electronics"))
@@ -60,7 +108,10 @@ P3 = """(defn rating "Average rating of a product from the reviews text" [name]
 (def scores (map (fn [p] {:name (:name p) :rating (rating (:name p))
                           :units (units-of (:name p))}) electronics))
 (println scores)"""
-P4 = """(defn units-of [name]
+P4 = """(defn rating "Average rating of a product from the reviews text" [name]
+  (let [line (first (filter #(includes? % name) (split-lines reviews)))]
+    (parse-double (second (re-find (re-pattern "rating ([0-9.]+)") line)))))
+(defn units-of [name]
   (let [line (first (filter #(starts-with? % name) (split-lines inventory)))]
     (parse-long (second (re-find (re-pattern "- ([0-9]+) units") line)))))
 (def scores (map (fn [p] {:name (:name p) :rating (rating (:name p))
@@ -70,20 +121,20 @@ P4 = """(defn units-of [name]
 P5 = """(println (count ranked) "products in stock with rating >= 4.0")"""
 P6 = """(return (map :name ranked))"""
 
-SCORES_OUT = (
-    '[{:name "Laptop", :rating 4.5, :units 23} {:name "Mouse", :rating 3.2, :units 0} '
-    '{:name "Monitor", :rating 4.7, :units 5} {:name "Keyboard", :rating 4.1, :units 12}]'
-)
-
 
 def scenario():
     """Turns 1-5 of a run whose 6th reply returns; call k is rendered from turns[:k]."""
+    e, r, inv = defined("electronics"), defined("reviews"), defined("inventory")
+    scores, ranked = defined("scores"), defined("ranked")
     return [
         turn(
             1,
             P1,
-            calls=[call("search-reviews", '"Electronics"'), call("get-inventory")],
-            memory=[E, R, INV],
+            calls=[
+                call("search-reviews", args_text("Electronics")),
+                call("get-inventory", args_text()),
+            ],
+            memory=[e, r, inv],
             defined=["electronics", "reviews", "inventory"],
             result_text="#'inventory",
         ),
@@ -91,23 +142,23 @@ def scenario():
             2,
             P2,
             prints=[f"Reviews: {REVIEWS}", f"Inventory: {INVENTORY}"],
-            memory=[E, R, INV],
+            memory=[e, r, inv],
             result_text="nil",
         ),
-        turn(3, P3, error="Undefined variable: units-of", memory=[E, R, INV]),
+        turn(3, P3, error="Undefined variable: units-of", memory=[e, r, inv]),
         turn(
             4,
             P4,
             prints=['["Monitor" "Laptop" "Keyboard"]'],
-            memory=[E, R, INV, RATING, SCORES, RANKED],
-            defined=["units-of", "rating", "scores", "ranked"],
+            memory=[e, r, inv, RATING, UNITS_OF, scores, ranked],
+            defined=["rating", "units-of", "scores", "ranked"],
             result_text="nil",
         ),
         turn(
             5,
             P5,
             prints=["3 products in stock with rating >= 4.0"],
-            memory=[E, R, INV, RATING, SCORES, RANKED],
+            memory=[e, r, inv, RATING, UNITS_OF, scores, ranked],
             result_text="nil",
         ),
     ]
@@ -139,7 +190,7 @@ def measure(max_turns: int = 6) -> dict[str, list[int]]:
         "system_prompt": system_prompt(),
         "max_turns": max_turns,
         "tools": TOOLS,
-        "data": (DataEntry("products", "list[7]", '{:name "Laptop", :price 1200, ...}'),),
+        "data": (DataEntry("products", "list[7]", core_sample(PRODUCTS)),),
     }
     out: dict[str, list[int]] = {}
     runs = [
@@ -155,6 +206,44 @@ def measure(max_turns: int = 6) -> dict[str, list[int]]:
             per_call.append(estimate_tokens(messages))
         out[label] = per_call
     return out
+
+
+def test_samples_are_what_the_core_records_trn001_trn002():
+    """The hand-built samples are the core's: equal to what a Session describes for the same
+    values (a map sample at printable_limit 80 shows at most 80 // 30 = 2 entries)."""
+    import ptc
+
+    session = ptc.Session(data={"products": PRODUCTS, **{k: v for k, (v, _) in VALUES.items()}})
+    for key in ["products", *VALUES]:
+        desc = session.describe_data(key, SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT)
+        expected = core_sample(PRODUCTS if key == "products" else VALUES[key][0])
+        assert desc.sample == expected
+        if key in VALUES:
+            assert desc.type == VALUES[key][1]
+    assert core_sample(SCORES) == '{:name "Laptop", :rating 4.5, ...}'
+
+    # The successful programs, run for real, leave exactly the memory the hand-built turns carry
+    # (the failed turn 3 changes nothing, so it is not run).
+    tools = {"search-reviews": lambda category: REVIEWS, "get-inventory": lambda: INVENTORY}
+    live = ptc.Session(data={"products": PRODUCTS}, tools=tools)
+    for t in scenario():
+        if not t.success:
+            continue
+        result = live.run(t.program)
+        assert result.error is None and list(result.prints) == list(t.prints)
+        recorded = [
+            MemoryEntry(
+                d.name,
+                d.kind,
+                d.type,
+                d.sample,
+                d.doc,
+                tuple(d.params) if d.params is not None else None,
+                d.return_type,
+            )
+            for d in live.definitions
+        ]
+        assert recorded == list(t.memory)
 
 
 def test_compression_saves_tokens_over_six_turns():

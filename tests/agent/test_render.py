@@ -150,6 +150,20 @@ def test_no_tool_calls_line_fmt013():
     assert ";; No tool calls made" not in user([])
 
 
+def test_no_tool_calls_line_omitted_without_tools_fmt013():
+    """FMT-013 only when tools exist: an agent without tools never gets "No tool calls made"."""
+    t1 = turn(1, "(def x 1)", memory=[value("x", "integer", "1")], defined=["x"])
+    messages, _ = S.to_messages([t1], t1.memory, opts(tools=()))
+    text = messages[1]["content"]
+    assert ";; No tool calls made" not in text
+    assert text == (
+        f"{MISSION}\n\n{DATA_SECTION}\n\n"
+        ";; === user/ (your prelude) ===\n"
+        "x                               ; = integer, sample: 1\n\n"
+        "Turns left: 4"
+    )
+
+
 def test_section_order_and_headers_fmt001_fmt002_fmt003_fmt016():
     """FMT-001, FMT-002, FMT-003, FMT-016: tool/ -> data/ -> user/ -> Tool calls -> Output."""
     text = user([seed_turn1()])

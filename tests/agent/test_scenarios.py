@@ -552,3 +552,99 @@ def test_resume_continues_with_same_session_state():
         'hit                             ; = map[2], sample: {:key "a", :score 3}'
         in (llm.calls[0][1]["content"])
     )
+
+
+# --- review fixes ---------------------------------------------------------------------------------
+
+
+def test_sub_agent_tool_params_from_placeholders_fmt004():
+    """FMT-004: a sub-agent tool advertises the parameters its prompt's {{placeholders}} need,
+    after those of an explicit signature; placeholders its own data fills are not asked for."""
+    from ptc.compression._format import tool_line
+
+    child = SubAgent("Summarize {{topic}}", signature=":string")
+    assert tool_line(child.as_tool("research", "Research a topic").spec()) == (
+        '(tool/research topic)           ; (topic :string) -> :string - "Research a topic"'
+    )
+    plain = SubAgent("Summarize {{ topic }} for {{audience}} in {{lang}}", data={"lang": "en"})
+    assert str(plain.tool_signature()) == "(topic :string, audience :string) -> :any"
+    typed = SubAgent("Rate {{name}} in {{my-unit}}", signature="(name :string, n :int) -> :float")
+    assert str(typed.tool_signature()) == "(name :string, n :int, my-unit :string) -> :float"
+    assert SubAgent("No placeholders").tool_signature().params == ()
+
+    # End to end: the parent sees the parameter, and a positional call fills the placeholder.
+    llm = ScriptedLLM(
+        [
+            fence('(return (tool/research "batteries"))'),  # parent turn 1
+            fence('(return "summary")'),  # child turn 1
+        ]
+    )
+    parent = SubAgent("Brief", llm=llm, tools={"research": child.as_tool("research")})
+    step = parent.run()
+    assert step.ok and step.value == "summary"
+    assert (
+        "(tool/research topic)           ; (topic :string) -> :string"
+        in (llm.calls[0][1]["content"])
+    )
+    assert llm.calls[1][1]["content"].startswith("Summarize batteries\n\n")
+
+
+def test_empty_mission_rejected_msg003_msg007():
+    """MSG-003, MSG-007: there is always a mission to put first in the USER message."""
+    for prompt in ["", "   ", "\n\t\n"]:
+        with pytest.raises(ValueError, match="non-empty mission"):
+            SubAgent(prompt, llm=ScriptedLLM([]))
+    with pytest.raises(ValueError, match="mission"):
+        SubAgent(None, llm=ScriptedLLM([]))  # type: ignore[arg-type]
+    agent = SubAgent("{{task}}", llm=ScriptedLLM([fence("(return 1)")]))
+    with pytest.raises(ValueError, match="mission is empty"):
+        agent.run({"task": "  "})
+    step = SubAgent("\n  Add numbers \n", llm=ScriptedLLM([fence("(return 1)")])).run()
+    assert step.messages[0][1]["content"].startswith("Add numbers\n\n")
+
+
+def test_llm_outage_counts_the_failed_call_and_resume_stays_consistent():
+    """usage.llm_calls counts requests (= len(step.messages)), llm_retries the extra attempts;
+    an LLM outage counts its request, and resume keeps both in step."""
+    llm = ScriptedLLM(
+        [fence("(def a 1)"), TransientLLMError("busy"), TransientLLMError("still busy")]
+    )
+    agent = SubAgent("outage", llm=llm, compression=True, retry=RetryPolicy(2, 0.0))
+    step = agent.run()
+    assert step.error.type == "llm_error"
+    assert len(step.messages) == step.usage.llm_calls == 2
+    assert step.usage.llm_retries == 1 and step.usage.llm_attempts == len(llm.calls) == 3
+    stored = Step.from_json(step.to_json())
+    assert len(stored.messages) == stored.usage.llm_calls == 2
+    llm2 = ScriptedLLM([TransientLLMError("blip"), fence("(return a)")])
+    resumed = SubAgent("outage", llm=llm2, compression=True, retry=RetryPolicy(2, 0.0)).resume(
+        stored
+    )
+    assert resumed.ok and resumed.value == 1
+    assert len(resumed.messages) == resumed.usage.llm_calls == 3
+    assert resumed.usage.llm_retries == 2 and resumed.usage.llm_attempts == 5
+    # a non-retryable failure counts one request and no retry
+    step = SubAgent("x", llm=ScriptedLLM([ValueError("bad key")])).run()
+    assert (len(step.messages), step.usage.llm_calls, step.usage.llm_retries) == (1, 1, 0)
+
+
+def test_ok_error_ok_ordering_and_turns_left_cmp003_err002_msg005():
+    """ok, error, ok: both successes are coalesced into the first USER message, the failed pair
+    follows it, and the LAST USER message ends with the current turns-left line."""
+    llm = ScriptedLLM(
+        [fence("(def a 1)"), fence("(oops)"), fence("(def b 2)"), fence("(return (+ a b))")]
+    )
+    step = SubAgent("Add a and b", llm=llm, compression=True).run()
+    assert step.ok and step.value == 3
+    fourth = llm.calls[3]
+    assert [m["role"] for m in fourth] == ["system", "user", "assistant", "user"]
+    assert fourth[1]["content"] == (
+        "Add a and b\n\n"
+        ";; === user/ (your prelude) ===\n"
+        "a                               ; = integer, sample: 1\n"
+        "b                               ; = integer, sample: 2\n\n"
+        "Turns left: 4"
+    )
+    assert fourth[2]["content"] == "```clojure\n(oops)\n```"
+    assert fourth[3]["content"].startswith("Error: ")
+    assert fourth[3]["content"].endswith("\n\nTurns left: 2")

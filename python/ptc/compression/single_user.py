@@ -60,13 +60,14 @@ class SingleUserCoalesced:
             sections.append("\n".join(lines))
 
         # Tool calls from every turn, failed ones included: side effects happened (TC-001),
-        # most recent ``tool_call_limit`` kept (TC-002, TC-007).
+        # most recent ``tool_call_limit`` kept (TC-002, TC-007). FMT-013's "none made" line only
+        # when there are tools that could have been called: without tools it carries no news.
         calls = [c for t in turns for c in t.tool_calls]
         limit = o["tool_call_limit"]
         shown_calls = calls[len(calls) - limit :] if limit else []
         if shown_calls:
             sections.append("\n".join([f.TOOL_CALLS_HEADER, *map(f.tool_call_line, shown_calls)]))
-        elif turns and not calls:
+        elif turns and not calls and opts.get("tools"):
             sections.append(f.NO_TOOL_CALLS)
 
         # Output of successful turns, counted per println call (TRN-006), oldest dropped (TRN-010).

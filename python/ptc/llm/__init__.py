@@ -30,6 +30,7 @@ __all__ = [
     "ScriptedLLM",
     "TransientLLMError",
     "acall_llm",
+    "attempts_of",
     "call_llm",
     "is_async_llm",
     "is_transient",
@@ -138,6 +139,23 @@ def is_async_llm(llm: Any) -> bool:
     )
 
 
+ATTEMPTS_ATTR = "ptc_llm_attempts"
+
+
+def _note_attempts(exc: BaseException, attempts: int) -> None:
+    """Record on the final error how many attempts were made (read by :func:`attempts_of`)."""
+    try:
+        setattr(exc, ATTEMPTS_ATTR, attempts)
+    except (AttributeError, TypeError):  # an exception type that refuses new attributes
+        pass
+
+
+def attempts_of(exc: BaseException) -> int:
+    """Attempts :func:`call_llm`/:func:`acall_llm` made before giving up with ``exc`` (>= 1)."""
+    value = getattr(exc, ATTEMPTS_ATTR, 1)
+    return value if isinstance(value, int) and value >= 1 else 1
+
+
 def _copy(messages: Messages) -> Messages:
     return [dict(m) for m in messages]
 
@@ -154,6 +172,7 @@ def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
             if attempt >= retry.attempts or not retry.retry_if(exc):
+                _note_attempts(exc, attempt)
                 raise
             time.sleep(retry.delay(attempt))
 
@@ -177,5 +196,6 @@ async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[L
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
             if attempt >= retry.attempts or not retry.retry_if(exc):
+                _note_attempts(exc, attempt)
                 raise
             await asyncio.sleep(retry.delay(attempt))
