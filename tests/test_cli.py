@@ -32,7 +32,7 @@ def test_run_example_with_data() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (
         "shipped orders: 4\n"
-        '[{:region "north", :revenue 162.75} {:region "east", :revenue 310.0}'
+        '[{:region "east", :revenue 310.0} {:region "north", :revenue 162.75}'
         ' {:region "south", :revenue 64.0}]\n'
     )
 
