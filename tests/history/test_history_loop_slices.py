@@ -23,7 +23,7 @@ from ptc.history import (
     validate,
 )
 from ptc.history.loop_slices import MAX_CONTEXT_MESSAGES, find_turn_start, idle_reason
-from ptc.history.repair import SYNTHETIC_RESULT_TEXT
+from ptc.history.repair import CONTINUATION_TEXT, SYNTHETIC_RESULT_TEXT
 
 NUDGE_1 = "Continue your mission. Check notifications and coordinate with the swarm."
 NUDGE_2 = "You need to respond. Check your notifications and status."
@@ -249,8 +249,11 @@ def test_turn_aware_seed_example():
     ]
     r = LoopSlices(turn_aware=True).apply(h)
     texts = [(m.role, m.tool_calls[0].name if m.tool_calls else m.text) for m in r.messages]
+    # the seed's example starts with the historical loop; Anthropic rejects an assistant
+    # first, so the repair puts a continuation user message before it
     assert texts == [
         ("system", "SYS"),
+        ("user", CONTINUATION_TEXT),
         ("assistant", "tool_call_2"),  # only the latest historical loop
         ("tool", "result_2"),
         ("user", "new question"),  # turn boundary
@@ -266,7 +269,7 @@ def test_turn_aware_seed_example():
 def test_turn_aware_keeps_a_long_current_turn_whole():
     turn = [m for i in range(25) for m in loop(f"s{i}")]
     r = LoopSlices(turn_aware=True).apply([sys_(), user("old"), *loop("h"), user("now"), *turn])
-    assert len(r.messages) == 1 + 2 + 1 + 50
+    assert len(r.messages) == 1 + 1 + 2 + 1 + 50  # system, continuation, loop, turn
     assert r.stats.messages_dropped == 1
 
 

@@ -49,7 +49,16 @@ from .messages import (
     to_messages,
     to_openai,
 )
-from .repair import Issue, RepairReport, ensure_alternating_roles, is_valid, repair, validate
+from .repair import (
+    CONTINUATION_TEXT,
+    Issue,
+    RepairReport,
+    continuation_message,
+    ensure_alternating_roles,
+    is_valid,
+    repair,
+    validate,
+)
 from .safe_split import (
     RESTORATION_PREFIX,
     SafeSplitSummarization,
@@ -73,6 +82,7 @@ from .tokens import (
 )
 
 __all__ = [
+    "CONTINUATION_TEXT",
     "MODEL_CONTEXT_LIMITS",
     "NUDGE_MESSAGES",
     "RESTORATION_PREFIX",
@@ -105,6 +115,7 @@ __all__ = [
     "TokenCounter",
     "ToolCall",
     "context_limit",
+    "continuation_message",
     "count_tokens",
     "default_counter",
     "encoding_for_model",

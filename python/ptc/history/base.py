@@ -352,9 +352,16 @@ def finish(
     info: Mapping[str, Any] | None = None,
     unanswered: UnansweredPolicy = "synthesize",
     misplaced_system: SystemPolicy = "hoist",
+    pre_repairs: RepairReport | None = None,
 ) -> HistoryResult:
-    """Repair the strategy's output and build the result with its stats."""
+    """Repair the strategy's output and build the result with its stats.
+
+    ``pre_repairs`` are fixes the strategy made to its input before working on it (e.g.
+    late system messages hoisted, orphans dropped); they are added to the report.
+    """
     fixed, report = repair(output, unanswered=unanswered, misplaced_system=misplaced_system)
+    if pre_repairs is not None:
+        report = pre_repairs + report
     if tokens_before is None:
         tokens_before = count_messages(counter, before)
     stats = HistoryStats(

@@ -2,10 +2,11 @@
 
 When the history (by local estimate or provider-reported usage, whichever is larger) passes
 ``threshold_ratio`` of the model's context limit, it is rebuilt as: system prompt + recent
-user messages (newest first within a token budget, the newest always verbatim) + one
-summary message starting with :data:`SUMMARY_PREFIX`. Assistant and tool messages are not
-kept; their effects are in the summary. An earlier summary is found by its prefix and
-updated with what happened since, never summarized again.
+user messages (newest first within a token budget, the newest verbatim) + one
+summary message starting with :data:`SUMMARY_PREFIX`. With a known limit the user budget and
+the summary are clamped to shares of the room under the threshold, so the result fits it.
+Assistant and tool messages are not kept; their effects are in the summary. An earlier
+summary is found by its prefix and updated with what happened since, never summarized again.
 """
 
 from __future__ import annotations
@@ -27,14 +28,22 @@ from .base import (
     prepare,
 )
 from .messages import Message, TextPart
-from .repair import SystemPolicy, UnansweredPolicy, ensure_alternating_roles
+from .repair import (
+    RepairReport,
+    SystemPolicy,
+    UnansweredPolicy,
+    ensure_alternating_roles,
+    place_systems,
+)
 from .text import (
     TRUNCATION_MARKER,
     fallback_summary,
+    files_hint_of,
     is_unusable_summary,
     recent_files,
     recent_files_hint,
     render_message,
+    strip_files_hint,
     truncate_to_tokens,
 )
 from .tokens import TokenCounter, context_limit, default_counter, usage_tokens
@@ -49,6 +58,14 @@ SUMMARY_PREFIX = (
 DEFAULT_THRESHOLD_RATIO = 0.7
 DEFAULT_MAX_MESSAGES_WITHOUT_LIMIT = 30
 DEFAULT_USER_BUDGET = 20_000
+#: With a known limit, kept user messages get at most this share of the room under the
+#: trigger threshold (threshold minus the system prompt), the summary at most
+#: :data:`SUMMARY_SHARE`, so the rebuilt history always fits under the threshold.
+USER_BUDGET_SHARE = 0.5
+SUMMARY_SHARE = 0.3
+#: Floors for tiny limits: the newest user message and the summary never get less.
+_MIN_NEWEST_TOKENS = 64
+_MIN_SUMMARY_TOKENS = 32
 DEFAULT_SUMMARIZER_INPUT_RATIO = 0.8
 #: Summarizer context assumed when the model's limit is unknown.
 DEFAULT_SUMMARIZER_LIMIT = 32_000
@@ -104,8 +121,26 @@ def _user_items(m: Message) -> tuple[list[Message], str | None]:
     """A user message as kept items plus its embedded summary, if it holds one."""
     idx = summary_part_index(m)
     if idx is not None:
-        rest = [p for i, p in enumerate(m.parts) if i != idx]
-        items = [Message("user", (p,), meta=m.meta, origin=m.origin) for p in rest]
+        # the earlier kept user texts, one item per text part; images and other blocks stay
+        # with the text before them (a message's image is not a newer message)
+        groups: list[list[Any]] = []
+        for i, p in enumerate(m.parts):
+            if i == idx:
+                continue
+            if type(p) is TextPart or not groups:
+                groups.append([p])
+            else:
+                groups[-1].append(p)
+        items = [
+            Message(
+                "user",
+                tuple(g),
+                meta=m.meta,
+                origin=m.origin,
+                content_style="parts" if len(g) > 1 else "str",
+            )
+            for g in groups
+        ]
         body = split_summary(m.parts[idx].text)  # type: ignore[union-attr]
         return items, body
     text = m.text
@@ -186,20 +221,58 @@ class TokenCompaction:
         return await adrive(plan, self.summarizer or DEFAULT_SUMMARIZER)
 
     # -- algorithm -------------------------------------------------------------------------
-    def select_user_messages(
-        self, items: Sequence[Message], counter: TokenCounter
-    ) -> tuple[list[Message], int]:
-        """Recent user messages newest-first within ``user_budget``; chronological result.
+    def budgets(
+        self, system: Sequence[Message], counter: TokenCounter
+    ) -> tuple[int, int | None, int | None]:
+        """``(user budget, newest-message cap, summary cap)`` for a rebuilt history.
 
-        The newest is kept verbatim whatever its size; the first one that overflows the rest
-        of the budget is truncated with a marker and older ones are dropped. Returns the
-        kept messages and how many were truncated.
+        Without a known limit: the configured ``user_budget`` and no caps. With one, the room
+        under the trigger threshold (minus the system prompt) is shared: the user messages
+        get at most :data:`USER_BUDGET_SHARE` of it (and never more than ``user_budget``),
+        the summary at most :data:`SUMMARY_SHARE`, so the output fits under the threshold.
+        """
+        threshold = self.threshold()
+        if threshold is None:
+            return self.user_budget, None, None
+        room = max(0, threshold - sum(counter.count_message(m) for m in system) - 8)
+        cap = int(room * USER_BUDGET_SHARE)
+        summary_cap = max(int(room * SUMMARY_SHARE), _MIN_SUMMARY_TOKENS)
+        # The newest user message stays verbatim whenever it fits beside the summary at all:
+        # only a message larger than the whole remaining room is cut (seed 003 keeps it whole).
+        newest_cap = max(room - summary_cap, _MIN_NEWEST_TOKENS)
+        return min(self.user_budget, cap), newest_cap, summary_cap
+
+    def select_user_messages(
+        self,
+        items: Sequence[Message],
+        counter: TokenCounter,
+        budget: int | None = None,
+        newest_cap: int | None = None,
+    ) -> tuple[list[Message], int]:
+        """Recent user messages newest-first within ``budget`` (default ``user_budget``);
+        chronological result.
+
+        The newest is kept verbatim unless it is larger than ``newest_cap`` (set when the
+        model's limit is known: then it is cut with the marker so the output fits); the
+        first one that overflows the rest of the budget is truncated with a marker and older
+        ones are dropped. Returns the kept messages and how many were truncated.
         """
         if not items:
             return [], 0
-        kept = [items[-1]]
-        remaining = self.user_budget - counter.count_message(items[-1])
+        budget = self.user_budget if budget is None else budget
         truncated = 0
+        newest = items[-1]
+        size = counter.count_message(newest)
+        if newest_cap is not None and size > newest_cap and newest.text:
+            room = newest_cap - (size - counter.count_text(newest.text))
+            cut = truncate_to_tokens(
+                newest.text, max(room, _MIN_NEWEST_TOKENS), counter, marker=self.truncation_marker
+            )
+            newest = newest.with_text(cut)
+            size = counter.count_message(newest)
+            truncated += 1
+        kept = [newest]
+        remaining = budget - size
         for m in reversed(items[:-1]):
             if remaining <= 0:
                 break
@@ -258,10 +331,9 @@ class TokenCompaction:
                 unanswered=self.unanswered,
                 misplaced_system=self.misplaced_system,
             )
-        lead = 0
-        while lead < len(msgs) and msgs[lead].role == "system":
-            lead += 1
-        system, body = msgs[:lead], msgs[lead:]
+        # late system messages: hoisted (or turned into user messages), as the repair does
+        system, body, moved = place_systems(msgs, self.misplaced_system)
+        budget, newest_cap, summary_cap = self.budgets(system, counter)
 
         # the last earlier summary: everything before it is already in it
         previous: str | None = None
@@ -276,7 +348,7 @@ class TokenCompaction:
             user_items.extend(it for it in items if it.meta.source != "system" and not it.is_empty)
         new = body[since:]
 
-        kept, truncated = self.select_user_messages(user_items, counter)
+        kept, truncated = self.select_user_messages(user_items, counter, budget, newest_cap)
         body_ids = {id(m) for m in body}
 
         summary: str
@@ -289,7 +361,9 @@ class TokenCompaction:
                 req_base.instructions + req_base.prompt()
             )
             transcript, left_out = self.build_transcript(new, counter, max(budget, 0))
-            req = SummaryRequest("compaction", transcript, previous, tuple(new[left_out:]))
+            req = SummaryRequest(
+                "compaction", transcript, previous, tuple(new[left_out:]), max_tokens=summary_cap
+            )
             (answer,) = yield [req]
             if isinstance(answer, BaseException) or is_unusable_summary(answer):
                 summary = fallback_summary(new, previous)
@@ -301,10 +375,19 @@ class TokenCompaction:
             summary = previous  # nothing new since the last compaction: keep it as it is
 
         files = recent_files(body, self.recent_files)
-        if files:
-            hint = recent_files_hint(files)
-            if hint not in summary:
-                summary = f"{summary}\n\n{hint}"
+        hint = recent_files_hint(files) if files else None
+        if hint is not None:
+            summary = strip_files_hint(summary)  # replaced, never stacked
+        else:
+            hint = files_hint_of(summary)  # nothing edited since: keep the earlier line
+            summary = strip_files_hint(summary)
+        if summary_cap is not None:
+            room = summary_cap - counter.count_text(SUMMARY_PREFIX)
+            if hint is not None:
+                room -= counter.count_text(hint) + 1
+            summary = truncate_to_tokens(summary, max(room, 1), counter)
+        if hint is not None:
+            summary = f"{summary}\n\n{hint}" if summary else hint
         summary_msg = Message("user", (TextPart(SUMMARY_PREFIX + summary),))
         # one user message (recent user texts, then the summary): no consecutive user turns
         merged_users, _ = ensure_alternating_roles([*kept, summary_msg])
@@ -331,6 +414,7 @@ class TokenCompaction:
             },
             unanswered=self.unanswered,
             misplaced_system=self.misplaced_system,
+            pre_repairs=RepairReport(systems_moved=moved),
         )
         if self.on_compact is not None:
             self.on_compact(

@@ -9,12 +9,12 @@ full history stays searchable in :mod:`ptc.history.store`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .base import HistoryInput, HistoryResult, finish, prepare
 from .messages import Message, Meta, TextPart
-from .repair import SystemPolicy, UnansweredPolicy
+from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
 from .tokens import TokenCounter, default_counter, usage_tokens
 
 #: Scanning window for prompt sources and tool loops (seed 002: MaxContextMessages).
@@ -169,8 +169,13 @@ class LoopSlices:
         lead = 0
         while lead < len(msgs) and msgs[lead].role == "system":
             lead += 1
-        system = msgs[:lead]
-        body = [m for m in msgs[lead:] if m.role != "system"]
+        # late system messages are hoisted into the system prompt, or with
+        # misplaced_system="to_user" sent as user text first; they never count as history
+        system, body, moved = place_systems(msgs, "hoist")
+        late_users: list[Message] = []
+        if self.misplaced_system == "to_user":
+            late_users = [replace(m, role="user") for m in system[lead:]]
+            system = system[:lead]
         info: dict[str, Any] = {"turn_aware": self.turn_aware, "nudge": False}
         picked: list[Message]
         turn = find_turn_start(body) if self.turn_aware else None
@@ -198,15 +203,16 @@ class LoopSlices:
         return finish(
             self.name,
             before=msgs,
-            output=[*system, *picked],
+            output=[*system, *late_users, *picked],
             counter=counter,
             shape=shape,
             triggered=True,
-            dropped=len(msgs) - len(system) - picked_from_input,
+            dropped=len(msgs) - len(system) - len(late_users) - picked_from_input,
             usage=usage_tokens(usage),
             info=info,
             unanswered=self.unanswered,
             misplaced_system=self.misplaced_system,
+            pre_repairs=RepairReport(systems_moved=moved),
         )
 
     async def aapply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:

@@ -49,7 +49,7 @@ EMPTY: Mapping[str, Any] = FrozenMap()
 _MSG_EXTRA = "__ptc_message_extra__"
 
 # Message-level keys that carry our metadata rather than provider fields.
-META_KEYS = ("source", "sender_id", "reasoning", "created_at")
+META_KEYS = ("source", "sender_id", "reasoning", "created_at", "merged_meta")
 
 _OPENAI_KNOWN = frozenset(("role", "content", "tool_calls", "tool_call_id", *META_KEYS))
 _ANTHROPIC_KNOWN = frozenset(("role", "content", *META_KEYS))
@@ -136,6 +136,9 @@ class Meta:
     reasoning: str | None = None
     created_at: Any = None
     ephemeral: bool = False
+    #: Metadata of the messages merged into this one (seed 004 step 6), in order; rendered
+    #: as ``merged_meta`` (a list of dicts) with ``include_meta=True``.
+    merged: tuple[Meta, ...] = ()
 
 
 NO_META = Meta()
@@ -240,13 +243,18 @@ class Message:
 
 def _meta_from(d: Mapping[str, Any]) -> Meta:
     if "source" in d or "sender_id" in d or "reasoning" in d or "created_at" in d:
-        return Meta(
+        meta = Meta(
             source=d.get("source"),
             sender_id=d.get("sender_id"),
             reasoning=d.get("reasoning"),
             created_at=d.get("created_at"),
         )
-    return NO_META
+    else:
+        meta = NO_META
+    merged = d.get("merged_meta")
+    if isinstance(merged, list | tuple):
+        meta = replace(meta, merged=tuple(_meta_from(x) for x in merged if _is_mapping(x)))
+    return meta
 
 
 def _data_url_split(url: str) -> tuple[str | None, str | None]:
@@ -517,6 +525,8 @@ def _meta_dict(m: Message) -> dict[str, Any]:
         out["reasoning"] = meta.reasoning
     if meta.created_at is not None:
         out["created_at"] = meta.created_at
+    if meta.merged:
+        out["merged_meta"] = [_meta_dict(Message("user", meta=x)) for x in meta.merged]
     return out
 
 

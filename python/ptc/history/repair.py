@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .messages import Message, TextPart, ToolCall, to_messages
+from .messages import NO_META, Message, Meta, TextPart, ToolCall, to_messages
 
 IssueKind = Literal[
     "misplaced_system",
@@ -20,6 +20,7 @@ IssueKind = Literal[
     "unanswered_call",
     "duplicate_call_id",
     "consecutive_role",
+    "first_not_user",
 ]
 
 UnansweredPolicy = Literal["synthesize", "remove"]
@@ -27,6 +28,10 @@ SystemPolicy = Literal["hoist", "to_user"]
 
 #: Text of the result synthesized for a call whose result is missing.
 SYNTHETIC_RESULT_TEXT = "Error: the tool call was not completed; no result was recorded."
+
+#: Text of the user message inserted when a history would start with the assistant
+#: (Anthropic requires the first non-system message to come from the user).
+CONTINUATION_TEXT = "(Continuing an earlier conversation; its latest steps follow.)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,13 @@ class RepairReport:
     calls_removed: int = 0
     call_ids_renamed: int = 0
     messages_merged: int = 0
+    users_inserted: int = 0
+
+    def __add__(self, other: RepairReport) -> RepairReport:
+        """Field-wise sum, for a strategy that repairs both its input and its output."""
+        return RepairReport(
+            *(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__)
+        )
 
     @property
     def total(self) -> int:
@@ -57,6 +69,7 @@ class RepairReport:
             + self.calls_removed
             + self.call_ids_renamed
             + self.messages_merged
+            + self.users_inserted
         )
 
 
@@ -75,6 +88,10 @@ def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
             if seen_non_system:
                 issues.append(Issue("misplaced_system", i, "system message after the conversation"))
         else:
+            if not seen_non_system and m.role != "user":
+                issues.append(
+                    Issue("first_not_user", i, f"first non-system message is from {m.role}")
+                )
             seen_non_system = True
         if m.role in ("user", "assistant") and m.is_empty:
             issues.append(Issue("empty_message", i, f"{m.role} message has no content"))
@@ -121,6 +138,11 @@ def _merge_two(a: Message, b: Message) -> Message:
         meta = replace(meta, reasoning=f"{a.meta.reasoning}\n\n{b.meta.reasoning}")
     elif b.meta.reasoning:
         meta = replace(meta, reasoning=b.meta.reasoning)
+    if a.meta != NO_META or b.meta != NO_META or a.meta.merged:
+        # the later message's own metadata (source, sender, time, ...) is kept, in order,
+        # in ``merged``; its reasoning is already joined above
+        own = replace(b.meta, reasoning=None, merged=())
+        meta = replace(meta, merged=(*a.meta.merged, own, *b.meta.merged))
     extra = a.extra
     if b.extra and b.origin == a.origin:
         extra = {**b.extra, **a.extra}
@@ -157,6 +179,49 @@ def ensure_alternating_roles(messages: Sequence[Message]) -> tuple[list[Message]
     return out, merged
 
 
+def continuation_message(like: Message | None = None) -> Message:
+    """The user message put first when a history would start with the assistant.
+
+    Source ``"system"`` and ephemeral, like a nudge: it is never a prompt source, never kept
+    as a user message by compaction and never stored.
+    """
+    return Message(
+        "user",
+        (TextPart(CONTINUATION_TEXT),),
+        meta=Meta(source="system", ephemeral=True),
+        origin=like.origin if like is not None else None,
+    )
+
+
+def is_continuation_message(m: Message) -> bool:
+    return m.role == "user" and m.meta.source == "system" and m.text == CONTINUATION_TEXT
+
+
+def place_systems(
+    messages: Sequence[Message], policy: SystemPolicy = "hoist"
+) -> tuple[list[Message], list[Message], int]:
+    """Split a history into its system messages and the rest, as :func:`repair` does.
+
+    System messages after the conversation start are hoisted into the leading system
+    messages (``"hoist"``) or kept in place as user messages (``"to_user"``). Returns the
+    system messages, the other messages and how many were moved.
+    """
+    lead: list[Message] = []
+    body: list[Message] = []
+    moved = 0
+    for m in messages:
+        if m.role == "system":
+            if body:
+                moved += 1
+                if policy == "to_user":
+                    body.append(replace(m, role="user"))
+                    continue
+            lead.append(m)
+        else:
+            body.append(m)
+    return lead, body, moved
+
+
 def _synthetic_result(call: ToolCall, like: Message) -> Message:
     return Message(
         "tool",
@@ -181,24 +246,15 @@ def repair(
     against the tool results right after it, per call id: results without their call are
     dropped, calls without a result get a synthetic error result with the same id (or are
     removed with ``unanswered="remove"``), repeated call ids are renamed; finally
-    consecutive user or assistant messages are merged.
+    a history whose first non-system message is not from the user gets
+    :func:`continuation_message` first; finally consecutive user or assistant messages are
+    merged (the later messages' metadata is kept in ``Meta.merged``).
     """
     msgs = to_messages(history)
     systems_moved = empty_dropped = orphans = synthesized = removed = renamed = 0
 
     # 1. system messages
-    lead: list[Message] = []
-    body: list[Message] = []
-    for m in msgs:
-        if m.role == "system":
-            if body:
-                systems_moved += 1
-                if misplaced_system == "to_user":
-                    body.append(replace(m, role="user"))
-                    continue
-            lead.append(m)
-        else:
-            body.append(m)
+    lead, body, systems_moved = place_systems(msgs, misplaced_system)
 
     # 2. empty messages
     kept: list[Message] = []
@@ -273,7 +329,13 @@ def repair(
                 paired.append(_synthetic_result(tc, m))
         i = j
 
-    # 4. consecutive roles (system messages are merged into one leading message too)
+    # 4. the first non-system message must come from the user (Anthropic rejects others)
+    inserted = 0
+    if paired and paired[0].role != "user":
+        inserted = 1
+        paired.insert(0, continuation_message(paired[0]))
+
+    # 5. consecutive roles (system messages are merged into one leading message too)
     merged_list, merges = ensure_alternating_roles(lead + paired)
     report = RepairReport(
         systems_moved=systems_moved,
@@ -283,5 +345,6 @@ def repair(
         calls_removed=removed,
         call_ids_renamed=renamed,
         messages_merged=merges,
+        users_inserted=inserted,
     )
     return merged_list, report

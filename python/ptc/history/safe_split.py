@@ -33,8 +33,8 @@ from .base import (
     snapshot_bodies,
     wrap_snapshot,
 )
-from .messages import Message, Meta, TextPart
-from .repair import SystemPolicy, UnansweredPolicy
+from .messages import Message, Meta, Part, TextPart
+from .repair import SystemPolicy, UnansweredPolicy, is_continuation_message, repair
 from .text import is_unusable_summary, truncate_to_tokens
 from .tokens import TokenCounter, default_counter, usage_tokens
 
@@ -75,6 +75,44 @@ def is_restoration_message(m: Message) -> bool:
     return m.role == "user" and any(
         type(p) is TextPart and p.text.startswith(RESTORATION_PREFIX) for p in m.parts
     )
+
+
+def split_restoration(m: Message) -> tuple[list[str], tuple[Part, ...]]:
+    """The snapshot bodies of a context-restoration message and its other parts.
+
+    The other parts are what was merged after the restoration text (the re-inserted user
+    question, or the kept user message); text after the snapshot inside the restoration
+    part itself (a history whose parts were joined into one string) counts as such a part.
+    """
+    bodies: list[str] = []
+    rest: list[Part] = []
+    for p in m.parts:
+        if type(p) is TextPart and p.text.startswith(RESTORATION_PREFIX):
+            bodies.extend(snapshot_bodies(p.text))
+            if SNAPSHOT_CLOSE in p.text:
+                tail = p.text.rsplit(SNAPSHOT_CLOSE, 1)[1].strip()
+                if tail:
+                    rest.append(TextPart(tail))
+        else:
+            rest.append(p)
+    return bodies, tuple(rest)
+
+
+def _has_content(parts: Sequence[Part]) -> bool:
+    return any(type(p) is not TextPart or p.text.strip() for p in parts)
+
+
+def newest_user_question(messages: Sequence[Message]) -> tuple[int, tuple[Part, ...]]:
+    """Index and parts of the newest real user message: restoration text and the
+    continuation placeholder are not questions. ``(-1, ())`` when there is none."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role != "user" or is_continuation_message(m):
+            continue
+        parts = split_restoration(m)[1] if is_restoration_message(m) else m.parts
+        if _has_content(parts):
+            return i, parts
+    return -1, ()
 
 
 # -- tool pairs and split safety ----------------------------------------------------------------
@@ -447,16 +485,14 @@ class SafeSplitSummarization:
         texts = []
         for m in older:
             if is_restoration_message(m):
-                bodies = snapshot_bodies(m.text)
+                # the earlier snapshot is the previous summary to update, never conversation
+                bodies, rest_parts = split_restoration(m)
                 if bodies:
                     previous = wrap_snapshot("\n".join(bodies))
-                rest = [
-                    p.text
-                    for p in m.parts
-                    if type(p) is TextPart and not p.text.startswith(RESTORATION_PREFIX)
-                ]
-                if rest:
-                    texts.append("user: " + "\n\n".join(rest))
+                if _has_content(rest_parts):
+                    texts.append(message_to_text(m.with_parts(rest_parts)))
+                continue
+            if is_continuation_message(m):
                 continue
             texts.append(message_to_text(m))
         target = self._chunk
@@ -510,11 +546,16 @@ class SafeSplitSummarization:
         tokens_before = sum(counter.count_message(m) for m in msgs)
         tally = _Tally()
 
+        # repair first (orphans dropped, late systems hoisted, ...): the split search must
+        # see the history the provider will get, or one orphan forces phase 4 (k = n)
+        fixed, pre_report = repair(
+            msgs, unanswered=self.unanswered, misplaced_system=self.misplaced_system
+        )
         lead = 0
-        while lead < len(msgs) and msgs[lead].role == "system":
+        while lead < len(fixed) and fixed[lead].role == "system":
             lead += 1
-        system = msgs[:lead]
-        body = yield from self._summarize_messages(msgs[lead:], counter, tally)
+        system = fixed[:lead]
+        body = yield from self._summarize_messages(fixed[lead:], counter, tally)
         tokens = [counter.count_message(m) for m in body]
         total = sum(tokens) + sum(counter.count_message(m) for m in system)
         triggered = total > self._threshold or len(body) > int(self.summary_window or 0)
@@ -534,13 +575,14 @@ class SafeSplitSummarization:
             older, kept = body[:k], body[k:]
             summary = yield from self._snapshot(older, counter, tally)
             parts: list[Any] = [TextPart(RESTORATION_HEADER + summary)]
-            last_user = max((i for i, m in enumerate(body) if m.role == "user"), default=-1)
+            last_user, question = newest_user_question(body)
             if last_user >= k or last_user < 0:
                 reinjected = None
             else:
-                # the newest user question must survive verbatim, even inside the split
+                # the newest user question must survive verbatim, even inside the split; of
+                # an earlier restoration message only the question is taken, not its snapshot
                 reinjected = body[last_user]
-                parts.extend(reinjected.parts)
+                parts.extend(question)
             if kept and kept[0].role == "user":
                 first = kept[0]
                 restored = first.with_parts((*parts, *first.parts))
@@ -575,4 +617,5 @@ class SafeSplitSummarization:
             },
             unanswered=self.unanswered,
             misplaced_system=self.misplaced_system,
+            pre_repairs=pre_report,
         )

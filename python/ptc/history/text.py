@@ -268,8 +268,24 @@ def recent_files(messages: Iterable[Message], limit: int = 5) -> list[str]:
     return list(files[-limit:]) if limit > 0 else []
 
 
+FILES_HINT_PREFIX = "Recent files touched (most recent last): "
+EARLIER_SUMMARY_HEADER = "Earlier summary:"
+
+
 def recent_files_hint(files: Sequence[str]) -> str:
-    return "Recent files touched (most recent last): " + ", ".join(files)
+    return FILES_HINT_PREFIX + ", ".join(files)
+
+
+def files_hint_of(summary: str) -> str | None:
+    """The last recent-files line of a summary, if it has one."""
+    lines = [ln for ln in summary.splitlines() if ln.startswith(FILES_HINT_PREFIX)]
+    return lines[-1] if lines else None
+
+
+def strip_files_hint(summary: str) -> str:
+    """A summary without its recent-files lines (so a new one replaces, never stacks)."""
+    lines = [ln for ln in summary.splitlines() if not ln.startswith(FILES_HINT_PREFIX)]
+    return "\n".join(lines).strip()
 
 
 def fallback_summary(
@@ -283,8 +299,17 @@ def fallback_summary(
     f = work_facts(messages)
     lines: list[str] = []
     if previous:
-        lines.append("Earlier summary:")
-        lines.append(cut_middle(previous.strip(), max_chars * 4))
+        # one bounded earlier block: an earlier fallback summary is flattened into it (its
+        # own header and recent-files line removed), so repeated compactions converge
+        earlier = [
+            ln
+            for ln in strip_files_hint(previous).splitlines()
+            if ln.strip() != EARLIER_SUMMARY_HEADER
+        ]
+        body = "\n".join(earlier).strip()
+        if body:
+            lines.append(EARLIER_SUMMARY_HEADER)
+            lines.append(cut_middle(body, max_chars * 4))
     lines.append(
         "Last user request: "
         + (cut_middle(f.last_user_request.strip(), max_chars) if f.last_user_request else "(none)")
