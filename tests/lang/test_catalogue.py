@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import ptc
 import pytest
+from lang_helpers import err, ev
 
 LANGUAGE_MD = Path(__file__).resolve().parents[2].parent / "shared" / "LANGUAGE.md"
 INDEX_INTRO = (
@@ -23,23 +23,6 @@ INDEX_INTRO = (
 BUILDERS = {"where", "all-of", "any-of", "none-of", "juxt", "pmap", "pcalls"}
 
 # --------------------------------------------------------------------------- helpers
-
-
-def ev(src: str, **kw: Any) -> Any:
-    return ptc.eval(src, **kw)
-
-
-def err(src: str, **kw: Any) -> ptc.LispError:
-    r = ptc.run(src, **kw)
-    assert r.error is not None, f"expected an error, got value {r.value!r}"
-    return r.error
-
-
-def show(src: str, **kw: Any) -> str:
-    """The printed form of the value of ``src``, rendered inside the interpreter."""
-    text = ev(f"(str (vector {src}))", **kw)
-    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
-    return text[1:-1]
 
 
 def language_md() -> str:

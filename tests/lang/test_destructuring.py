@@ -5,29 +5,11 @@ Expected values are written from LANGUAGE.md, not from the implementation.
 
 from __future__ import annotations
 
-from typing import Any
-
 import ptc
 import pytest
+from lang_helpers import err, ev, show
 
 # --------------------------------------------------------------------------- helpers
-
-
-def ev(src: str, **kw: Any) -> Any:
-    return ptc.eval(src, **kw)
-
-
-def err(src: str, **kw: Any) -> ptc.LispError:
-    r = ptc.run(src, **kw)
-    assert r.error is not None, f"expected an error, got value {r.value!r}"
-    return r.error
-
-
-def show(src: str) -> str:
-    """The printed form of the value of ``src``, rendered inside the interpreter (keeps order)."""
-    text = ev(f"(str (vector {src}))")
-    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
-    return text[1:-1]
 
 
 # --------------------------------------------------------------------------- let patterns

@@ -8,33 +8,13 @@ Expected values are written from LANGUAGE.md.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import ptc
 import pytest
+from lang_helpers import err, ev, full_text
+from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
-
-
-def ev(src: str, **kw: Any) -> Any:
-    return ptc.eval(src, **kw)
-
-
-def err(src: str, **kw: Any) -> ptc.LispError:
-    r = ptc.run(src, **kw)
-    assert r.error is not None, f"expected an error, got value {r.value!r}"
-    return r.error
-
-
-def show(src: str, **kw: Any) -> str:
-    """The printed form of the value of ``src``, rendered inside the interpreter."""
-    text = ev(f"(str (vector {src}))", **kw)
-    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
-    return text[1:-1]
-
-
-def full_text(e: ptc.LispError) -> str:
-    return f"{e.message} {e.hint or ''}"
 
 
 # A branch that works a little before failing, so a later branch is likely to fail first in time.

@@ -7,29 +7,12 @@ of items and compares the vector of booleans, so one row documents several items
 
 from __future__ import annotations
 
-from typing import Any
-
 import ptc
 import pytest
+from lang_helpers import err, ev
+from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
-
-
-def ev(src: str, **kw: Any) -> Any:
-    return ptc.eval(src, **kw)
-
-
-def err(src: str, **kw: Any) -> ptc.LispError:
-    r = ptc.run(src, **kw)
-    assert r.error is not None, f"expected an error, got value {r.value!r}"
-    return r.error
-
-
-def show(src: str, **kw: Any) -> str:
-    """The printed form of the value of ``src``, rendered inside the interpreter."""
-    text = ev(f"(str (vector {src}))", **kw)
-    assert isinstance(text, str) and text.startswith("[") and text.endswith("]"), text
-    return text[1:-1]
 
 
 # --------------------------------------------------------------------------- §6.1 where
