@@ -141,14 +141,7 @@ impl<'py> ToValue<'py> {
             return self.dict(d, depth);
         }
         if let Ok(l) = obj.cast_exact::<PyList>() {
-            let mut out = Vec::with_capacity(l.len());
-            for (i, item) in l.iter().enumerate() {
-                out.push(
-                    self.value(&item, depth + 1)
-                        .map_err(|e| e.under(Seg::Index(i)))?,
-                );
-            }
-            return Ok(Value::vector(out));
+            return self.items(l.len(), l.iter(), depth);
         }
         if obj.is_exact_instance_of::<PyBool>() {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
@@ -160,6 +153,23 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Float(f.value()));
         }
         self.slow(obj, depth)
+    }
+
+    /// A list or tuple: a vector, with the index of a failing element in the error path.
+    fn items(
+        &mut self,
+        len: usize,
+        iter: impl Iterator<Item = Bound<'py, PyAny>>,
+        depth: usize,
+    ) -> Result<Value, ConvError> {
+        let mut out = Vec::with_capacity(len);
+        for (i, item) in iter.enumerate() {
+            out.push(
+                self.value(&item, depth + 1)
+                    .map_err(|e| e.under(Seg::Index(i)))?,
+            );
+        }
+        Ok(Value::vector(out))
     }
 
     #[inline(never)]
@@ -188,24 +198,10 @@ impl<'py> ToValue<'py> {
             return self.dict(d, depth);
         }
         if let Ok(l) = obj.cast::<PyList>() {
-            let mut out = Vec::with_capacity(l.len());
-            for (i, item) in l.iter().enumerate() {
-                out.push(
-                    self.value(&item, depth + 1)
-                        .map_err(|e| e.under(Seg::Index(i)))?,
-                );
-            }
-            return Ok(Value::vector(out));
+            return self.items(l.len(), l.iter(), depth);
         }
         if let Ok(t) = obj.cast::<PyTuple>() {
-            let mut out = Vec::with_capacity(t.len());
-            for (i, item) in t.iter().enumerate() {
-                out.push(
-                    self.value(&item, depth + 1)
-                        .map_err(|e| e.under(Seg::Index(i)))?,
-                );
-            }
-            return Ok(Value::vector(out));
+            return self.items(t.len(), t.iter(), depth);
         }
         if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
             let mut out = ValueSet::default();

@@ -14,6 +14,7 @@ from ptc.compression.base import (
     CompressionStats,
     Message,
     RenderOptions,
+    Stateless,
     register,
 )
 from ptc.turn import MemoryEntry, Turn
@@ -31,19 +32,10 @@ def success_feedback(turn: Turn, max_chars: int) -> str:
 
 
 @register
-class FullHistory:
+class FullHistory(Stateless):
     """Every program and its feedback, in order. What ``compression=False`` sends."""
 
     name = "full_history"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
-    def __repr__(self) -> str:
-        return "FullHistory()"
 
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions

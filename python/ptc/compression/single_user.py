@@ -16,25 +16,17 @@ from ptc.compression.base import (
     CompressionStats,
     Message,
     RenderOptions,
+    Stateless,
     register,
 )
 from ptc.turn import MemoryEntry, Turn
 
 
 @register
-class SingleUserCoalesced:
+class SingleUserCoalesced(Stateless):
     """The default strategy (ARC-005). Stateless; instances are interchangeable."""
 
     name = "single_user_coalesced"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
-    def __repr__(self) -> str:
-        return "SingleUserCoalesced()"
 
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
