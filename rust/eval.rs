@@ -222,6 +222,38 @@ pub struct Interp<'a> {
 
 const CHECK_EVERY: u64 = 1024;
 
+/// Each `pmap`/`pcalls` branch ends after this long (LANGUAGE.md §7.13), or at the run's end.
+pub const BRANCH_TIMEOUT_MS: u64 = 5_000;
+
+/// A snapshot of the run for one parallel branch (everything is shared, nothing copied).
+#[derive(Clone)]
+pub struct BranchEnv<'a> {
+    host: &'a dyn Host,
+    data: &'a Value,
+    user: UserNs,
+    history: &'a [Value],
+    limits: Limits,
+    deadline: Instant,
+    depth: usize,
+}
+
+impl<'a> BranchEnv<'a> {
+    /// A fresh interpreter for one branch: the namespace snapshot, its own stack, prints,
+    /// definitions and counters; the branch's deadline.
+    pub fn interp(&self) -> Interp<'a> {
+        let mut it = Interp::new(
+            self.host,
+            self.data,
+            self.user.clone(),
+            self.history,
+            self.limits,
+        );
+        it.deadline = self.deadline;
+        it.depth = self.depth;
+        it
+    }
+}
+
 impl<'a> Interp<'a> {
     pub fn new(
         host: &'a dyn Host,
@@ -255,6 +287,28 @@ impl<'a> Interp<'a> {
 
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// What a parallel branch needs to start its own interpreter on another thread.
+    pub fn branch_env(&self) -> BranchEnv<'a> {
+        let mut limits = self.limits;
+        limits.fuel = self.limits.fuel.saturating_sub(self.steps);
+        let branch_deadline = Instant::now() + Duration::from_millis(BRANCH_TIMEOUT_MS);
+        BranchEnv {
+            host: self.host,
+            data: self.data,
+            user: self.user.clone(),
+            history: self.history,
+            limits,
+            deadline: self.deadline.min(branch_deadline),
+            depth: self.depth,
+        }
+    }
+
+    /// Adds a finished branch's tool calls and work to this run.
+    pub fn absorb_branch(&mut self, tool_calls: Vec<ToolCallRecord>, steps: u64) -> EvalResult<()> {
+        self.tool_calls.extend(tool_calls);
+        self.charge(usize::try_from(steps).unwrap_or(usize::MAX))
     }
 
     pub fn run_program(&mut self, prog: &Program) -> EvalResult {

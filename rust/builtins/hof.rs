@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::coll::entry;
 use super::{expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
-use crate::eval::{EvalResult, Interp};
+use crate::eval::{EvalResult, Interp, ToolCallRecord};
 use crate::value::{Native, Value};
 
 fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -69,21 +69,8 @@ fn none_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     )?))))
 }
 
-/// Runs one branch in isolation: definitions and printed lines made by it are discarded.
-fn branch(
-    it: &mut Interp,
-    kind: ErrorKind,
-    label: &str,
-    f: &Value,
-    args: &mut [Value],
-) -> EvalResult {
-    let user = it.user.clone();
-    let prints = it.prints.len();
-    let defined = it.defined.len();
-    let r = it.apply(f, args);
-    it.user = user;
-    it.prints.truncate(prints);
-    it.defined.truncate(defined);
+/// Maps an outcome that may not leave a branch (`return`, `fail`, `recur`) to its error.
+fn branch_result(kind: ErrorKind, label: &str, r: EvalResult) -> EvalResult {
     match r {
         Err(f) if f.is_return_or_fail() => Err(Error::new(
             kind,
@@ -94,6 +81,71 @@ fn branch(
             Err(Error::new(kind, format!("{label}: recur escaped its branch")).into())
         }
         other => other,
+    }
+}
+
+/// Runs `n` branches, in parallel on up to 2 × CPUs threads, each in its own interpreter
+/// (namespace snapshot; its `def`s and `println`s are discarded; its tool calls are made and
+/// recorded). Results come back in input order; the first failing branch in input order
+/// decides the error.
+fn run_branches(
+    it: &mut Interp,
+    n: usize,
+    kind: ErrorKind,
+    name: &str,
+    body: impl Fn(&mut Interp, usize) -> EvalResult + Sync,
+) -> EvalResult<Vec<Value>> {
+    type Done = (usize, EvalResult, Vec<ToolCallRecord>, u64);
+    let env = it.branch_env();
+    let run_one = |i: usize| -> Done {
+        let mut child = env.interp();
+        let r = branch_result(kind, &format!("{name} branch {i}"), body(&mut child, i));
+        let steps = child.steps();
+        (i, r, std::mem::take(&mut child.tool_calls), steps)
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let workers = n.min(2 * cpus);
+    let mut done: Vec<Done> = if workers <= 1 {
+        (0..n).map(run_one).collect()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let run_one = &run_one;
+                    s.spawn(move || (w..n).step_by(workers).map(run_one).collect::<Vec<Done>>())
+                })
+                .collect();
+            let mut all = Vec::with_capacity(n);
+            for h in handles {
+                match h.join() {
+                    Ok(part) => all.extend(part),
+                    Err(_) => {
+                        let e = Error::new(
+                            ErrorKind::Internal,
+                            format!("internal error: a {name} branch panicked"),
+                        );
+                        all.push((usize::MAX, Err(e.into()), Vec::new(), 0));
+                    }
+                }
+            }
+            all
+        })
+    };
+    done.sort_by_key(|d| d.0);
+    let mut out = Vec::with_capacity(n);
+    let mut first_error = None;
+    for (_, r, calls, steps) in done {
+        it.absorb_branch(calls, steps)?;
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
 
@@ -112,16 +164,9 @@ fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => return Err(type_error("pmap", "a vector, set or map", other).into()),
     };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, x) in items.into_iter().enumerate() {
-        out.push(branch(
-            it,
-            ErrorKind::Pmap,
-            &format!("pmap branch {i}"),
-            &f,
-            &mut [x],
-        )?);
-    }
+    let out = run_branches(it, items.len(), ErrorKind::Pmap, "pmap", |child, i| {
+        child.apply(&f, &mut [items[i].clone()])
+    })?;
     Ok(Value::vector(out))
 }
 
@@ -145,27 +190,17 @@ fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
             .into());
         }
     }
-    let mut out = Vec::with_capacity(a.len());
-    for (i, f) in a.iter().enumerate() {
-        let f = f.clone();
-        match branch(
-            it,
-            ErrorKind::Pcalls,
-            &format!("pcalls branch {i}"),
-            &f,
-            &mut [],
-        ) {
-            Ok(v) => out.push(v),
-            Err(mut f) => {
-                if let Some(e) = f.error_mut() {
-                    if !e.message.starts_with("pcalls branch") {
-                        e.message = format!("pcalls branch {i}: {}", e.message);
-                    }
+    let fs: Vec<Value> = a.to_vec();
+    let out = run_branches(it, fs.len(), ErrorKind::Pcalls, "pcalls", |child, i| {
+        child.apply(&fs[i], &mut []).map_err(|mut f| {
+            if let Some(e) = f.error_mut() {
+                if !e.message.starts_with("pcalls branch") {
+                    e.message = format!("pcalls branch {i}: {}", e.message);
                 }
-                return Err(f);
             }
-        }
-    }
+            f
+        })
+    })?;
     Ok(Value::vector(out))
 }
 
