@@ -11,6 +11,7 @@ pub mod eval;
 pub mod format;
 pub mod hints;
 pub mod ir;
+pub mod json;
 pub mod limits;
 mod liveness;
 pub mod reader;

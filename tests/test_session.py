@@ -5,6 +5,7 @@ samples, params, return types), memory, describe, and turn history (LANGUAGE.md 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import ptc
 import pytest
@@ -280,3 +281,19 @@ def test_session_data_and_tools_are_used_by_every_run() -> None:
     assert s.run("(* data/rate 10)").value == 20
     assert s.run("(tool/twice data/rate)").value == 4
     assert s.run("(twice rate)").value == 4
+
+
+def test_session_from_json_reads_data_straight_into_the_core(tmp_path: Path) -> None:
+    """ARCHITECTURE "convert once": JSON data can be loaded in Rust without Python objects;
+    keys read like Python data (keyword text becomes keywords)."""
+    s = ptc.Session.from_json('{"orders": [{"id": 1, "total": 250.0}, {"id": 2, "total": 40}]}')
+    assert s.run("(sum-by :total data/orders)").value == 290.0
+    assert s.describe_data("orders").sample == "{:id 1, :total 250.0}"
+    path = tmp_path / "data.json"
+    path.write_text('{"xs": [1, 2, 3]}', encoding="utf-8")
+    assert ptc.Session.from_json(path).run("(count data/xs)").value == 3
+    assert ptc.Session.from_json(b'{"k": "v"}').run("data/k").value == "v"
+    with pytest.raises(ValueError, match="must be an object"):
+        ptc.Session.from_json("[1, 2]")
+    with pytest.raises(ValueError, match="invalid JSON"):
+        ptc.Session.from_json('{"a": ')

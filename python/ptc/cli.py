@@ -6,21 +6,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from .session import Session
 
 
-def _load_data(path: str | None) -> dict[str, Any] | None:
+def _session(path: str | None) -> Session:
+    """A Session over the JSON file (parsed straight into the core), or with no data."""
     if path is None:
-        return None
+        return Session()
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise SystemExit(
-            f"ptc: --data must hold a JSON object (name -> value), got {type(data).__name__}"
-        )
-    return data
+    try:
+        return Session.from_json(text)
+    except ValueError as e:
+        raise SystemExit(f"ptc: --data: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     source = (
         sys.stdin.read() if args.program == "-" else Path(args.program).read_text(encoding="utf-8")
     )
-    session = Session(data=_load_data(args.data))
+    session = _session(args.data)
     result = session.run(source)
     for line in result.prints:
         print(line)

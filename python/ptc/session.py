@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from . import _core
@@ -143,6 +145,32 @@ class Session:
         self._core = _core.CoreSession(
             dict(data) if data is not None else None, adapters, limits_dict(limits)
         )
+
+    @classmethod
+    def from_json(
+        cls,
+        source: str | bytes | os.PathLike[str],
+        tools: ToolsArg = None,
+        limits: LimitsArg = None,
+    ) -> Session:
+        """A Session whose data is a JSON object (text, bytes or a file path), parsed straight
+        into the core without building Python objects first (object keys become ``data/``
+        names; keys that are valid keyword text become keywords, as with Python data)."""
+        if isinstance(source, os.PathLike):
+            text = Path(source).read_text(encoding="utf-8")
+        elif isinstance(source, bytes):
+            text = source.decode("utf-8")
+        elif isinstance(source, str):
+            text = source
+        else:
+            raise TypeError(
+                f"JSON source must be str, bytes or a path, got {type(source).__name__}"
+            )
+        self = cls.__new__(cls)
+        self._tools = normalize_tools(tools)
+        adapters = {name: ToolAdapter(name, fn) for name, fn in self._tools.items()}
+        self._core = _core.CoreSession(None, adapters, limits_dict(limits), text)
+        return self
 
     def run(self, source: str, *, limits: LimitsArg = None) -> Result:
         """Runs one program. Never raises for program errors: see ``Result.error``."""

@@ -225,17 +225,30 @@ fn run_result_tuple<'py>(
 #[pymethods]
 impl CoreSession {
     #[new]
-    #[pyo3(signature = (data=None, tools=None, limits=None))]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None))]
     fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyDict>>,
         limits: Option<&Bound<'_, PyDict>>,
+        data_json: Option<String>,
     ) -> PyResult<Self> {
-        let data_value = match data {
-            None => Value::empty_map(),
-            Some(d) if d.is_none() => Value::empty_map(),
-            Some(d) => {
+        let data_value = match (data, data_json) {
+            (_, Some(text)) => {
+                // parsed straight into core values, with the GIL released
+                let v = py
+                    .detach(move || crate::json::from_json(&text))
+                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message.clone()))?;
+                if !matches!(v, Value::Map(_)) {
+                    return Err(pyo3::exceptions::PyValueError::new_err(
+                        "JSON data must be an object whose keys become data/... names",
+                    ));
+                }
+                v
+            }
+            (None, None) => Value::empty_map(),
+            (Some(d), None) if d.is_none() => Value::empty_map(),
+            (Some(d), None) => {
                 let dict = d.cast::<PyDict>().map_err(|_| {
                     pyo3::exceptions::PyTypeError::new_err("data must be a dict of name -> value")
                 })?;
@@ -408,7 +421,7 @@ fn run_once<'py>(
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let s = CoreSession::new(py, data, tools, limits)?;
+    let s = CoreSession::new(py, data, tools, limits, None)?;
     s.run(py, source, None)
 }
 

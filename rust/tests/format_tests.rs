@@ -189,3 +189,27 @@ fn exact_token_counts() {
     assert_eq!(count_tokens("", "cl100k_base"), Some(0));
     assert_eq!(count_tokens("x", "p50k_base"), None);
 }
+
+#[test]
+fn json_text_becomes_core_values() {
+    use _core::json::from_json;
+    let v = from_json(
+        r#"{"name": "Ada", "first name": "A", "tags": ["x", 1, 2.5, null, true], "n": {}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        to_clojure(&v, None, None).0,
+        r#"{:name "Ada", "first name" "A", :tags ["x" 1 2.5 nil true], :n {}}"#
+    );
+    assert!(from_json("{\"a\": 1").is_err());
+    assert!(
+        from_json(&"[".repeat(100_000)).is_err(),
+        "nesting is bounded, not a stack overflow"
+    );
+    let e = from_json("{\"x\": 9223372036854775808}").unwrap_err();
+    assert!(
+        e.message.contains("does not fit in 64 bits"),
+        "{}",
+        e.message
+    );
+}
