@@ -21,6 +21,17 @@ TOOLS = (
     ),
     ToolSpec("get-inventory", (), "() -> :string", "Warehouse inventory report"),
 )
+# The seed's products example, shared by the scenario and measurement tests.
+PRODUCTS = [
+    {"name": "Laptop", "price": 1200, "category": "Electronics"},
+    {"name": "Mouse", "price": 25, "category": "Electronics"},
+    {"name": "Desk", "price": 300, "category": "Furniture"},
+    {"name": "Monitor", "price": 400, "category": "Electronics"},
+    {"name": "Chair", "price": 150, "category": "Furniture"},
+    {"name": "Keyboard", "price": 80, "category": "Electronics"},
+    {"name": "Lamp", "price": 40, "category": "Furniture"},
+]
+
 DATA = (
     DataEntry(
         "products",

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
-from agent_helpers import MISSION, TOOLS, call, func, requires_core, turn, value
+from agent_helpers import MISSION, PRODUCTS, TOOLS, call, func, requires_core, turn, value
 from ptc.compression import DataEntry, FullHistory, SingleUserCoalesced
 from ptc.prompts import system_prompt
 from ptc.turn import MemoryEntry
@@ -38,15 +38,6 @@ INVENTORY = "Warehouse Inventory Report (as of today):\n" + "\n".join(
         ("Keyboard", 12, "C", 7),
     ]
 )
-PRODUCTS = [
-    {"name": "Laptop", "price": 1200, "category": "Electronics"},
-    {"name": "Mouse", "price": 25, "category": "Electronics"},
-    {"name": "Desk", "price": 300, "category": "Furniture"},
-    {"name": "Monitor", "price": 400, "category": "Electronics"},
-    {"name": "Chair", "price": 150, "category": "Furniture"},
-    {"name": "Keyboard", "price": 80, "category": "Electronics"},
-    {"name": "Lamp", "price": 40, "category": "Furniture"},
-]
 ELECTRONICS = [p for p in PRODUCTS if p["category"] == "Electronics"]
 SCORES = [
     {"name": "Laptop", "rating": 4.5, "units": 23},

@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from agent_helpers import CORE, fence, requires_core
+from agent_helpers import CORE, PRODUCTS, fence, requires_core
 from ptc.compression import CompressionStats, SingleUserCoalesced
 from ptc.compression._format import FINAL_TURN
 from ptc.llm import AsyncScriptedLLM, RetryPolicy, ScriptedLLM, TransientLLMError
@@ -19,15 +19,6 @@ if CORE:
 pytestmark = requires_core
 
 MISSION = "Find well-reviewed products in stock"
-PRODUCTS = [
-    {"name": "Laptop", "price": 1200, "category": "Electronics"},
-    {"name": "Mouse", "price": 25, "category": "Electronics"},
-    {"name": "Desk", "price": 300, "category": "Furniture"},
-    {"name": "Monitor", "price": 400, "category": "Electronics"},
-    {"name": "Chair", "price": 150, "category": "Furniture"},
-    {"name": "Keyboard", "price": 80, "category": "Electronics"},
-    {"name": "Lamp", "price": 40, "category": "Furniture"},
-]
 REVIEWS = (
     "Customer Review Summary for Electronics:\n- Laptop: Average rating 4.5/5. "
     "- Mouse: Average rating 3.2/5. - Monitor: 4.7/5. - Keyboard: 4.1/5."
