@@ -76,12 +76,15 @@ const DROPPED_PREFIXES: &[&str] = &[
 
 pub struct AnalyzeOptions {
     pub max_symbols: usize,
+    /// Nesting depth the program may reach after `->`, `->>` and `cond` are expanded.
+    pub max_nesting: usize,
 }
 
 impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             max_symbols: 10_000,
+            max_nesting: crate::reader::DEFAULT_MAX_NESTING,
         }
     }
 }
@@ -109,6 +112,9 @@ pub struct Analyzer {
     /// the slots to assign directly when every binding is a plain name.
     recur_targets: Vec<(usize, Option<Vec<Slot>>)>,
     short_fn: Option<ShortFnCtx>,
+    /// Nesting depth of the form being analyzed (expansions included), and its limit.
+    depth: usize,
+    max_nesting: usize,
 }
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
@@ -117,6 +123,8 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
         scopes: vec![FnScope::default()],
         recur_targets: Vec::new(),
         short_fn: None,
+        depth: 0,
+        max_nesting: opts.max_nesting,
     };
     let mut body = Vec::with_capacity(forms.len());
     for f in forms {
@@ -247,7 +255,42 @@ impl Analyzer {
     // ---- expressions ----
 
     fn expr(&mut self, f: &Form, tail: bool) -> Result<Node> {
-        stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || self.expr_inner(f, tail))
+        // analysis is part of the run: its work counts, and expansions are depth-checked
+        crate::guard::charge(1);
+        let compound = matches!(
+            f.kind,
+            FormKind::List(_)
+                | FormKind::Vector(_)
+                | FormKind::Map(_)
+                | FormKind::Set(_)
+                | FormKind::ShortFn(_)
+        );
+        if !compound {
+            return self.expr_inner(f, tail);
+        }
+        self.depth += 1;
+        if self.depth > self.max_nesting {
+            self.depth -= 1;
+            return Err(self.too_deep(f.pos));
+        }
+        let r = crate::guard::deeper(|| self.expr_inner(f, tail));
+        self.depth -= 1;
+        r
+    }
+
+    #[cold]
+    fn too_deep(&self, pos: Pos) -> Error {
+        let mut e = err_at(
+            pos,
+            format!(
+                "the program nests more than {} levels deep once ->, ->> and cond are expanded (max_nesting)",
+                self.max_nesting
+            ),
+        )
+        .with_hint("split long -> / ->> chains and cond forms with let bindings or a map lookup");
+        e.kind = ErrorKind::Parse;
+        e.limit = Some(crate::error::LimitName::Nesting);
+        e
     }
 
     fn body(&mut self, forms: &[Form], tail: bool) -> Result<Node> {
@@ -682,6 +725,10 @@ impl Analyzer {
                     return Err(err_at(pos, format!("({name}) needs an initial value"))
                         .with_hint(format!("({name} x step1 step2 ...)")));
                 };
+                // each step nests the previous ones one level deeper
+                if self.depth + args.len() > self.max_nesting {
+                    return Err(self.too_deep(pos));
+                }
                 let mut acc = first.clone();
                 for step in &args[1..] {
                     acc = thread_step(acc, step, name == "->")?;
@@ -719,6 +766,10 @@ impl Analyzer {
                 format!("cond needs test/result pairs, got {} form(s)", args.len()),
             )
             .with_hint("(cond test1 result1 test2 result2 :else default)"));
+        }
+        // each clause nests the following ones one level deeper
+        if self.depth + args.len() / 2 > self.max_nesting {
+            return Err(self.too_deep(pos));
         }
         let mut out = Node::Const(Value::Nil);
         for pair in args.chunks(2).rev() {

@@ -27,11 +27,12 @@ pub enum ErrorKind {
     Timeout,
     MemoryExceeded,
     Validation,
+    Cancelled,
     Internal,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::Parse,
         ErrorKind::Analysis,
         ErrorKind::SymbolLimitExceeded,
@@ -52,6 +53,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::MemoryExceeded,
         ErrorKind::Validation,
+        ErrorKind::Cancelled,
         ErrorKind::Internal,
     ];
 
@@ -77,6 +79,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::MemoryExceeded => "memory_exceeded",
             ErrorKind::Validation => "validation_error",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::Internal => "internal_error",
         }
     }

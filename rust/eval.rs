@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use smallvec::SmallVec;
 
 use crate::error::{Error, ErrorKind, LimitName, Pos};
+use crate::guard::{self, Budget};
 use crate::hints;
 use crate::ir::*;
 use crate::limits::Limits;
@@ -143,16 +144,43 @@ fn at(r: EvalResult, pos: Pos) -> EvalResult {
     })
 }
 
-/// A host tool failure (the message is shown to the LLM).
-pub struct ToolFailure {
-    pub message: String,
+/// Why a tool call produced no value.
+pub enum ToolFailure {
+    /// The tool failed (the message is shown to the LLM); the run goes on.
+    Failed(String),
+    /// The run must end now (its deadline passed, it was cancelled, or the host was
+    /// interrupted while the tool ran); the call is abandoned and its eventual result discarded.
+    Stopped(Error),
+}
+
+impl ToolFailure {
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolFailure::Failed(message.into())
+    }
+}
+
+/// What a tool call may need to know about the run it belongs to.
+pub struct ToolCtx<'c> {
+    pub budget: &'c Budget,
+    /// When the calling thread must stop waiting (the run's deadline, or its branch's).
+    pub deadline: Instant,
 }
 
 /// What the interpreter needs from its host: the tools.
 pub trait Host: Sync {
     fn has_tool(&self, name: &str) -> bool;
     fn tool_names(&self) -> Vec<String>;
-    fn call_tool(&self, name: &str, args: &[Value]) -> std::result::Result<Value, ToolFailure>;
+    fn call_tool(
+        &self,
+        name: &str,
+        args: &[Value],
+        ctx: &ToolCtx<'_>,
+    ) -> std::result::Result<Value, ToolFailure>;
+    /// Runs a thread's share of the run's work (a parallel branch's thread), giving the host a
+    /// chance to prepare the thread once for the tool calls it will make.
+    fn thread_scope(&self, work: &mut (dyn FnMut() + Send)) {
+        work()
+    }
 }
 
 pub struct NoTools;
@@ -164,10 +192,13 @@ impl Host for NoTools {
     fn tool_names(&self) -> Vec<String> {
         Vec::new()
     }
-    fn call_tool(&self, name: &str, _: &[Value]) -> std::result::Result<Value, ToolFailure> {
-        Err(ToolFailure {
-            message: format!("no tool {name}"),
-        })
+    fn call_tool(
+        &self,
+        name: &str,
+        _: &[Value],
+        _: &ToolCtx<'_>,
+    ) -> std::result::Result<Value, ToolFailure> {
+        Err(ToolFailure::failed(format!("no tool {name}")))
     }
 }
 
@@ -185,6 +216,8 @@ pub struct ToolCallRecord {
     pub result: Option<Value>,
     pub error: Option<String>,
     pub duration: Duration,
+    /// Still running when the run ended: its result, if it ever comes, is discarded.
+    pub abandoned: bool,
 }
 
 /// Per-frame evaluation context: where the frame's slots start, its captures and its loop count.
@@ -196,6 +229,8 @@ pub struct Ctx<'c> {
 
 pub struct Interp<'a> {
     pub host: &'a dyn Host,
+    /// The run's budget, shared with every branch of the run.
+    pub budget: &'a Budget,
     pub data: &'a Value,
     pub user: UserNs,
     pub history: &'a [Value],
@@ -209,12 +244,13 @@ pub struct Interp<'a> {
     recur_args: Args,
     /// Set by `RecurTo`, which assigned the loop's slots itself.
     recur_bound: bool,
+    /// Steps this interpreter evaluated, and how many of them it already charged to the budget.
     steps: u64,
+    charged: u64,
     next_check: u64,
+    /// The run's deadline, or a parallel branch's own (earlier) one.
     deadline: Instant,
     depth: usize,
-    /// Bytes this thread had allocated when the run started.
-    alloc_base: i64,
     /// Nesting of `eval` calls, for the periodic native-stack check.
     nest: usize,
     output_bytes: usize,
@@ -229,24 +265,28 @@ pub const BRANCH_TIMEOUT_MS: u64 = 5_000;
 #[derive(Clone)]
 pub struct BranchEnv<'a> {
     host: &'a dyn Host,
+    pub budget: &'a Budget,
     data: &'a Value,
     user: UserNs,
     history: &'a [Value],
-    limits: Limits,
     deadline: Instant,
     depth: usize,
 }
 
 impl<'a> BranchEnv<'a> {
+    pub fn host(&self) -> &'a dyn Host {
+        self.host
+    }
+
     /// A fresh interpreter for one branch: the namespace snapshot, its own stack, prints,
     /// definitions and counters; the branch's deadline.
     pub fn interp(&self) -> Interp<'a> {
         let mut it = Interp::new(
             self.host,
+            self.budget,
             self.data,
             self.user.clone(),
             self.history,
-            self.limits,
         );
         it.deadline = self.deadline;
         it.depth = self.depth;
@@ -257,13 +297,15 @@ impl<'a> BranchEnv<'a> {
 impl<'a> Interp<'a> {
     pub fn new(
         host: &'a dyn Host,
+        budget: &'a Budget,
         data: &'a Value,
         user: UserNs,
         history: &'a [Value],
-        limits: Limits,
     ) -> Self {
+        let limits = budget.limits;
         Interp {
             host,
+            budget,
             data,
             user,
             history,
@@ -276,39 +318,41 @@ impl<'a> Interp<'a> {
             recur_args: Args::new(),
             recur_bound: false,
             steps: 0,
-            next_check: CHECK_EVERY.min(limits.fuel),
-            deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
+            charged: 0,
+            next_check: CHECK_EVERY.min(budget.fuel_left()),
+            deadline: budget.deadline,
             depth: 0,
-            alloc_base: crate::alloc::allocated(),
             nest: 0,
             output_bytes: 0,
         }
     }
 
-    pub fn steps(&self) -> u64 {
-        self.steps
+    /// Adds the steps not yet charged to the run's budget (the budget then knows all the work).
+    pub fn publish_steps(&mut self) {
+        self.budget.add_fuel(self.steps - self.charged);
+        self.charged = self.steps;
     }
 
     /// What a parallel branch needs to start its own interpreter on another thread.
-    pub fn branch_env(&self) -> BranchEnv<'a> {
-        let mut limits = self.limits;
-        limits.fuel = self.limits.fuel.saturating_sub(self.steps);
+    pub fn branch_env(&mut self) -> BranchEnv<'a> {
+        self.publish_steps();
         let branch_deadline = Instant::now() + Duration::from_millis(BRANCH_TIMEOUT_MS);
         BranchEnv {
             host: self.host,
+            budget: self.budget,
             data: self.data,
             user: self.user.clone(),
             history: self.history,
-            limits,
             deadline: self.deadline.min(branch_deadline),
             depth: self.depth,
         }
     }
 
-    /// Adds a finished branch's tool calls and work to this run.
-    pub fn absorb_branch(&mut self, tool_calls: Vec<ToolCallRecord>, steps: u64) -> EvalResult<()> {
+    /// Adds a finished branch's tool calls to this run (its steps are in the shared budget).
+    pub fn absorb_branch(&mut self, tool_calls: Vec<ToolCallRecord>) -> EvalResult<()> {
         self.tool_calls.extend(tool_calls);
-        self.charge(usize::try_from(steps).unwrap_or(usize::MAX))
+        self.next_check = self.steps; // the budget changed: check it at the next step
+        Ok(())
     }
 
     pub fn run_program(&mut self, prog: &Program) -> EvalResult {
@@ -346,23 +390,15 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
-    /// Bytes this run has allocated so far, against `max_memory`.
+    /// Bytes this run has allocated so far (all its threads), against `max_memory`.
     pub fn check_memory(&self) -> EvalResult<()> {
-        let used = crate::alloc::allocated().wrapping_sub(self.alloc_base);
-        if used > self.limits.max_memory as i64 {
-            return Err(Error::limit(
-                ErrorKind::MemoryExceeded,
-                LimitName::Memory,
-                format!(
-                    "memory limit of {} MB exceeded (max_memory): the program allocated {} MB",
-                    self.limits.max_memory / (1024 * 1024),
-                    used / (1024 * 1024)
-                ),
-            )
-            .with_hint("work on less data at once: filter early, take a sample, or aggregate")
-            .into());
-        }
-        Ok(())
+        Ok(self.budget.check_memory(0)?)
+    }
+
+    /// Checks that `bytes` more can be allocated before a builtin allocates them at once, so a
+    /// large allocation fails before it happens instead of after.
+    pub fn reserve(&self, bytes: usize) -> EvalResult<()> {
+        Ok(self.budget.check_memory(bytes)?)
     }
 
     /// Charges native work (elements a builtin walks or builds) to the same step budget, so
@@ -378,36 +414,20 @@ impl<'a> Interp<'a> {
 
     #[cold]
     fn slow_check(&mut self) -> EvalResult<()> {
-        if self.steps >= self.limits.fuel {
-            return Err(Error::limit(
-                ErrorKind::Execution,
-                LimitName::Fuel,
-                format!(
-                    "evaluation step limit (fuel) of {} exceeded",
-                    self.limits.fuel
-                ),
-            )
-            .with_hint(
-                "the program does too much work; process less data per turn or simplify the loop",
-            )
-            .into());
+        let total = self.budget.add_fuel(self.steps - self.charged);
+        self.charged = self.steps;
+        if total >= self.limits.fuel {
+            return Err(self.budget.stop(guard::fuel_error(self.limits.fuel)).into());
         }
-        self.check_time()?;
+        self.budget.check(self.deadline)?;
         self.check_memory()?;
-        self.next_check = (self.steps + CHECK_EVERY).min(self.limits.fuel);
+        self.next_check = self.steps + CHECK_EVERY.min(self.limits.fuel - total);
         Ok(())
     }
 
+    /// The run's time, cancellation and host interruption, checked now.
     pub fn check_time(&self) -> EvalResult<()> {
-        if Instant::now() >= self.deadline {
-            return Err(Error::limit(
-                ErrorKind::Timeout,
-                LimitName::Timeout,
-                format!("execution exceeded {}ms limit", self.limits.timeout_ms),
-            )
-            .into());
-        }
-        Ok(())
+        Ok(self.budget.check(self.deadline)?)
     }
 
     pub fn check_coll_size(&self, n: usize) -> EvalResult<()> {
@@ -424,6 +444,25 @@ impl<'a> Interp<'a> {
             .into());
         }
         Ok(())
+    }
+
+    /// Checks a new collection of `n` values against the size limit and the memory it takes,
+    /// before it is allocated.
+    pub fn alloc_values(&self, n: usize) -> EvalResult<()> {
+        self.check_coll_size(n)?;
+        self.reserve(guard::values_bytes(n))
+    }
+
+    /// Appends one element a builtin produces, for outputs whose size is not known in advance:
+    /// each element is charged (so memory and time are checked as the output grows) and the
+    /// size limit holds at every step.
+    #[inline]
+    pub fn push_value(&mut self, out: &mut Vec<Value>, v: Value) -> EvalResult<()> {
+        if out.len() >= self.limits.max_collection_size {
+            return self.check_coll_size(out.len() + 1);
+        }
+        out.push(v);
+        self.charge(1)
     }
 
     pub fn check_str_size(&self, n: usize) -> EvalResult<()> {
@@ -448,6 +487,7 @@ impl<'a> Interp<'a> {
         if cut < line.len() {
             line.truncate(cut);
             line.push_str("...");
+            line.shrink_to_fit(); // keep what is shown, not the whole argument
         }
         self.output_bytes += line.len();
         if self.output_bytes > self.limits.max_output {
@@ -486,7 +526,7 @@ impl<'a> Interp<'a> {
         // heap if not): deep programs and deep recursion never overflow the host's stack.
         self.nest += 1;
         let r = if self.nest % 32 == 0 {
-            stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.eval_node(node, ctx))
+            guard::deeper(|| self.eval_node(node, ctx))
         } else {
             self.eval_node(node, ctx)
         };
@@ -1154,27 +1194,39 @@ impl<'a> Interp<'a> {
         }
         let started = Instant::now();
         let args: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-        let outcome = self.host.call_tool(name, &args);
-        let duration = started.elapsed();
-        let (result, error) = match outcome {
-            Ok(v) => (Some(v), None),
-            Err(f) => (None, Some(f.message)),
+        self.publish_steps();
+        let ctx = ToolCtx {
+            budget: self.budget,
+            deadline: self.deadline,
         };
-        self.tool_calls.push(ToolCallRecord {
+        let outcome = self.host.call_tool(name, &args, &ctx);
+        let duration = started.elapsed();
+        let mut record = ToolCallRecord {
             name: name.clone(),
             args,
-            result: result.clone(),
-            error: error.clone(),
+            result: None,
+            error: None,
             duration,
-        });
+            abandoned: false,
+        };
+        let r = match outcome {
+            Ok(v) => {
+                record.result = Some(v.clone());
+                Ok(v)
+            }
+            Err(ToolFailure::Failed(msg)) => {
+                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {msg}"));
+                record.error = Some(msg);
+                Err(e.into())
+            }
+            Err(ToolFailure::Stopped(e)) => {
+                record.error = Some(format!("abandoned: {}", e.message));
+                record.abandoned = true;
+                Err(e.into())
+            }
+        };
+        self.tool_calls.push(record);
         self.check_time()?;
-        match (result, error) {
-            (Some(v), _) => Ok(v),
-            (None, msg) => Err(Error::new(
-                ErrorKind::Tool,
-                format!("Tool '{name}' failed: {}", msg.unwrap_or_default()),
-            )
-            .into()),
-        }
+        r
     }
 }

@@ -68,17 +68,32 @@ pub fn to_clojure(
     )
 }
 
+/// Output bytes after which a print with a `limit` or `printable_limit` (a preview) stops: the
+/// limits apply per collection, and a value built from shared parts can hold `limit`^depth items.
+pub const PREVIEW_CAP: usize = 1024 * 1024;
+/// Output bytes after which any print stops.
+pub const PRINT_CAP: usize = 256 * 1024 * 1024;
+
 pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
+    let cap = if opts.limit.is_some() || opts.printable_limit.is_some() {
+        PREVIEW_CAP
+    } else {
+        PRINT_CAP
+    };
     let mut p = Printer {
         out: String::new(),
         truncated: false,
         depth: 0,
-        cap: usize::MAX,
+        cap,
         overflow: false,
         too_deep: false,
         opts,
     };
     p.node(v, opts.printable_limit);
+    if p.overflow {
+        p.out.push_str(" ...");
+        p.truncated = true;
+    }
     (p.out, p.truncated)
 }
 
@@ -170,7 +185,7 @@ impl Printer {
             return;
         }
         self.depth += 1;
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.node_inner(v, str_budget));
+        crate::guard::deeper(|| self.node_inner(v, str_budget));
         self.depth -= 1;
     }
 
@@ -223,6 +238,7 @@ impl Printer {
         plimit: Option<usize>,
     ) {
         let shown = self.opts.limit.map_or(n, |l| l.min(n));
+        crate::guard::charge(shown);
         self.out.push_str(open);
         for (i, item) in v.seq_items(shown).iter().enumerate() {
             if self.overflow {
@@ -264,7 +280,8 @@ impl Printer {
             }
             shown.push((k, val));
         }
-        let _ = (seen, n);
+        let _ = n;
+        crate::guard::charge(seen);
         let budget = plimit.map(|p| {
             let count = shown.len().max(1);
             (p.saturating_sub(10 * count) / count).max(10)

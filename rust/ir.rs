@@ -59,6 +59,15 @@ pub enum Node {
     Where(Box<WhereNode>),
 }
 
+impl Drop for Node {
+    fn drop(&mut self) {
+        // a program may nest as deep as its host allows (max_nesting)
+        if !matches!(self, Node::Const(_)) {
+            crate::guard::drop_on_fresh_stack(self, Node::Const(Value::Nil));
+        }
+    }
+}
+
 pub struct GlobalRef {
     pub name: Str,
     pub pos: Pos,

@@ -9,6 +9,7 @@ pub mod builtins;
 pub mod error;
 pub mod eval;
 pub mod format;
+pub mod guard;
 pub mod hints;
 pub mod ir;
 pub mod json;

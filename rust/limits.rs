@@ -44,3 +44,36 @@ impl Default for Limits {
 
 /// One println entry is cut to this many characters, then `...` (LANGUAGE.md §9.3).
 pub const PRINT_ENTRY_CHARS: usize = 2_000;
+
+/// The most a host may set a limit to, where a higher setting would let a program take the
+/// process down instead of ending in a limit error, and why.
+pub struct Cap {
+    pub max: u64,
+    pub why: &'static str,
+}
+
+pub fn cap(name: &str) -> Option<Cap> {
+    Some(match name {
+        "max_depth" => Cap {
+            max: 100_000,
+            why: "each call level takes native stack; deeper recursion should be a loop",
+        },
+        "max_nesting" => Cap {
+            max: 100_000,
+            why: "deeper programs take native stack to read, analyze and free",
+        },
+        "max_collection_size" | "max_string_size" => Cap {
+            max: 1 << 40,
+            why: "larger sizes cannot be allocated on this platform",
+        },
+        "max_memory" | "max_output" => Cap {
+            max: 1 << 46,
+            why: "larger sizes cannot be allocated on this platform",
+        },
+        "timeout_ms" => Cap {
+            max: 365 * 24 * 3_600_000,
+            why: "a run's deadline must be representable",
+        },
+        _ => return None,
+    })
+}

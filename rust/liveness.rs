@@ -90,6 +90,10 @@ fn kill(p: &Pattern, live: &mut Bits) {
 
 /// Slots read and slots bound anywhere inside `n` (not descending into nested lambdas).
 fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
+    crate::guard::deeper(|| collect_inner(n, reads, binds))
+}
+
+fn collect_inner(n: &Node, reads: &mut Bits, binds: &mut Bits) {
     match n {
         Node::Local(s) | Node::MoveLocal(s) => reads.set(*s),
         Node::If(b) => {
@@ -173,6 +177,10 @@ fn visit_rev(items: &mut [Node], live: &mut Bits, n: u32) {
 }
 
 fn visit(node: &mut Node, live: &mut Bits, n: u32) {
+    crate::guard::deeper(|| visit_inner(node, live, n))
+}
+
+fn visit_inner(node: &mut Node, live: &mut Bits, n: u32) {
     match node {
         Node::Local(s) => {
             let s = *s;

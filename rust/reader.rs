@@ -30,6 +30,20 @@ pub struct Form {
     pub pos: Pos,
 }
 
+impl Drop for Form {
+    fn drop(&mut self) {
+        // threading macros can build forms far deeper than the text they come from
+        if let FormKind::List(_)
+        | FormKind::Vector(_)
+        | FormKind::Map(_)
+        | FormKind::Set(_)
+        | FormKind::ShortFn(_) = self.kind
+        {
+            crate::guard::drop_on_fresh_stack(&mut self.kind, FormKind::Nil);
+        }
+    }
+}
+
 impl Form {
     pub fn symbol_name(&self) -> Option<&str> {
         match &self.kind {
@@ -87,9 +101,10 @@ fn is_delim(c: char) -> bool {
     c.is_whitespace() || c == ',' || "()[]{}\";".contains(c)
 }
 
+/// A cursor over the source. Positions are byte offsets into `src` (always on character
+/// boundaries), so reading needs no memory per character of the program.
 struct Reader<'a> {
     src: &'a str,
-    chars: Vec<(usize, char)>,
     i: usize,
     line: u32,
     col: u32,
@@ -97,10 +112,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.i).map(|x| x.1)
+        self.src[self.i..].chars().next()
     }
     fn peek_at(&self, k: usize) -> Option<char> {
-        self.chars.get(self.i + k).map(|x| x.1)
+        self.src[self.i..].chars().nth(k)
     }
     fn pos(&self) -> Pos {
         Pos {
@@ -110,7 +125,7 @@ impl<'a> Reader<'a> {
     }
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
-        self.i += 1;
+        self.i += c.len_utf8();
         if c == '\n' {
             self.line += 1;
             self.col = 1;
@@ -135,21 +150,18 @@ impl<'a> Reader<'a> {
             }
         }
     }
-    /// The raw token text starting here, up to the next delimiter.
+    /// The byte offset where the raw token starting here ends (at the next delimiter).
     fn token_end(&self) -> usize {
-        let mut j = self.i;
-        while let Some(&(_, c)) = self.chars.get(j) {
-            if is_delim(c) {
-                break;
-            }
-            j += 1;
+        match self.src[self.i..]
+            .char_indices()
+            .find(|&(_, c)| is_delim(c))
+        {
+            Some((j, _)) => self.i + j,
+            None => self.src.len(),
         }
-        j
     }
     fn slice(&self, from: usize, to: usize) -> &'a str {
-        let a = self.chars.get(from).map_or(self.src.len(), |x| x.0);
-        let b = self.chars.get(to).map_or(self.src.len(), |x| x.0);
-        &self.src[a..b]
+        &self.src[from..to]
     }
     fn advance_to(&mut self, j: usize) {
         while self.i < j {
@@ -165,7 +177,6 @@ pub fn read(src: &str) -> Result<Vec<Form>> {
 pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
     let mut r = Reader {
         src,
-        chars: src.char_indices().collect(),
         i: 0,
         line: 1,
         col: 1,
@@ -267,6 +278,8 @@ pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
             ':' => read_keyword(&mut r)?,
             _ => read_atom(&mut r)?,
         };
+        // reading is part of the run: a huge program runs into its memory and time limits
+        crate::guard::charge(1);
         match stack.last_mut() {
             Some(frame) => frame.items.push(form),
             None => top.push(form),
@@ -408,7 +421,7 @@ fn read_char(r: &mut Reader) -> Result<Form> {
             pos,
         ));
     };
-    let start = r.i - 1;
+    let start = r.i - first.len_utf8();
     let end = r.token_end().max(r.i);
     let text = r.slice(start, end);
     let named = match text {

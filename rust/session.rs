@@ -1,13 +1,13 @@
 //! Running a program: read, analyze, evaluate, and decide what the user namespace becomes.
 //! A run that ends in an error leaves the namespace exactly as it was (all-or-nothing).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{FlowKind, Host, Interp, ToolCallRecord, UserNs};
+use crate::guard::{self, Budget, NeverInterrupted};
 use crate::limits::Limits;
 use crate::reader::read_with_limit;
 #[allow(unused_imports)]
@@ -56,39 +56,40 @@ impl SessionState {
     }
 }
 
-/// Runs `src` against a snapshot of the state; returns the result and, unless the run failed
-/// with an error, the namespace to commit. Panics are caught and become `internal_error`.
+/// Runs `src` against a snapshot of the state with a budget of its own; returns the result and,
+/// unless the run failed with an error, the namespace to commit. Panics become `internal_error`.
 pub fn run_source(
     src: &str,
     state: &SessionState,
     host: &dyn Host,
     limits: &Limits,
 ) -> (RunResult, Option<UserNs>) {
-    let started = Instant::now();
-    let caught = catch_unwind(AssertUnwindSafe(|| run_inner(src, state, host, limits)));
-    match caught {
-        Ok((mut r, ns)) => {
-            r.duration = started.elapsed();
-            (r, ns)
-        }
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            (
-                error_result(
-                    Error::new(ErrorKind::Internal, format!("internal error: {msg}")),
-                    started.elapsed(),
-                ),
-                None,
-            )
-        }
-    }
+    let budget = Budget::new(*limits, Arc::new(NeverInterrupted), None);
+    run_in(src, state, host, &budget)
 }
 
-fn error_result(e: Error, duration: Duration) -> RunResult {
+/// Runs `src` within `budget`, which the caller may keep using afterwards (to convert the
+/// result within the same limits). Reading and analysis are part of the run: their memory and
+/// time count.
+pub fn run_in(
+    src: &str,
+    state: &SessionState,
+    host: &dyn Host,
+    budget: &Budget,
+) -> (RunResult, Option<UserNs>) {
+    guard::with_budget(budget, || {
+        let caught = guard::catch(budget, || run_inner(src, state, host, budget));
+        let (mut r, ns) = match caught {
+            Ok(done) => done,
+            Err(e) => (error_result(e), None),
+        };
+        r.steps = budget.fuel_used();
+        r.duration = budget.started.elapsed();
+        (r, ns)
+    })
+}
+
+fn error_result(e: Error) -> RunResult {
     RunResult {
         outcome: Outcome::Error,
         value: Value::Nil,
@@ -98,7 +99,7 @@ fn error_result(e: Error, duration: Duration) -> RunResult {
         defined: Vec::new(),
         returns: Vec::new(),
         steps: 0,
-        duration,
+        duration: Duration::ZERO,
     }
 }
 
@@ -106,30 +107,33 @@ fn run_inner(
     src: &str,
     state: &SessionState,
     host: &dyn Host,
-    limits: &Limits,
+    budget: &Budget,
 ) -> (RunResult, Option<UserNs>) {
+    let limits = &budget.limits;
     let forms = match read_with_limit(src, limits.max_nesting) {
         Ok(f) => f,
-        Err(e) => return (error_result(e, Duration::ZERO), None),
+        Err(e) => return (error_result(e), None),
     };
     let program = match analyze(
         &forms,
         &AnalyzeOptions {
             max_symbols: limits.max_symbols,
+            max_nesting: limits.max_nesting,
         },
     ) {
         Ok(p) => p,
-        Err(e) => return (error_result(e, Duration::ZERO), None),
+        Err(e) => return (error_result(e), None),
     };
     drop(forms);
     let mut interp = Interp::new(
         host,
+        budget,
         &state.data,
         state.user.clone(),
         &state.history,
-        *limits,
     );
     let result = interp.run_program(&program);
+    interp.publish_steps();
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),
         Err(f) => match f.into_kind() {
@@ -152,7 +156,6 @@ fn run_inner(
             defined.push(d);
         }
     }
-    let steps = interp.steps();
     let ns = if outcome == Outcome::Error {
         None
     } else {
@@ -167,19 +170,28 @@ fn run_inner(
         tool_calls: std::mem::take(&mut interp.tool_calls),
         defined,
         returns,
-        steps,
+        steps: 0,
         duration: Duration::ZERO,
     };
     (r, ns)
 }
 
-/// Commits a finished run into the state: the namespace (unless it errored) and `*1..*3`.
+/// Commits a finished run into the state (unless it errored): the names it defined and
+/// `*1..*3`. Only the names the run defined change, so a run nested inside one of its Session's
+/// tools (which commits first) keeps its definitions too.
 pub fn commit(state: &mut SessionState, result: &RunResult, ns: Option<UserNs>) {
     if let Some(ns) = ns {
         for (c, tag) in &result.returns {
             c.record_return(*tag);
         }
-        state.user = ns;
+        if !result.defined.is_empty() {
+            let user = Arc::make_mut(&mut state.user);
+            for name in &result.defined {
+                if let Some(d) = ns.get(name) {
+                    user.insert(name.clone(), d.clone());
+                }
+            }
+        }
         state.history.insert(0, history_value(&result.value));
         state.history.truncate(3);
     }

@@ -15,6 +15,7 @@ use indexmap::{IndexMap, IndexSet};
 
 use crate::builtins::Builtin;
 use crate::error::{Error, Result};
+use crate::guard;
 use crate::ir::Lambda;
 
 pub type RandomState = ahash::RandomState;
@@ -152,6 +153,16 @@ fn drop_iteratively(mut stack: Vec<Value>) {
                     stack.extend(std::mem::take(&mut inner.0));
                 }
             }
+            Value::Closure(a) => {
+                if let Ok(mut inner) = Arc::try_unwrap(a) {
+                    stack.extend(std::mem::take(&mut inner.captures).into_vec());
+                }
+            }
+            Value::Native(a) => {
+                if let Ok(inner) = Arc::try_unwrap(a) {
+                    inner.into_values(&mut stack);
+                }
+            }
             other => drop(other),
         }
     }
@@ -162,6 +173,10 @@ fn is_nested_owned(v: &Value) -> bool {
         Value::Vector(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
         Value::Map(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
         Value::Set(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
+        // a closure capturing a closure capturing ... (built in a loop) is a chain as long as
+        // the loop: it must not be dropped recursively either
+        Value::Closure(a) => Arc::strong_count(a) == 1 && !a.captures.is_empty(),
+        Value::Native(a) => Arc::strong_count(a) == 1,
         _ => false,
     }
 }
@@ -204,6 +219,55 @@ pub struct Closure {
     pub captures: Box<[Value]>,
     /// The type of the last value this function returned (packed `TypeTag`), for host summaries.
     pub last_return: AtomicU64,
+}
+
+impl Drop for Closure {
+    fn drop(&mut self) {
+        if self.captures.iter().any(is_nested_owned) {
+            drop_iteratively(std::mem::take(&mut self.captures).into_vec());
+        }
+    }
+}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        let nested = match self {
+            Native::Where { path, value, .. } => {
+                path.iter().any(is_nested_owned) || is_nested_owned(value)
+            }
+            Native::AllOf(v) | Native::AnyOf(v) | Native::NoneOf(v) | Native::Juxt(v) => {
+                v.iter().any(is_nested_owned)
+            }
+            Native::Fnil(f, d) => is_nested_owned(f) || is_nested_owned(d),
+        };
+        if nested {
+            let mut stack = Vec::new();
+            self.take_values(&mut stack);
+            drop_iteratively(stack);
+        }
+    }
+}
+
+impl Native {
+    /// Moves the values this function holds into `out` (leaving it empty).
+    fn take_values(&mut self, out: &mut Vec<Value>) {
+        match self {
+            Native::Where { path, value, .. } => {
+                out.append(path);
+                out.push(std::mem::take(value));
+            }
+            Native::AllOf(v) | Native::AnyOf(v) | Native::NoneOf(v) | Native::Juxt(v) => {
+                out.append(v)
+            }
+            Native::Fnil(f, d) => {
+                out.push(std::mem::take(f));
+                out.push(std::mem::take(d));
+            }
+        }
+    }
+    fn into_values(mut self, out: &mut Vec<Value>) {
+        self.take_values(out);
+    }
 }
 
 impl Closure {
@@ -471,9 +535,7 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         }
         (Value::Vector(_), Value::Vector(_))
         | (Value::Map(_), Value::Map(_))
-        | (Value::Set(_), Value::Set(_)) => {
-            stacker::maybe_grow(64 * 1024, 1024 * 1024, || identical_coll(a, b))
-        }
+        | (Value::Set(_), Value::Set(_)) => guard::deeper(|| identical_coll(a, b)),
         (Value::Builtin(x), Value::Builtin(y)) => std::ptr::eq(*x, *y),
         (Value::Closure(x), Value::Closure(y)) => Arc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Arc::ptr_eq(x, y),
@@ -486,20 +548,31 @@ pub fn identical(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Collections compared element by element: charged to the run, since shared structure can
+/// make the walk far longer than the values' size in memory.
 fn identical_coll(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Vector(x), Value::Vector(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q)))
+                || (x.len() == y.len() && {
+                    guard::charge(x.len());
+                    x.iter().zip(y.iter()).all(|(p, q)| identical(p, q))
+                })
         }
         (Value::Map(x), Value::Map(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len()
-                    && x.iter()
-                        .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
+                || (x.len() == y.len() && {
+                    guard::charge(x.len());
+                    x.iter()
+                        .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w)))
+                })
         }
         (Value::Set(x), Value::Set(y)) => {
-            Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().all(|k| y.contains(k)))
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && {
+                    guard::charge(x.len());
+                    x.iter().all(|k| y.contains(k))
+                })
         }
         _ => false,
     }
@@ -513,7 +586,10 @@ fn hash_one(v: &Value) -> u64 {
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || match self {
+        if let Some(n) = self.coll_len() {
+            guard::charge(n);
+        }
+        guard::deeper(|| match self {
             Value::Nil => state.write_u8(0),
             Value::Bool(b) => {
                 state.write_u8(1);
@@ -604,20 +680,27 @@ fn int_float_eq(i: i64, f: f64) -> bool {
 }
 
 pub fn lisp_eq(a: &Value, b: &Value) -> bool {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || match (a, b) {
+    match (a, b) {
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => int_float_eq(*x, *y),
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Vector(x), Value::Vector(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| lisp_eq(p, q)))
+                || (x.len() == y.len() && {
+                    guard::charge(x.len());
+                    guard::deeper(|| x.iter().zip(y.iter()).all(|(p, q)| lisp_eq(p, q)))
+                })
         }
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
+            x.len() == y.len() && {
+                guard::charge(x.len());
+                guard::deeper(|| {
+                    x.iter()
+                        .all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
+                })
+            }
         }
         _ => identical(a, b),
-    })
+    }
 }
 
 // ---- natural order (§3) ----
@@ -631,13 +714,16 @@ pub fn natural_cmp(a: &Value, b: &Value) -> Result<Ordering> {
         (Value::Keyword(x), Value::Keyword(y)) => Ok(x.as_str().cmp(y.as_str())),
         (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
         (Value::Vector(x), Value::Vector(y)) => {
-            for (p, q) in x.iter().zip(y.iter()) {
-                let o = natural_cmp(p, q)?;
-                if o != Ordering::Equal {
-                    return Ok(o);
+            guard::charge(x.len().min(y.len()));
+            guard::deeper(|| {
+                for (p, q) in x.iter().zip(y.iter()) {
+                    let o = natural_cmp(p, q)?;
+                    if o != Ordering::Equal {
+                        return Ok(o);
+                    }
                 }
-            }
-            Ok(x.len().cmp(&y.len()))
+                Ok(x.len().cmp(&y.len()))
+            })
         }
         _ => Err(Error::type_err(format!(
             "cannot compare {} with {}: only numbers, strings, keywords, booleans and vectors are ordered",

@@ -17,6 +17,7 @@ from .agent import AgentTool, SubAgent, SubAgentError, Tool
 from .errors import (
     AnalysisError,
     ArgumentError,
+    Cancelled,
     InternalError,
     LimitError,
     LispError,
@@ -58,6 +59,7 @@ __all__ = [
     "AgentTool",
     "AnalysisError",
     "ArgumentError",
+    "Cancelled",
     "Definition",
     "Description",
     "InternalError",

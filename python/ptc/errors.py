@@ -103,6 +103,11 @@ class InternalError(LispError):
     """A bug in ptc itself (a caught panic). Please report it."""
 
 
+class Cancelled(PtcError):
+    """Raised by `Session.run` when `Session.cancel()` stopped the run; the Session is
+    unchanged."""
+
+
 class ProgramFailed(PtcError):
     """Raised by `ptc.eval` when the program ends with ``(fail reason)``."""
 

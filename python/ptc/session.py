@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +25,8 @@ class ToolCall:
     result: Any
     error: str | None
     duration_ms: float
+    abandoned: bool = False
+    """Still running when the run ended (deadline, cancel, Ctrl-C): its result is discarded."""
 
 
 @dataclass(frozen=True)
@@ -173,10 +177,36 @@ class Session:
         return self
 
     def run(self, source: str, *, limits: LimitsArg = None) -> Result:
-        """Runs one program. Never raises for program errors: see ``Result.error``."""
+        """Runs one program. Never raises for program errors: see ``Result.error``.
+
+        Runs of one Session happen one at a time (a call from another thread waits). Raises
+        `Cancelled` when `cancel()` stops the run, and lets ``KeyboardInterrupt`` (Ctrl-C) and
+        other exceptions that are not ``Exception`` — from a tool or a signal handler —
+        propagate; in all three cases the Session is left unchanged.
+        """
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         return _result(self._core.run(source, limits_dict(limits)))
+
+    async def arun(self, source: str, *, limits: LimitsArg = None) -> Result:
+        """`run` without blocking the event loop: the run goes to a worker thread. Cancelling
+        the awaiting task cancels the run (the Session is left unchanged)."""
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a str, got {type(source).__name__}")
+        task = asyncio.ensure_future(asyncio.to_thread(self._core.run, source, limits_dict(limits)))
+        try:
+            return _result(await asyncio.shield(task))
+        except asyncio.CancelledError:
+            # the thread cannot be killed: stop the run, let the thread finish, then propagate
+            self._core.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+
+    def cancel(self) -> bool:
+        """Stops the run of this Session in progress, from any thread, within milliseconds;
+        that run raises `Cancelled`. Returns whether a run was in progress."""
+        return self._core.cancel()
 
     @property
     def definitions(self) -> list[Definition]:

@@ -19,7 +19,23 @@ pub(super) fn unordered(fname: &str, v: &Value) -> Error {
 }
 
 pub fn chars(s: &str) -> impl Iterator<Item = Value> + '_ {
+    reserve_chars(s);
     s.graphemes(true).map(Value::str)
+}
+
+/// Memory for one value per character of `s` (a small string each), checked before it is
+/// allocated: a 16 MB string has 16 million characters.
+fn reserve_chars(s: &str) {
+    const PER_CHAR: usize = std::mem::size_of::<Value>() + 32;
+    if s.len() < 4096 {
+        return;
+    }
+    // bytes bound the number of characters; count them only when that bound is too high
+    let mut n = s.len();
+    if n.saturating_mul(PER_CHAR) > 1 << 24 {
+        n = s.graphemes(true).count();
+    }
+    crate::guard::reserve(n.saturating_mul(PER_CHAR));
 }
 
 pub(super) fn entry(k: &Value, v: &Value) -> Value {
@@ -28,6 +44,9 @@ pub(super) fn entry(k: &Value, v: &Value) -> Value {
 
 /// Elements of V, S (characters), St (members), M (`[k v]` entries) or nil (none).
 pub fn seq_items(v: &Value) -> Result<Vec<Value>, Error> {
+    if let Some(n) = v.coll_len() {
+        crate::guard::reserve(crate::guard::values_bytes(n));
+    }
     Ok(match v {
         Value::Nil => Vec::new(),
         Value::Vector(xs) => xs.to_vec(),
@@ -121,7 +140,10 @@ fn nth(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 pub(super) fn rest_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
     Ok(match v {
         Value::Nil => Vec::new(),
-        Value::Vector(xs) => xs.get(1..).map_or_else(Vec::new, |s| s.to_vec()),
+        Value::Vector(xs) => {
+            crate::guard::reserve(crate::guard::values_bytes(xs.len()));
+            xs.get(1..).map_or_else(Vec::new, |s| s.to_vec())
+        }
         Value::Str(s) => chars(s).skip(1).collect(),
         Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
         other => return Err(type_error(fname, "a vector or string", other)),
@@ -353,7 +375,7 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
         } else {
             0
         };
-        it.check_coll_size(usize::try_from(n).unwrap_or(usize::MAX))?;
+        it.alloc_values(usize::try_from(n).unwrap_or(usize::MAX))?;
         it.charge(n as usize)?;
         let out: Vec<Value> = (0..n as i64)
             .map(|k| Value::Int(start + k * step))
@@ -381,12 +403,14 @@ fn range(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     } else {
         0.0
     };
-    it.check_coll_size(if n >= usize::MAX as f64 {
+    let n = if n >= usize::MAX as f64 {
         usize::MAX
     } else {
         n as usize
-    })?;
-    let out: Vec<Value> = (0..n as usize)
+    };
+    it.alloc_values(n)?;
+    it.charge(n)?;
+    let out: Vec<Value> = (0..n)
         .map(|k| Value::Float(start + k as f64 * step))
         .collect();
     Ok(Value::vector(out))

@@ -1,16 +1,18 @@
 //! Higher-order functions and combinators (§6.2, §7.13): apply, fnil, juxt, predicate
 //! combinators, and the parallel forms pmap/pcalls.
 //!
-//! pmap/pcalls run their branches one after another here (the reference allows "possibly in
-//! parallel"); each branch sees a snapshot of the user namespace, its `def`s and `println`s are
-//! discarded, and its tool calls are made and recorded, so the result is the same either way.
+//! pmap/pcalls run their branches in parallel threads within the run's thread allowance; each
+//! branch sees a snapshot of the user namespace, its `def`s and `println`s are discarded, and its
+//! tool calls are made and recorded, so the result is the same however many threads run them.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 use super::coll::entry;
 use super::{expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp, ToolCallRecord};
+use crate::guard;
 use crate::value::{Native, Value};
 
 fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -84,10 +86,15 @@ fn branch_result(kind: ErrorKind, label: &str, r: EvalResult) -> EvalResult {
     }
 }
 
-/// Runs `n` branches, in parallel on up to 2 × CPUs threads, each in its own interpreter
-/// (namespace snapshot; its `def`s and `println`s are discarded; its tool calls are made and
-/// recorded). Results come back in input order; the first failing branch in input order
-/// decides the error.
+/// Runs `n` branches, each in its own interpreter (namespace snapshot; its `def`s and
+/// `println`s are discarded; its tool calls are made and recorded). Results come back in input
+/// order; the first failing branch in input order decides the error, and branches after it are
+/// not started.
+///
+/// Branches share the run's budget. The run may use at most 2 × CPUs threads at once across all
+/// its `pmap`/`pcalls` calls, nested ones included: a call takes what threads are free (none is
+/// fine: the calling thread works through the branches itself), so nesting and recursion never
+/// multiply threads, and a thread that cannot be started is simply not used.
 fn run_branches(
     it: &mut Interp,
     n: usize,
@@ -95,59 +102,83 @@ fn run_branches(
     name: &str,
     body: impl Fn(&mut Interp, usize) -> EvalResult + Sync,
 ) -> EvalResult<Vec<Value>> {
-    type Done = (usize, EvalResult, Vec<ToolCallRecord>, u64);
+    type Done = (EvalResult, Vec<ToolCallRecord>);
     let env = it.branch_env();
-    let run_one = |i: usize| -> Done {
+    let budget = env.budget;
+    let next = AtomicUsize::new(0);
+    let first_failed = AtomicUsize::new(usize::MAX);
+    let done: Mutex<Vec<Option<Done>>> = Mutex::new((0..n).map(|_| None).collect());
+    let work = || loop {
+        let i = next.fetch_add(1, Relaxed);
+        if i >= n || i > first_failed.load(Relaxed) {
+            break;
+        }
         let mut child = env.interp();
-        let r = branch_result(kind, &format!("{name} branch {i}"), body(&mut child, i));
-        let steps = child.steps();
-        (i, r, std::mem::take(&mut child.tool_calls), steps)
+        let r = match guard::catch(budget, || body(&mut child, i)) {
+            Ok(r) => r,
+            Err(e) => Err(e.into()),
+        };
+        let r = branch_result(kind, &format!("{name} branch {i}"), r);
+        child.publish_steps();
+        if r.is_err() {
+            first_failed.fetch_min(i, Relaxed);
+        }
+        let calls = std::mem::take(&mut child.tool_calls);
+        drop(child);
+        done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some((r, calls));
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let workers = n.min(2 * cpus);
-    let mut done: Vec<Done> = if workers <= 1 {
-        (0..n).map(run_one).collect()
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let run_one = &run_one;
-                    s.spawn(move || (w..n).step_by(workers).map(run_one).collect::<Vec<Done>>())
-                })
-                .collect();
-            let mut all = Vec::with_capacity(n);
-            for h in handles {
-                match h.join() {
-                    Ok(part) => all.extend(part),
-                    Err(_) => {
-                        let e = Error::new(
-                            ErrorKind::Internal,
-                            format!("internal error: a {name} branch panicked"),
-                        );
-                        all.push((usize::MAX, Err(e.into()), Vec::new(), 0));
-                    }
-                }
+    let helpers = budget.take_threads(n.saturating_sub(1));
+    let started = std::thread::scope(|s| {
+        let mut started = 0;
+        for _ in 0..helpers {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ptc-{name}"))
+                .stack_size(BRANCH_STACK)
+                .spawn_scoped(s, || {
+                    guard::with_budget(budget, || {
+                        env.host().thread_scope(&mut || {
+                            let _ = guard::catch(budget, work);
+                        })
+                    })
+                });
+            if spawned.is_err() {
+                break; // the calling thread and the started ones do the work
             }
-            all
-        })
-    };
-    done.sort_by_key(|d| d.0);
+            started += 1;
+        }
+        budget.return_threads(helpers - started);
+        work();
+        // joined when the scope ends; a branch's panic was caught inside `work`
+        started
+    });
+    budget.return_threads(started);
+    let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut out = Vec::with_capacity(n);
     let mut first_error = None;
-    for (_, r, calls, steps) in done {
-        it.absorb_branch(calls, steps)?;
+    for slot in done {
+        let Some((r, calls)) = slot else { break };
+        it.absorb_branch(calls)?;
         match r {
             Ok(v) => out.push(v),
             Err(e) => {
-                first_error.get_or_insert(e);
+                first_error = Some(e);
+                break;
             }
         }
     }
     match first_error {
         Some(e) => Err(e),
-        None => Ok(out),
+        None if out.len() == n => Ok(out),
+        // a branch was never run: the run was stopped meanwhile
+        None => Err(budget
+            .stop_reason()
+            .unwrap_or_else(|| Error::new(kind, format!("{name}: a branch did not finish")))
+            .into()),
     }
 }
+
+/// Stack of a branch thread; deeper recursion continues on heap segments (`guard::deeper`).
+const BRANCH_STACK: usize = 8 * 1024 * 1024;
 
 fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);

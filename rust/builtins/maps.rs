@@ -59,6 +59,20 @@ fn update_path(
     let Some((k, rest)) = path.split_first() else {
         return f(it, root);
     };
+    // one level per path element: paths as long as the program likes must not overflow
+    it.charge(1)?;
+    crate::guard::deeper(|| update_level(fname, it, root, k, rest, allow_append, f))
+}
+
+fn update_level(
+    fname: &str,
+    it: &mut Interp,
+    root: Value,
+    k: &Value,
+    rest: &[Value],
+    allow_append: bool,
+    f: &mut dyn FnMut(&mut Interp, Value) -> EvalResult,
+) -> EvalResult {
     match root {
         Value::Nil => {
             let inner = update_path(fname, it, Value::Nil, rest, allow_append, f)?;

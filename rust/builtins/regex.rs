@@ -111,28 +111,24 @@ fn re_seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-seq", a)?;
     let mut out = Vec::new();
     for c in re.regex.captures_iter(s) {
-        out.push(match_value(&re.regex, &c));
-        if out.len() % 4096 == 0 {
-            it.check_coll_size(out.len())?;
-            it.check_time()?;
-        }
+        it.push_value(&mut out, match_value(&re.regex, &c))?;
     }
     Ok(Value::vector(out))
 }
 
-fn re_split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_split(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-split", a)?;
     let mut out = Vec::new();
     let mut last = 0;
     for c in re.regex.captures_iter(s) {
         let Some(m) = c.get(0) else { continue };
-        out.push(Value::str(&s[last..m.start()]));
+        it.push_value(&mut out, Value::str(&s[last..m.start()]))?;
         for g in c.iter().skip(1).flatten() {
-            out.push(Value::str(g.as_str()));
+            it.push_value(&mut out, Value::str(g.as_str()))?;
         }
         last = m.end();
     }
-    out.push(Value::str(&s[last..]));
+    it.push_value(&mut out, Value::str(&s[last..]))?;
     Ok(Value::vector(out))
 }
 

@@ -7,13 +7,17 @@ use super::coll::{chars, coll_len, each, entry, nth_of, rest_items, unordered};
 use super::{call1, call2, expect_callable, expect_int, type_error, Builtin, VARIADIC};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
+use crate::guard;
 use crate::value::{identical, natural_cmp, Value, ValueSet};
 
 /// The elements of an ordered collection (vector, string, nil); sets and maps are refused.
 pub(super) fn ordered_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
     Ok(match v {
         Value::Nil => Vec::new(),
-        Value::Vector(xs) => xs.to_vec(),
+        Value::Vector(xs) => {
+            crate::guard::reserve(crate::guard::values_bytes(xs.len()));
+            xs.to_vec()
+        }
         Value::Str(s) => chars(s).collect(),
         Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
         other => return Err(type_error(fname, "a vector or string", other)),
@@ -210,6 +214,8 @@ pub(super) fn sort_keyed(
     c: &Comparator,
 ) -> EvalResult<()> {
     it.charge(keyed.len())?;
+    // the merge sort's buffer (half the pairs) and the sorted output vector
+    it.reserve(guard::values_bytes(keyed.len()) * 2)?;
     let mut failure: Option<crate::eval::Flow> = None;
     keyed.sort_by(|x, y| {
         if failure.is_some() {
@@ -236,6 +242,7 @@ fn sort(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         (Comparator::Asc, &a[0])
     };
     let items = ordered_items("sort", coll)?;
+    it.reserve(guard::values_bytes(items.len()) * 2)?;
     let mut keyed: Vec<(Value, Value)> = items.into_iter().map(|x| (x, Value::Nil)).collect();
     sort_keyed(it, &mut keyed, &c)?;
     vec_of(keyed.into_iter().map(|(x, _)| x).collect())
@@ -302,6 +309,7 @@ fn sort_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => ordered_items("sort-by", other)?,
     };
+    it.reserve(guard::values_bytes(items.len()) * 2)?;
     let mut keyed = Vec::with_capacity(items.len());
     for x in items {
         keyed.push((key_of(it, &key, &x)?, x));

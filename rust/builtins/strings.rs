@@ -131,7 +131,7 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::string(out))
 }
 
-fn split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = s_arg("split", &a[0])?;
     let sep = match &a[1] {
         Value::Str(sep) => sep,
@@ -144,24 +144,32 @@ fn split(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => return Err(type_error("split", "a string separator", other).into()),
     };
-    let parts: Vec<Value> = if sep.is_empty() {
-        s.graphemes(true).map(Value::str).collect()
+    let mut parts = Vec::new();
+    if sep.is_empty() {
+        for g in s.graphemes(true) {
+            it.push_value(&mut parts, Value::str(g))?;
+        }
     } else {
-        s.split(sep.as_str()).map(Value::str).collect()
-    };
+        for p in s.split(sep.as_str()) {
+            it.push_value(&mut parts, Value::str(p))?;
+        }
+    }
     Ok(Value::vector(parts))
 }
 
-fn split_lines(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split_lines(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = s_arg("split-lines", &a[0])?;
-    let mut lines: Vec<&str> = s
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
-    while lines.last().is_some_and(|l| l.is_empty()) {
+    let mut lines = Vec::new();
+    for l in s.split('\n') {
+        it.push_value(&mut lines, Value::str(l.strip_suffix('\r').unwrap_or(l)))?;
+    }
+    while lines
+        .last()
+        .is_some_and(|l| matches!(l, Value::Str(x) if x.is_empty()))
+    {
         lines.pop();
     }
-    Ok(Value::vector(lines.into_iter().map(Value::str).collect()))
+    Ok(Value::vector(lines))
 }
 
 fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {

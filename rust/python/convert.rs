@@ -35,6 +35,8 @@ enum Seg {
 pub struct ConvError {
     path: Vec<Seg>,
     message: String,
+    /// An exception to raise as it is (Ctrl-C arrived during the conversion).
+    raise: Option<PyErr>,
 }
 
 impl ConvError {
@@ -42,6 +44,14 @@ impl ConvError {
         ConvError {
             path: Vec::new(),
             message: message.into(),
+            raise: None,
+        }
+    }
+    fn raise(e: PyErr) -> Self {
+        ConvError {
+            path: Vec::new(),
+            message: String::new(),
+            raise: Some(e),
         }
     }
     fn under(mut self, seg: Seg) -> Self {
@@ -49,6 +59,9 @@ impl ConvError {
         self
     }
     pub fn into_pyerr(self, root: &str) -> PyErr {
+        if let Some(e) = self.raise {
+            return e;
+        }
         let mut p = root.to_string();
         for seg in self.path.iter().rev() {
             match seg {
@@ -76,8 +89,16 @@ pub struct ToValue<'py> {
     keys: AHashSet<Str>,
     key_objects: AHashMap<usize, Value>,
     values: AHashSet<Str>,
+    /// Long strings already converted, by object: a list holding one big string many times
+    /// becomes many references to one core string, not many copies.
+    long_strings: AHashMap<usize, Str>,
     kw_type: Bound<'py, PyType>,
+    /// Objects converted so far, for the periodic Ctrl-C check.
+    seen: usize,
 }
+
+/// Strings at least this long are shared by identity when converted.
+const LONG_STRING: usize = 256;
 
 impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
@@ -85,8 +106,40 @@ impl<'py> ToValue<'py> {
             keys: AHashSet::new(),
             key_objects: AHashMap::new(),
             values: AHashSet::new(),
+            long_strings: AHashMap::new(),
             kw_type: keyword_type(py)?.clone(),
+            seen: 0,
         })
+    }
+
+    /// A string value: short ones interned by text, long ones shared by object identity.
+    /// The input holds every object alive for the whole conversion, so pointers are stable.
+    fn string_value(&mut self, s: &Bound<'py, PyString>) -> Result<Value, ConvError> {
+        let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+        if text.len() < LONG_STRING {
+            return Ok(Value::Str(self.short_string(text)));
+        }
+        let ptr = s.as_ptr() as usize;
+        if let Some(k) = self.long_strings.get(&ptr) {
+            return Ok(Value::Str(k.clone()));
+        }
+        crate::guard::reserve(text.len());
+        let k = Str::from(text);
+        self.long_strings.insert(ptr, k.clone());
+        Ok(Value::Str(k))
+    }
+
+    /// Every 64K objects: Ctrl-C (the GIL is held, so Python's handler can run) and the run's
+    /// budget when converting inside a run (a tool's result).
+    #[inline]
+    fn tick(&mut self, py: Python<'py>, n: usize) -> Result<(), ConvError> {
+        crate::guard::charge(n);
+        self.seen += n;
+        if self.seen >= 1 << 16 {
+            self.seen = 0;
+            py.check_signals().map_err(ConvError::raise)?;
+        }
+        Ok(())
     }
 
     /// Short strings (categories, ids, statuses) repeat across records: sharing one allocation
@@ -134,8 +187,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Nil);
         }
         if let Ok(s) = obj.cast_exact::<PyString>() {
-            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
-            return Ok(Value::Str(self.short_string(text)));
+            return self.string_value(s);
         }
         if let Ok(d) = obj.cast_exact::<PyDict>() {
             return self.dict(d, depth);
@@ -162,6 +214,8 @@ impl<'py> ToValue<'py> {
         iter: impl Iterator<Item = Bound<'py, PyAny>>,
         depth: usize,
     ) -> Result<Value, ConvError> {
+        self.tick(self.kw_type.py(), len)?;
+        crate::guard::reserve(crate::guard::values_bytes(len));
         let mut out = Vec::with_capacity(len);
         for (i, item) in iter.enumerate() {
             out.push(
@@ -181,9 +235,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Keyword(self.intern(&s)));
         }
         if let Ok(s) = obj.cast::<PyString>() {
-            return Ok(Value::Str(Str::from(
-                s.to_str().map_err(|e| ConvError::new(e.to_string()))?,
-            )));
+            return self.string_value(s);
         }
         if obj.is_instance_of::<PyBool>() {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
@@ -208,6 +260,7 @@ impl<'py> ToValue<'py> {
             let iter = obj.try_iter().map_err(|e| ConvError::new(e.to_string()))?;
             for item in iter {
                 let item = item.map_err(|e| ConvError::new(e.to_string()))?;
+                self.tick(obj.py(), 1)?;
                 out.insert(self.value(&item, depth + 1)?);
             }
             return Ok(Value::set(out));
@@ -223,8 +276,11 @@ impl<'py> ToValue<'py> {
     }
 
     fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Result<Value, ConvError> {
-        let mut m = ValueMap::with_capacity_and_hasher(d.len(), Default::default());
-        for (k, v) in d.iter() {
+        let len = d.len();
+        self.tick(d.py(), len)?;
+        crate::guard::reserve(crate::guard::values_bytes(len).saturating_mul(3));
+        let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
+        dict_items(d, |k, v| {
             let key = self.key(&k, depth)?;
             let val = self.value(&v, depth + 1).map_err(|e| {
                 let seg = match &key {
@@ -234,7 +290,8 @@ impl<'py> ToValue<'py> {
                 e.under(seg)
             })?;
             m.insert(key, val);
-        }
+            Ok(())
+        })?;
         Ok(Value::map(m))
     }
 
@@ -264,23 +321,89 @@ impl<'py> ToValue<'py> {
     }
 }
 
+/// Walks a dict's items without PyO3's iterator, which panics when Python code that runs
+/// during the walk (a key's `__hash__`, a value's `__iter__`) changes the dict.
+fn dict_items<'py>(
+    d: &Bound<'py, PyDict>,
+    mut f: impl FnMut(Bound<'py, PyAny>, Bound<'py, PyAny>) -> Result<(), ConvError>,
+) -> Result<(), ConvError> {
+    let py = d.py();
+    let len = d.len();
+    let mut pos: pyo3::ffi::Py_ssize_t = 0;
+    loop {
+        if d.len() != len {
+            return Err(ConvError::new(
+                "the dict changed size while it was being converted",
+            ));
+        }
+        let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+        let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: the GIL is held and `d` is a live dict; PyDict_Next hands out borrowed
+        // references, which are turned into owned ones at once.
+        let more = unsafe { pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) };
+        if more == 0 {
+            return Ok(());
+        }
+        // SAFETY: PyDict_Next returned non-null borrowed references.
+        let (k, v) = unsafe {
+            (
+                Bound::from_borrowed_ptr(py, k),
+                Bound::from_borrowed_ptr(py, v),
+            )
+        };
+        f(k, v)?;
+    }
+}
+
+/// Digits shown of an integer that does not fit (Python refuses to print more than 4,300).
 fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
     match obj.extract::<i64>() {
         Ok(i) => Ok(Value::Int(i)),
         Err(_) => Err(ConvError::new(format!(
             "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
-            obj.str().map(|s| s.to_string()).unwrap_or_default()
+            big_int_text(obj)
         ))),
     }
 }
 
+/// The integer itself when it is short enough to read, else its sign, first digits and length.
+pub fn big_int_text(obj: &Bound<'_, PyAny>) -> String {
+    if let Ok(s) = obj.str() {
+        let s = s.to_string();
+        if s.len() <= 100 {
+            return s;
+        }
+        let digits = s.trim_start_matches('-').len();
+        return format!("{}... ({digits} digits)", &s[..40]);
+    }
+    // longer than Python's int-to-text limit: say how long it is
+    let bits: u64 = obj
+        .call_method0("bit_length")
+        .and_then(|b| b.extract())
+        .unwrap_or(0);
+    let digits = (bits as f64 * std::f64::consts::LOG10_2).floor() as u64 + 1;
+    let sign = if obj.lt(0).unwrap_or(false) { "-" } else { "" };
+    format!("{sign}of about {digits} digits")
+}
+
 /// Converts core values to Python, caching keyword objects.
+///
+/// Conversion is part of a run: it charges the run's budget per element and for the memory
+/// the Python objects take (estimated), so a value built from shared parts (`[x x]` doubled
+/// sixty times) ends in a limit error instead of exhausting the machine. Long strings are
+/// shared: a vector holding one big string many times becomes a list of one Python string.
 pub struct ToPy<'py> {
     py: Python<'py>,
     depth: usize,
     kw_type: Bound<'py, PyType>,
     keywords: AHashMap<Str, Py<PyAny>>,
+    long_strings: AHashMap<usize, Py<PyAny>>,
 }
+
+/// Approximate sizes of CPython objects, for the memory a conversion charges.
+const PY_OBJECT: usize = 32;
+const PY_LIST: usize = 56;
+const PY_DICT_ENTRY: usize = 48;
 
 impl<'py> ToPy<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
@@ -289,7 +412,23 @@ impl<'py> ToPy<'py> {
             depth: 0,
             kw_type: keyword_type(py)?.clone(),
             keywords: AHashMap::new(),
+            long_strings: AHashMap::new(),
         })
+    }
+
+    fn string(&mut self, s: &Str) -> Bound<'py, PyAny> {
+        if s.len() < LONG_STRING {
+            crate::guard::charge_bytes(PY_OBJECT + s.len());
+            return PyString::new(self.py, s).into_any();
+        }
+        let key = s.as_ptr() as usize;
+        if let Some(o) = self.long_strings.get(&key) {
+            return o.bind(self.py).clone();
+        }
+        crate::guard::charge_bytes(PY_OBJECT + s.len());
+        let o = PyString::new(self.py, s).into_any();
+        self.long_strings.insert(key, o.clone().unbind());
+        o
     }
 
     fn keyword(&mut self, k: &Str) -> PyResult<Bound<'py, PyAny>> {
@@ -317,13 +456,17 @@ impl<'py> ToPy<'py> {
             )));
         }
         self.depth += 1;
-        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        if let Some(n) = v.coll_len() {
+            crate::guard::charge(n);
+            crate::guard::charge_bytes(PY_LIST + n * PY_DICT_ENTRY);
+        }
+        let r = crate::guard::deeper(|| {
             Ok(match v {
                 Value::Nil => py.None().into_bound(py),
                 Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
                 Value::Int(i) => i.into_pyobject(py)?.into_any(),
                 Value::Float(f) => PyFloat::new(py, *f).into_any(),
-                Value::Str(s) => PyString::new(py, s).into_any(),
+                Value::Str(s) => self.string(s),
                 Value::Keyword(k) => self.keyword(k)?,
                 Value::Vector(xs) => {
                     if hashable {
@@ -379,10 +522,12 @@ impl<'py> ToPy<'py> {
                     }
                 }
                 Value::Date(days) => {
+                    check_python_year(v)?;
                     let date = DATE_TYPE.import(py, "datetime", "date")?;
                     date.call_method1("fromordinal", (*days as i64 + 719_163,))?
                 }
                 Value::DateTime(ms) => {
+                    check_python_year(v)?;
                     let dt = DATETIME_TYPE.import(py, "datetime", "datetime")?;
                     let utc = UTC.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
                         Ok(py
@@ -402,4 +547,22 @@ impl<'py> ToPy<'py> {
         self.depth -= 1;
         r
     }
+}
+
+/// Python's dates run from year 1 to 9999; the language's are wider.
+fn check_python_year(v: &Value) -> PyResult<()> {
+    let days = match v {
+        Value::Date(d) => *d as i64,
+        Value::DateTime(ms) => ms.div_euclid(86_400_000),
+        _ => return Ok(()),
+    };
+    let (year, _, _) = crate::format::civil_from_days(days);
+    if (1..=9999).contains(&year) {
+        return Ok(());
+    }
+    let text = crate::format::to_clojure(v, None, None).0;
+    Err(pyo3::exceptions::PyValueError::new_err(format!(
+        "the {} {text} cannot be converted to Python, whose dates run from year 1 to 9999",
+        v.kind_name()
+    )))
 }

@@ -1,13 +1,17 @@
 //! Host tools implemented by Python callables. The interpreter runs with the GIL released;
-//! each tool call attaches, converts the arguments, calls, and converts the result back.
+//! each tool call attaches, converts the arguments, calls, and converts the result back, on the
+//! thread that evaluates the run (see `workers` for why that is not the caller's thread).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::convert::{ToPy, ToValue};
-use crate::eval::{Host, ToolFailure};
+use crate::eval::{Host, ToolCtx, ToolFailure};
+use crate::guard::{interrupted_error, Poll};
 use crate::value::Value;
 
 pub struct PyHost {
@@ -31,7 +35,11 @@ impl PyHost {
         self.tools.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    fn find(&self, name: &str) -> Option<&Py<PyAny>> {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn find(&self, name: &str) -> Option<&Py<PyAny>> {
         self.tools.iter().find(|(n, _)| n == name).map(|(_, f)| f)
     }
 }
@@ -100,58 +108,219 @@ fn describe_exception(py: Python<'_>, e: &PyErr) -> String {
     }
 }
 
-impl Host for PyHost {
+/// The host of one run: the Session's tools, called inline on the thread that evaluates the
+/// run, plus what the run must hand back to Python when it ends — an exception that is not an
+/// `Exception` (KeyboardInterrupt, SystemExit, ...) raised by a tool or by Python's signal
+/// handler — and a log of the calls, from which the caller reports the calls of a run it had
+/// to abandon (deadline, cancel or Ctrl-C while a tool was blocked).
+pub struct RunHost {
+    tools: Arc<PyHost>,
+    session: usize,
+    /// The thread that called `Session.run`, if it is Python's main thread: only there can
+    /// Ctrl-C be noticed.
+    main: Option<std::thread::ThreadId>,
+    pending: Mutex<Option<PyErr>>,
+    log: Mutex<Vec<CallLog>>,
+}
+
+/// One tool call as the caller may need to report it.
+pub struct CallLog {
+    pub name: String,
+    pub args: Vec<Value>,
+    pub started: Instant,
+    /// `None` while the call runs.
+    pub outcome: Option<Result<Value, String>>,
+}
+
+thread_local! {
+    /// The Session whose tool this thread is running now (0: none).
+    static IN_TOOL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is running a tool of the Session `session` (whose run is in progress):
+/// a run started there is nested in that run.
+pub fn in_tool(session: usize) -> bool {
+    IN_TOOL.with(|c| c.get()) == session
+}
+
+impl RunHost {
+    pub fn new(tools: Arc<PyHost>, session: usize) -> Self {
+        RunHost {
+            tools,
+            session,
+            main: is_main_thread().then(|| std::thread::current().id()),
+            pending: Mutex::new(None),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The exception to raise instead of returning a result, if any.
+    pub fn take_pending(&self) -> Option<PyErr> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    pub fn set_pending(&self, e: PyErr) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
+
+    /// Runs Python's signal handlers (the GIL is taken for it); true when one raised, the
+    /// exception then pending.
+    pub fn check_signals(&self) -> bool {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                self.set_pending(e);
+                true
+            }
+        }
+    }
+
+    pub fn called_from_main(&self) -> bool {
+        self.main.is_some()
+    }
+
+    /// The calls made so far, for a run that was abandoned.
+    pub fn take_log(&self) -> Vec<CallLog> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn log_start(&self, name: &str, args: &[Value]) -> usize {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.push(CallLog {
+            name: name.to_string(),
+            args: args.to_vec(),
+            started: Instant::now(),
+            outcome: None,
+        });
+        log.len() - 1
+    }
+
+    fn log_end(&self, i: usize, outcome: Result<Value, String>) {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = log.get_mut(i) {
+            entry.outcome = Some(outcome);
+        }
+    }
+
+    fn call(
+        &self,
+        py: Python<'_>,
+        f: &Py<PyAny>,
+        args: &[Value],
+        ctx: &ToolCtx<'_>,
+    ) -> Result<Value, ToolFailure> {
+        let fail = |e: PyErr| ToolFailure::Failed(describe_exception(py, &e));
+        let mut conv = ToPy::new(py).map_err(fail)?;
+        let positional = PyList::empty(py);
+        for a in args {
+            positional
+                .append(conv.convert(a).map_err(fail)?)
+                .map_err(fail)?;
+        }
+        let named = match named_args(args) {
+            Some(pairs) => {
+                let d = PyDict::new(py);
+                for (k, v) in &pairs {
+                    d.set_item(
+                        named_key(&mut conv, k).map_err(fail)?,
+                        named_value(&mut conv, py, v).map_err(fail)?,
+                    )
+                    .map_err(fail)?;
+                }
+                d.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        let outer = IN_TOOL.with(|c| c.replace(self.session));
+        let result = f.bind(py).call1((positional, named));
+        IN_TOOL.with(|c| c.set(outer));
+        let result = match result {
+            Ok(r) => r,
+            Err(e) if !e.is_instance_of::<PyException>(py) => {
+                // KeyboardInterrupt, SystemExit, ...: not the tool's failure but the host's
+                // decision; the run ends and `run()` raises it
+                self.set_pending(e);
+                return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
+            }
+            Err(e) => return Err(fail(e)),
+        };
+        let mut back = ToValue::new(py).map_err(fail)?;
+        back.convert(&result).map_err(|e| {
+            let err = e.into_pyerr("result");
+            if !err.is_instance_of::<PyException>(py) {
+                // Ctrl-C while a large result was being converted
+                self.set_pending(err);
+                return ToolFailure::Stopped(ctx.budget.stop(interrupted_error()));
+            }
+            ToolFailure::Failed(format!(
+                "returned a value that cannot be used: {}",
+                describe_exception(py, &err)
+            ))
+        })
+    }
+}
+
+/// Whether the current thread is Python's main thread (the one signal handlers run on).
+pub fn is_main_thread() -> bool {
+    // SAFETY: pthread_self has no preconditions.
+    let me = unsafe { libc::pthread_self() } as u64;
+    MAIN_THREAD.get().is_some_and(|m| *m == me)
+}
+
+/// `threading.main_thread().ident`, recorded when the module is imported.
+pub static MAIN_THREAD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+impl Poll for RunHost {
+    fn interrupted(&self) -> bool {
+        // Python's C-level handler only set a flag; run the Python-level handler now, which
+        // raises KeyboardInterrupt (or whatever the program installed)
+        self.check_signals()
+    }
+    fn here(&self) -> bool {
+        self.main == Some(std::thread::current().id())
+    }
+}
+
+impl Host for RunHost {
+    fn thread_scope(&self, work: &mut (dyn FnMut() + Send)) {
+        // one Python thread state for the branch's whole life, not one per tool call
+        Python::attach(|py| py.detach(work))
+    }
+
     fn has_tool(&self, name: &str) -> bool {
-        self.find(name).is_some()
+        self.tools.find(name).is_some()
     }
 
     fn tool_names(&self) -> Vec<String> {
-        self.names()
+        self.tools.names()
     }
 
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value, ToolFailure> {
-        let Some(f) = self.find(name) else {
-            return Err(ToolFailure {
-                message: format!("no tool {name}"),
-            });
+    fn call_tool(
+        &self,
+        name: &str,
+        args: &[Value],
+        ctx: &ToolCtx<'_>,
+    ) -> Result<Value, ToolFailure> {
+        let Some(f) = self.tools.find(name) else {
+            return Err(ToolFailure::failed(format!("no tool {name}")));
         };
-        Python::attach(|py| {
-            let fail = |e: PyErr| ToolFailure {
-                message: describe_exception(py, &e),
-            };
-            let mut conv = ToPy::new(py).map_err(fail)?;
-            let positional = PyList::empty(py);
-            for a in args {
-                positional
-                    .append(conv.convert(a).map_err(fail)?)
-                    .map_err(fail)?;
-            }
-            let named = match named_args(args) {
-                Some(pairs) => {
-                    let d = PyDict::new(py);
-                    for (k, v) in &pairs {
-                        d.set_item(
-                            named_key(&mut conv, k).map_err(fail)?,
-                            named_value(&mut conv, py, v).map_err(fail)?,
-                        )
-                        .map_err(fail)?;
-                    }
-                    d.into_any()
-                }
-                None => py.None().into_bound(py),
-            };
-            let result = f.bind(py).call1((positional, named)).map_err(fail)?;
-            let mut back = ToValue::new(py).map_err(fail)?;
-            back.convert(&result).map_err(|e| {
-                let err = e.into_pyerr("result");
-                ToolFailure {
-                    message: format!(
-                        "returned a value that cannot be used: {}",
-                        describe_exception(py, &err)
-                    ),
-                }
-            })
-        })
+        let i = self.log_start(name, args);
+        let r = Python::attach(|py| self.call(py, f, args, ctx));
+        self.log_end(
+            i,
+            match &r {
+                Ok(v) => Ok(v.clone()),
+                Err(ToolFailure::Failed(m)) => Err(m.clone()),
+                Err(ToolFailure::Stopped(e)) => Err(e.message.clone()),
+            },
+        );
+        r
     }
 }
 
@@ -166,7 +335,7 @@ impl Host for PanicHost {
         vec!["__panic__".into()]
     }
     #[allow(clippy::panic)]
-    fn call_tool(&self, _: &str, _: &[Value]) -> Result<Value, ToolFailure> {
+    fn call_tool(&self, _: &str, _: &[Value], _: &ToolCtx<'_>) -> Result<Value, ToolFailure> {
         panic!("deliberate panic for tests")
     }
 }

@@ -5,24 +5,130 @@
 mod convert;
 mod host;
 mod printable;
+mod workers;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::eval::UserNs;
 use crate::format::{print, PrintOpts};
+use crate::guard::{self, Budget, CancelFlag, NeverInterrupted};
 use crate::limits::Limits;
-use crate::session::{commit, run_source, Outcome, RunResult, SessionState};
+use crate::session::{commit, run_in, run_source, Outcome, RunResult, SessionState};
 use crate::value::Value;
 
 #[allow(unused_imports)]
 use crate::value::Str;
 use convert::{ToPy, ToValue};
-use host::PyHost;
+use host::{PyHost, RunHost};
+
+// ---- exceptions and the panic boundary ----
+
+static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    ERRORS_MODULE
+        .get_or_try_init(py, || Ok(py.import("ptc.errors")?.unbind()))
+        .map(|m| m.bind(py))
+}
+
+/// The Python exception for a core error (`ptc.errors.error_from_core`).
+fn lisp_error(py: Python<'_>, e: &Error) -> PyErr {
+    let made = errors_module(py).and_then(|m| {
+        let exc = m
+            .getattr("error_from_core")?
+            .call1((error_tuple(py, e)?,))?;
+        Ok(PyErr::from_value(exc))
+    });
+    made.unwrap_or_else(|err| err)
+}
+
+/// `ptc.Cancelled`: the run was stopped by `Session.cancel()`.
+fn cancelled(py: Python<'_>) -> PyErr {
+    let made = errors_module(py).and_then(|m| {
+        let cls = m.getattr("Cancelled")?;
+        let cls = cls.cast::<PyType>()?;
+        Ok(PyErr::from_type(cls.clone(), "the run was cancelled"))
+    });
+    made.unwrap_or_else(|err| err)
+}
+
+/// Runs an entry point so that no Rust panic reaches Python as a `PanicException` (a
+/// `BaseException` that `except Exception` would miss): it becomes `ptc.InternalError`.
+fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(lisp_error(py, &guard::panic_error(&payload))),
+    }
+}
+
+/// Runs `f` (which converts values for Python) within `budget`: its time, fuel and memory
+/// count toward the run, and a spent budget ends it with the limit error instead of a hang.
+fn convert_within<T>(
+    budget: &Budget,
+    f: impl FnOnce() -> PyResult<T>,
+) -> Result<PyResult<T>, Error> {
+    guard::with_budget(budget, || guard::catch(budget, f))
+}
+
+/// One run of a Session at a time. Waiting happens with the GIL released; Ctrl-C while
+/// waiting on the main thread raises as usual.
+#[derive(Default)]
+struct RunGate {
+    busy: Mutex<bool>,
+    free: Condvar,
+}
+
+struct GateGuard<'g>(&'g RunGate);
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.busy.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        self.0.free.notify_one();
+    }
+}
+
+impl RunGate {
+    /// Waits for the Session to be free; `None` when `cancel` was set while waiting.
+    fn enter(&self, py: Python<'_>, cancel: &AtomicBool) -> PyResult<Option<GateGuard<'_>>> {
+        {
+            let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+            if !*busy {
+                *busy = true;
+                return Ok(Some(GateGuard(self)));
+            }
+        }
+        let main = host::is_main_thread();
+        py.detach(|| {
+            let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+            while *busy {
+                busy = self
+                    .free
+                    .wait_timeout(busy, Duration::from_millis(20))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                if cancel.load(Relaxed) {
+                    return Ok(None);
+                }
+                if main && *busy {
+                    drop(busy);
+                    Python::attach(|py| py.check_signals())?;
+                    busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+                }
+            }
+            *busy = true;
+            Ok(Some(GateGuard(self)))
+        })
+    }
+}
 
 fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> {
     let mut l = base;
@@ -35,6 +141,14 @@ fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> 
         let n: u64 = v.extract().map_err(|_| {
             PyValueError::new_err(format!("limit {key} must be a non-negative integer"))
         })?;
+        if let Some(cap) = crate::limits::cap(&key) {
+            if n > cap.max {
+                return Err(PyValueError::new_err(format!(
+                    "limit {key} may be at most {}: {}",
+                    cap.max, cap.why
+                )));
+            }
+        }
         let nz = usize::try_from(n).unwrap_or(usize::MAX);
         match key.as_str() {
             "fuel" => l.fuel = n,
@@ -106,17 +220,24 @@ fn describe_tuple<'py>(
     (v.type_label(), s, truncated).into_pyobject(py)
 }
 
+/// `pending` holds return types a run recorded that are not committed yet (they are applied to
+/// the functions only when the run commits).
 fn definition_tuple<'py>(
     py: Python<'py>,
     name: &str,
     v: &Value,
     doc: Option<&str>,
+    pending: &[(Arc<crate::value::Closure>, crate::value::TypeTag)],
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (kind, params, ret) = match v {
         Value::Closure(c) => (
             "function",
             Some(c.lambda.param_names.clone()),
-            c.return_label(),
+            pending
+                .iter()
+                .find(|(p, _)| Arc::ptr_eq(p, c))
+                .map(|(_, tag)| tag.label())
+                .or_else(|| c.return_label()),
         ),
         Value::Builtin(_) | Value::Native(_) | Value::Tool(_) => ("function", None, None),
         _ => ("value", None, None),
@@ -130,6 +251,11 @@ pub struct CoreSession {
     state: Mutex<SessionState>,
     host: Arc<PyHost>,
     limits: Limits,
+    /// Runs of this Session happen one at a time (a run from inside one of its own tools is
+    /// the exception: it runs nested, and both commit only the names they defined).
+    gate: RunGate,
+    /// Cancel flags of the runs in progress (nested runs included), for `cancel()`.
+    running: Mutex<Vec<CancelFlag>>,
 }
 
 impl CoreSession {
@@ -137,96 +263,17 @@ impl CoreSession {
         // A poisoned lock only means a panic was caught while it was held; the state is still valid.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
 
-/// A tool argument or result too deep for Python is recorded as its (truncated) printed text.
-fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    match conv.convert(v) {
-        Ok(o) => Ok(o),
-        Err(_) => {
-            let (text, _) = crate::format::to_clojure(v, Some(10), Some(200));
-            Ok(pyo3::types::PyString::new(conv.py(), &text).into_any())
-        }
+    fn id(&self) -> usize {
+        self as *const CoreSession as usize
     }
-}
 
-fn run_result_tuple<'py>(
-    py: Python<'py>,
-    r: &RunResult,
-    ns: &UserNs,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let mut conv = ToPy::new(py)?;
-    let outcome = match r.outcome {
-        Outcome::Value => "value",
-        Outcome::Return => "return",
-        Outcome::Fail => "fail",
-        Outcome::Error => "error",
-    };
-    let (outcome, value, error) = match conv.convert(&r.value) {
-        Ok(v) => {
-            let error = match &r.error {
-                Some(e) => error_tuple(py, e)?.into_any(),
-                None => py.None().into_bound(py),
-            };
-            (outcome, v, error)
-        }
-        // A result too deep for Python is reported as the run's error, not raised.
-        Err(e) => {
-            let err = Error::exec(e.value(py).to_string())
-                .with_hint("return a flatter value, e.g. (flatten v) or a summary");
-            (
-                "error",
-                py.None().into_bound(py),
-                error_tuple(py, &err)?.into_any(),
-            )
-        }
-    };
-    let prints = PyList::new(py, &r.prints)?;
-    let calls = PyList::empty(py);
-    for c in &r.tool_calls {
-        let args = PyList::empty(py);
-        for a in &c.args {
-            args.append(convert_or_text(&mut conv, a)?)?;
-        }
-        let result = match &c.result {
-            Some(v) => convert_or_text(&mut conv, v)?,
-            None => py.None().into_bound(py),
-        };
-        calls.append(
-            (
-                c.name.as_str(),
-                args,
-                result,
-                c.error.clone(),
-                c.duration.as_secs_f64() * 1000.0,
-            )
-                .into_pyobject(py)?,
-        )?;
+    /// A budget for converting one of this Session's values outside a run (`get`).
+    fn convert_budget(&self) -> Budget {
+        Budget::new(self.limits, Arc::new(NeverInterrupted), None)
     }
-    let defined = PyList::empty(py);
-    for name in &r.defined {
-        if let Some(d) = ns.get(name) {
-            defined.append(definition_tuple(py, name, &d.value, d.doc.as_deref())?)?;
-        }
-    }
-    (
-        outcome,
-        value,
-        error,
-        prints,
-        calls,
-        defined,
-        r.duration.as_secs_f64() * 1000.0,
-        r.steps,
-    )
-        .into_pyobject(py)
-}
 
-#[pymethods]
-impl CoreSession {
-    #[new]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None))]
-    fn new(
+    fn create(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyDict>>,
@@ -277,7 +324,352 @@ impl CoreSession {
             state: Mutex::new(SessionState::new(data_value)),
             host: Arc::new(host),
             limits: limits_from(Limits::default(), limits)?,
+            gate: RunGate::default(),
+            running: Mutex::new(Vec::new()),
         })
+    }
+
+    fn run_inner<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        limits: Limits,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let cancel: CancelFlag = Arc::new(AtomicBool::new(false));
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cancel.clone());
+        struct Unregister<'s>(&'s CoreSession, CancelFlag);
+        impl Drop for Unregister<'_> {
+            fn drop(&mut self) {
+                let mut running = self.0.running.lock().unwrap_or_else(|p| p.into_inner());
+                running.retain(|c| !Arc::ptr_eq(c, &self.1));
+            }
+        }
+        let _unregister = Unregister(self, cancel.clone());
+        let nested = host::in_tool(self.id());
+        let _gate = if nested {
+            None
+        } else {
+            match self.gate.enter(py, &cancel)? {
+                Some(g) => Some(g),
+                None => return Err(cancelled(py)),
+            }
+        };
+
+        let snapshot = self.lock().clone();
+        let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
+        let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
+        let finished = if self.host.is_empty() {
+            // nothing can block outside the evaluator's own checks: run on this thread
+            let r = py.detach(|| run_in(source, &snapshot, host.as_ref(), &budget));
+            drop(snapshot); // so the commit updates the namespace in place
+            Some(r)
+        } else {
+            self.run_on_worker(py, source, snapshot, &host, &budget, &cancel)?
+        };
+        // the host's own exceptions (Ctrl-C, SystemExit from a tool) and cancellation are not
+        // program errors: they propagate, and the Session stays as it was
+        if let Some(e) = host.take_pending() {
+            return Err(e);
+        }
+        let user_cancelled = cancel.load(Relaxed);
+        let Some((result, ns)) = finished else {
+            if user_cancelled {
+                return Err(cancelled(py));
+            }
+            return self.abandoned_result_tuple(py, &host, &budget);
+        };
+        if user_cancelled
+            && result
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+        {
+            return Err(cancelled(py));
+        }
+        let view_ns = ns.clone().unwrap_or_default();
+        // the result converts within the run's budget; a run that already ended on a limit
+        // has its records converted within the Session's limits instead
+        let fresh;
+        let conversion_budget = if budget.stop_reason().is_some() {
+            fresh = self.convert_budget();
+            &fresh
+        } else {
+            budget.as_ref()
+        };
+        let converted = convert_within(conversion_budget, || {
+            run_result_tuple(py, &result, &view_ns)
+        });
+        if let Some(e) = host.take_pending() {
+            return Err(e);
+        }
+        match converted {
+            Ok(Ok((t, true))) => {
+                commit(&mut self.lock(), &result, ns);
+                Ok(t)
+            }
+            Ok(Ok((t, false))) => Ok(t),
+            Ok(Err(e)) => Err(e),
+            Err(e) if e.kind == ErrorKind::Cancelled && cancel.load(Relaxed) => Err(cancelled(py)),
+            Err(e) => limit_result_tuple(py, &result, &e),
+        }
+    }
+
+    /// Evaluates the run on a worker thread (its tools are called there) while this thread
+    /// waits, so that the deadline, `cancel()` and Ctrl-C end the wait even when a tool blocks.
+    /// `None`: the run was abandoned (the worker finishes in the background; nothing it does
+    /// is committed).
+    fn run_on_worker(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        snapshot: SessionState,
+        host: &Arc<RunHost>,
+        budget: &Arc<Budget>,
+        cancel: &CancelFlag,
+    ) -> PyResult<Option<RunOutput>> {
+        let done: Arc<workers::Handoff<RunOutput>> = Arc::default();
+        let job = {
+            let src = source.to_string();
+            let (host, budget, done) = (host.clone(), budget.clone(), done.clone());
+            Box::new(move || {
+                // attached once around the whole run, so the Python thread state the tool
+                // calls need is made once, not per call
+                let r = Python::attach(|py| {
+                    py.detach(|| run_in(&src, &snapshot, host.as_ref(), &budget))
+                });
+                done.put(r);
+            })
+        };
+        workers::spawn(job).map_err(|e| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "could not start a thread for the run: {e}"
+            ))
+        })?;
+        let main = host.called_from_main();
+        Ok(py.detach(|| loop {
+            if let Some(r) = done.take_within(WAIT_STEP) {
+                return Some(r);
+            }
+            if main && host.check_signals() {
+                budget.stop(guard::interrupted_error());
+                return None;
+            }
+            // the run stops at its next check by itself, unless a tool blocks it
+            let stop = if cancel.load(Relaxed) {
+                Some(guard::cancelled_error())
+            } else if Instant::now() >= budget.deadline {
+                Some(guard::timeout_error(budget.limits.timeout_ms))
+            } else {
+                None
+            };
+            if let Some(e) = stop {
+                if let Some(r) = done.take_within(STOP_GRACE) {
+                    return Some(r);
+                }
+                budget.stop(e);
+                return None;
+            }
+        }))
+    }
+
+    /// The result of a run abandoned at its deadline: the timeout, and the tool calls made so
+    /// far (the one still running marked abandoned).
+    fn abandoned_result_tuple<'py>(
+        &self,
+        py: Python<'py>,
+        host: &RunHost,
+        budget: &Budget,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let error = budget
+            .stop_reason()
+            .unwrap_or_else(|| guard::timeout_error(budget.limits.timeout_ms));
+        let log = host.take_log();
+        let conversion = self.convert_budget();
+        let calls = convert_within(&conversion, || {
+            let mut conv = ToPy::new(py)?;
+            let calls = PyList::empty(py);
+            for c in &log {
+                let args = PyList::empty(py);
+                for a in &c.args {
+                    args.append(convert_or_text(&mut conv, a)?)?;
+                }
+                let (result, err) = match &c.outcome {
+                    Some(Ok(v)) => (convert_or_text(&mut conv, v)?, None),
+                    Some(Err(m)) => (py.None().into_bound(py), Some(m.clone())),
+                    None => (
+                        py.None().into_bound(py),
+                        Some(format!("abandoned: {}", error.message)),
+                    ),
+                };
+                let duration = c.started.elapsed().as_secs_f64() * 1000.0;
+                calls.append((
+                    c.name.as_str(),
+                    args,
+                    result,
+                    err,
+                    duration,
+                    c.outcome.is_none(),
+                ))?;
+            }
+            Ok(calls)
+        })
+        .unwrap_or_else(|e| Err(lisp_error(py, &e)))?;
+        (
+            "error",
+            py.None(),
+            error_tuple(py, &error)?,
+            PyList::empty(py),
+            calls,
+            PyList::empty(py),
+            budget.started.elapsed().as_secs_f64() * 1000.0,
+            budget.fuel_used(),
+        )
+            .into_pyobject(py)
+    }
+}
+
+/// What a run hands back: its result and the namespace to commit.
+type RunOutput = (RunResult, Option<UserNs>);
+
+/// How often the thread waiting for a run looks at Ctrl-C, `cancel()` and the deadline.
+const WAIT_STEP: Duration = Duration::from_millis(10);
+/// How long it then gives the run to stop by itself (with its own records) before abandoning it.
+const STOP_GRACE: Duration = Duration::from_millis(20);
+
+/// A tool argument or result too deep for Python is recorded as its (truncated) printed text.
+fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    match conv.convert(v) {
+        Ok(o) => Ok(o),
+        Err(_) => {
+            let (text, _) = crate::format::to_clojure(v, Some(10), Some(200));
+            Ok(pyo3::types::PyString::new(conv.py(), &text).into_any())
+        }
+    }
+}
+
+/// The result tuple `ptc.Result` wraps, and whether the value converted (a value that cannot be
+/// converted turns the run into an error, so the run must not be committed).
+fn run_result_tuple<'py>(
+    py: Python<'py>,
+    r: &RunResult,
+    ns: &UserNs,
+) -> PyResult<(Bound<'py, PyTuple>, bool)> {
+    let mut conv = ToPy::new(py)?;
+    let outcome = match r.outcome {
+        Outcome::Value => "value",
+        Outcome::Return => "return",
+        Outcome::Fail => "fail",
+        Outcome::Error => "error",
+    };
+    let (outcome, value, error) = match conv.convert(&r.value) {
+        Ok(v) => {
+            let error = match &r.error {
+                Some(e) => error_tuple(py, e)?.into_any(),
+                None => py.None().into_bound(py),
+            };
+            (outcome, v, error)
+        }
+        // A result Python cannot hold is reported as the run's error, not raised.
+        Err(e) => {
+            if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                return Err(e); // Ctrl-C during the conversion
+            }
+            let err = Error::exec(e.value(py).to_string())
+                .with_hint("return a flatter value, e.g. (flatten v) or a summary");
+            (
+                "error",
+                py.None().into_bound(py),
+                error_tuple(py, &err)?.into_any(),
+            )
+        }
+    };
+    let converted = outcome != "error" || r.outcome == Outcome::Error;
+    let prints = PyList::new(py, &r.prints)?;
+    let calls = PyList::empty(py);
+    for c in &r.tool_calls {
+        let args = PyList::empty(py);
+        for a in &c.args {
+            args.append(convert_or_text(&mut conv, a)?)?;
+        }
+        let result = match &c.result {
+            Some(v) => convert_or_text(&mut conv, v)?,
+            None => py.None().into_bound(py),
+        };
+        calls.append(
+            (
+                c.name.as_str(),
+                args,
+                result,
+                c.error.clone(),
+                c.duration.as_secs_f64() * 1000.0,
+                c.abandoned,
+            )
+                .into_pyobject(py)?,
+        )?;
+    }
+    let defined = PyList::empty(py);
+    if converted {
+        for name in &r.defined {
+            if let Some(d) = ns.get(name) {
+                defined.append(definition_tuple(
+                    py,
+                    name,
+                    &d.value,
+                    d.doc.as_deref(),
+                    &r.returns,
+                )?)?;
+            }
+        }
+    }
+    let t = (
+        outcome,
+        value,
+        error,
+        prints,
+        calls,
+        defined,
+        r.duration.as_secs_f64() * 1000.0,
+        r.steps,
+    )
+        .into_pyobject(py)?;
+    Ok((t, converted))
+}
+
+/// The result tuple of a run whose result could not be converted within its budget: the
+/// limit error and the prints, nothing else converted.
+fn limit_result_tuple<'py>(
+    py: Python<'py>,
+    r: &RunResult,
+    e: &Error,
+) -> PyResult<Bound<'py, PyTuple>> {
+    (
+        "error",
+        py.None(),
+        error_tuple(py, e)?,
+        PyList::new(py, &r.prints)?,
+        PyList::empty(py),
+        PyList::empty(py),
+        r.duration.as_secs_f64() * 1000.0,
+        r.steps,
+    )
+        .into_pyobject(py)
+}
+
+#[pymethods]
+impl CoreSession {
+    #[new]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None))]
+    fn new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        tools: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
+        data_json: Option<String>,
+    ) -> PyResult<Self> {
+        guarded(py, || Self::create(py, data, tools, limits, data_json))
     }
 
     /// Runs a program; returns a raw result tuple that `ptc.Result` wraps.
@@ -288,43 +680,51 @@ impl CoreSession {
         source: &str,
         limits: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let limits = limits_from(self.limits, limits)?;
-        let snapshot = self.lock().clone();
-        let host = self.host.clone();
-        let src = source.to_string();
-        let (result, ns) = py.detach(move || {
-            let (r, ns) = run_source(&src, &snapshot, host.as_ref(), &limits);
-            (r, ns)
-        });
-        let view_ns = ns.clone().unwrap_or_default();
-        {
-            let mut st = self.lock();
-            commit(&mut st, &result, ns);
+        guarded(py, || {
+            let limits = limits_from(self.limits, limits)?;
+            self.run_inner(py, source, limits)
+        })
+    }
+
+    /// Stops the runs of this Session in progress (they raise `ptc.Cancelled`); true if any.
+    fn cancel(&self) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        for c in running.iter() {
+            c.store(true, Relaxed);
         }
-        run_result_tuple(py, &result, &view_ns)
+        !running.is_empty()
     }
 
     /// User definitions in first-definition order, as tuples
     /// (name, kind, doc, params, return_type, type_label, sample).
     fn definitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ns = self.lock().user.clone();
-        let out = PyList::empty(py);
-        for (name, d) in ns.iter() {
-            out.append(definition_tuple(py, name, &d.value, d.doc.as_deref())?)?;
-        }
-        Ok(out)
+        guarded(py, || {
+            let ns = self.lock().user.clone();
+            let out = PyList::empty(py);
+            for (name, d) in ns.iter() {
+                out.append(definition_tuple(py, name, &d.value, d.doc.as_deref(), &[])?)?;
+            }
+            Ok(out)
+        })
     }
 
     fn names(&self) -> Vec<String> {
         self.lock().user.keys().map(|k| k.to_string()).collect()
     }
 
+    /// A definition converted to Python, within the Session's limits (time, fuel, memory).
     fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let v = self.lock().user.get(name).map(|d| d.value.clone());
-        match v {
-            Some(v) => ToPy::new(py)?.convert(&v),
-            None => Err(PyKeyError::new_err(name.to_string())),
-        }
+        guarded(py, || {
+            let v = self.lock().user.get(name).map(|d| d.value.clone());
+            let Some(v) = v else {
+                return Err(PyKeyError::new_err(name.to_string()));
+            };
+            let budget = self.convert_budget();
+            match convert_within(&budget, || ToPy::new(py)?.convert(&v)) {
+                Ok(r) => r,
+                Err(e) => Err(lisp_error(py, &e)),
+            }
+        })
     }
 
     fn has(&self, name: &str) -> bool {
@@ -425,6 +825,17 @@ fn run_once<'py>(
     s.run(py, source, None)
 }
 
+/// `threading.main_thread().ident`: only that thread can notice Ctrl-C during a run.
+fn record_main_thread(py: Python<'_>) -> PyResult<()> {
+    let ident: u64 = py
+        .import("threading")?
+        .call_method0("main_thread")?
+        .getattr("ident")?
+        .extract()?;
+    let _ = host::MAIN_THREAD.set(ident);
+    Ok(())
+}
+
 /// Exact token count of `text` in an OpenAI encoding ("cl100k_base", "o200k_base").
 #[pyfunction]
 fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
@@ -457,7 +868,15 @@ fn _panic_for_tests<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
     let state = SessionState::new(Value::empty_map());
     let (r, ns) =
         py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
-    run_result_tuple(py, &r, &ns.unwrap_or_default())
+    Ok(run_result_tuple(py, &r, &ns.unwrap_or_default())?.0)
+}
+
+/// Panics at the Python boundary (outside any run), to prove that it reaches Python as
+/// `ptc.InternalError`, not as a `PanicException`.
+#[pyfunction]
+fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    #[allow(clippy::panic)]
+    guarded(py, || panic!("deliberate panic at the boundary"))
 }
 
 #[pymodule(gil_used = false)]
@@ -471,6 +890,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
+    record_main_thread(m.py())?;
     let defaults = Limits::default();
     let d = PyDict::new(m.py());
     d.set_item("fuel", defaults.fuel)?;

@@ -1,5 +1,5 @@
 use _core::error::{ErrorKind, LimitName};
-use _core::eval::{Host, ToolFailure};
+use _core::eval::{Host, ToolCtx, ToolFailure};
 use _core::session::{run_source, Outcome, SessionState};
 use _core::value::Value;
 use _core::{Limits, NoTools};
@@ -176,7 +176,7 @@ impl Host for PanicHost {
     fn tool_names(&self) -> Vec<String> {
         vec!["boom".into()]
     }
-    fn call_tool(&self, _: &str, _: &[Value]) -> Result<Value, ToolFailure> {
+    fn call_tool(&self, _: &str, _: &[Value], _: &ToolCtx<'_>) -> Result<Value, ToolFailure> {
         panic!("boom")
     }
 }

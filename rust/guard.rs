@@ -1,0 +1,509 @@
+//! One budget per run, shared by every thread the run uses, and the guard every walk over values
+//! goes through.
+//!
+//! A run has one [`Budget`]: its deadline, fuel, memory, threads and cancellation, whatever number
+//! of threads (`pmap`/`pcalls` branches, tool workers) it is split across. Evaluation checks the
+//! budget on its own path and returns errors. Walks that run inside std traits (`Hash`,
+//! `PartialEq`, sort comparators) or deep inside the printer and the converters cannot return an
+//! error, so they [`charge`] the thread's current budget; once the budget is spent the walk unwinds
+//! with [`Abort`] (through `resume_unwind`, so no panic message is printed) and the run's boundary
+//! ([`catch`]) turns it into the error the budget recorded. Values with shared structure
+//! (`[x x]` doubled 60 times) are charged for their expanded size wherever they are walked
+//! expanded, so equality, hashing, printing and conversion end at the run's limits.
+//!
+//! Every recursive walk also goes through [`deeper`], which grows the native stack on the heap
+//! when it runs low and counts the new segment as memory of the run.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, LimitName};
+use crate::limits::Limits;
+
+/// What a run needs from its host beyond tools: a chance to notice a pending interruption
+/// (Ctrl-C reaches a Python host only when it looks). Called about every [`POLL_EVERY`].
+pub trait Poll: Send + Sync {
+    /// True when the host wants the run to stop now.
+    fn interrupted(&self) -> bool {
+        false
+    }
+    /// Whether the current thread is the one that can notice an interruption.
+    fn here(&self) -> bool {
+        false
+    }
+}
+
+/// A host that is never interrupted.
+pub struct NeverInterrupted;
+impl Poll for NeverInterrupted {}
+
+/// How often a long run asks its host whether it was interrupted.
+pub const POLL_EVERY: Duration = Duration::from_millis(20);
+
+/// Walk units (collection elements visited) between two checks of the budget.
+const WALK_CHUNK: u64 = 4096;
+
+/// Native stack left below which a walk continues on a new heap segment, and that segment's size.
+const RED_ZONE: usize = 256 * 1024;
+const SEGMENT: usize = 2 * 1024 * 1024;
+
+/// A cancellation flag a host can set from any thread.
+pub type CancelFlag = Arc<AtomicBool>;
+
+/// The budget of one run.
+pub struct Budget {
+    pub limits: Limits,
+    pub started: Instant,
+    pub deadline: Instant,
+    /// Steps charged by every part of the run (published in chunks).
+    fuel: AtomicU64,
+    /// Net bytes allocated by the run's threads (published in chunks).
+    memory: AtomicI64,
+    /// Extra threads the run is using now (the thread that started the run is not counted).
+    threads: AtomicUsize,
+    pub max_threads: usize,
+    cancel: Option<CancelFlag>,
+    poll: Arc<dyn Poll>,
+    /// Set once the run must end; `error` then holds why.
+    stopped: AtomicBool,
+    error: Mutex<Option<Error>>,
+    next_poll: Mutex<Instant>,
+}
+
+impl Budget {
+    pub fn new(limits: Limits, poll: Arc<dyn Poll>, cancel: Option<CancelFlag>) -> Self {
+        let started = Instant::now();
+        Budget {
+            limits,
+            started,
+            deadline: started + Duration::from_millis(limits.timeout_ms),
+            fuel: AtomicU64::new(0),
+            memory: AtomicI64::new(0),
+            threads: AtomicUsize::new(0),
+            // LANGUAGE.md §11: parallel branches run at most 2 × CPUs at once, for the whole run
+            max_threads: (2 * cpus()).saturating_sub(1),
+            cancel,
+            poll,
+            stopped: AtomicBool::new(false),
+            error: Mutex::new(None),
+            next_poll: Mutex::new(started + POLL_EVERY),
+        }
+    }
+
+    /// Adds `n` steps; returns the run's total.
+    #[inline]
+    pub fn add_fuel(&self, n: u64) -> u64 {
+        self.fuel.fetch_add(n, Relaxed).saturating_add(n)
+    }
+
+    pub fn fuel_used(&self) -> u64 {
+        self.fuel.load(Relaxed)
+    }
+
+    pub fn fuel_left(&self) -> u64 {
+        self.limits.fuel.saturating_sub(self.fuel_used())
+    }
+
+    /// Records why the run must end (the first reason wins) and returns that first reason.
+    #[cold]
+    pub fn stop(&self, e: Error) -> Error {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        self.stopped.store(true, Relaxed);
+        slot.get_or_insert(e).clone()
+    }
+
+    /// The reason the run was stopped, if it was.
+    pub fn stop_reason(&self) -> Option<Error> {
+        if !self.stopped.load(Relaxed) {
+            return None;
+        }
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Relaxed))
+    }
+
+    /// The checks every part of the run makes from time to time: stopped elsewhere, cancelled,
+    /// interrupted by the host, past the deadline, out of fuel.
+    pub fn check(&self, deadline: Instant) -> Result<(), Error> {
+        if let Some(e) = self.stop_reason() {
+            return Err(e);
+        }
+        if self.is_cancelled() {
+            return Err(self.stop(cancelled_error()));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(if deadline < self.deadline {
+                timeout_error(self.limits.timeout_ms)
+            } else {
+                self.stop(timeout_error(self.limits.timeout_ms))
+            });
+        }
+        if self.fuel_used() >= self.limits.fuel {
+            return Err(self.stop(fuel_error(self.limits.fuel)));
+        }
+        self.poll_host(now)
+    }
+
+    fn poll_host(&self, now: Instant) -> Result<(), Error> {
+        if !self.poll.here() {
+            return Ok(());
+        }
+        {
+            let Ok(mut next) = self.next_poll.try_lock() else {
+                return Ok(()); // another thread is polling right now
+            };
+            if now < *next {
+                return Ok(());
+            }
+            *next = now + POLL_EVERY;
+        }
+        if self.poll.interrupted() {
+            return Err(self.stop(interrupted_error()));
+        }
+        Ok(())
+    }
+
+    /// Bytes the run has allocated, counting this thread's unpublished share.
+    pub fn memory_used(&self) -> i64 {
+        self.memory.load(Relaxed) + LOCAL.with(|l| l.unpublished())
+    }
+
+    /// Fails when the run's memory plus `extra` bytes about to be allocated pass `max_memory`.
+    ///
+    /// `extra` is a reservation: the thread counts as using at least its current memory plus
+    /// `extra` until it really allocates that much, and the reservation is published at once, so
+    /// threads reserving at the same time see each other's.
+    pub fn check_memory(&self, extra: usize) -> Result<(), Error> {
+        let extra = i64::try_from(extra).unwrap_or(i64::MAX / 2);
+        let used = LOCAL.with(|l| {
+            if extra > 0 {
+                let own = l.own();
+                l.floor.set(l.floor.get().max(own).saturating_add(extra));
+            }
+            let d = l.unpublished();
+            if d.unsigned_abs() < 64 * 1024 && extra == 0 {
+                return self.memory.load(Relaxed) + d;
+            }
+            l.published.set(l.published.get() + d);
+            self.memory.fetch_add(d, Relaxed).saturating_add(d)
+        });
+        if used > self.limits.max_memory as i64 {
+            if extra > 0 {
+                // not allocated after all: take the reservation back
+                LOCAL.with(|l| {
+                    l.floor.set(l.floor.get() - extra);
+                    let d = l.unpublished();
+                    l.published.set(l.published.get() + d);
+                    self.memory.fetch_add(d, Relaxed);
+                });
+            }
+            return Err(self.stop(memory_error(self.limits.max_memory, used)));
+        }
+        Ok(())
+    }
+
+    /// Takes up to `wanted` extra threads from the run's allowance; returns how many it got.
+    pub fn take_threads(&self, wanted: usize) -> usize {
+        let mut got = 0;
+        let _ = self.threads.fetch_update(Relaxed, Relaxed, |t| {
+            got = wanted.min(self.max_threads.saturating_sub(t));
+            Some(t + got)
+        });
+        got
+    }
+
+    pub fn return_threads(&self, n: usize) {
+        self.threads.fetch_sub(n, Relaxed);
+    }
+
+    /// Time left before the run's deadline.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+/// CPUs this process may use (asked once: the answer reads cgroup files).
+pub fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
+// ---- the errors a budget ends a run with ----
+
+pub fn fuel_error(fuel: u64) -> Error {
+    Error::limit(
+        ErrorKind::Execution,
+        LimitName::Fuel,
+        format!("evaluation step limit (fuel) of {fuel} exceeded"),
+    )
+    .with_hint("the program does too much work; process less data per turn or simplify the loop")
+}
+
+pub fn timeout_error(timeout_ms: u64) -> Error {
+    Error::limit(
+        ErrorKind::Timeout,
+        LimitName::Timeout,
+        format!("execution exceeded {timeout_ms}ms limit"),
+    )
+}
+
+pub fn memory_error(max_memory: usize, used: i64) -> Error {
+    Error::limit(
+        ErrorKind::MemoryExceeded,
+        LimitName::Memory,
+        format!(
+            "memory limit of {} MB exceeded (max_memory): the program needed {} MB",
+            max_memory / (1024 * 1024),
+            used.max(0) / (1024 * 1024)
+        ),
+    )
+    .with_hint("work on less data at once: filter early, take a sample, or aggregate")
+}
+
+pub fn cancelled_error() -> Error {
+    Error::new(ErrorKind::Cancelled, "the run was cancelled by the host")
+}
+
+pub fn interrupted_error() -> Error {
+    Error::new(ErrorKind::Cancelled, "the run was interrupted by the host")
+}
+
+// ---- the thread's part in a run ----
+
+struct Local {
+    budget: Cell<*const Budget>,
+    /// Walk units since the last check.
+    walked: Cell<u64>,
+    /// This thread's allocation counter when it joined the run.
+    alloc_base: Cell<i64>,
+    /// Bytes of this thread already added to the budget's memory.
+    published: Cell<i64>,
+    /// Bytes counted by hand (stack segments, Python objects being built) on top of allocations.
+    extra: Cell<i64>,
+    /// Memory this thread reserved for an allocation about to happen: it counts as using at
+    /// least this much (see `Budget::check_memory`).
+    floor: Cell<i64>,
+}
+
+impl Local {
+    /// Bytes this thread allocated since it joined the run.
+    fn own(&self) -> i64 {
+        crate::alloc::allocated() - self.alloc_base.get() + self.extra.get()
+    }
+    fn unpublished(&self) -> i64 {
+        if self.budget.get().is_null() {
+            return 0;
+        }
+        self.own().max(self.floor.get()) - self.published.get()
+    }
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            budget: Cell::new(std::ptr::null()),
+            walked: Cell::new(0),
+            alloc_base: Cell::new(0),
+            published: Cell::new(0),
+            extra: Cell::new(0),
+            floor: Cell::new(i64::MIN),
+        }
+    };
+}
+
+/// The payload a walk unwinds with when the run's budget is spent.
+pub struct Abort;
+
+/// Runs `f` with this thread taking part in `budget`'s run: allocations count toward its memory
+/// and walks charge it. Nested calls (a tool that starts another run) restore the outer state.
+pub fn with_budget<R>(budget: &Budget, f: impl FnOnce() -> R) -> R {
+    struct Restore {
+        saved: (*const Budget, u64, i64, i64, i64, i64),
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = LOCAL.try_with(|l| {
+                let b = l.budget.get();
+                if !b.is_null() {
+                    // what the thread leaves allocated stays the run's (a branch's result)
+                    let d = l.own() - l.published.get();
+                    // SAFETY: `b` is the budget set below, which outlives this guard.
+                    unsafe { (*b).memory.fetch_add(d, Relaxed) };
+                }
+                let (budget, walked, base, published, extra, floor) = self.saved;
+                l.budget.set(budget);
+                l.walked.set(walked);
+                l.alloc_base.set(base);
+                l.published.set(published);
+                l.extra.set(extra);
+                l.floor.set(floor);
+            });
+        }
+    }
+    let ptr: *const Budget = budget;
+    let _restore = LOCAL.with(|l| {
+        let saved = (
+            l.budget.get(),
+            l.walked.get(),
+            l.alloc_base.get(),
+            l.published.get(),
+            l.extra.get(),
+            l.floor.get(),
+        );
+        l.budget.set(ptr);
+        l.walked.set(0);
+        l.alloc_base.set(crate::alloc::allocated());
+        l.published.set(0);
+        l.extra.set(0);
+        l.floor.set(i64::MIN);
+        Restore { saved }
+    });
+    f()
+}
+
+/// The budget this thread is working for, if any, for the duration of `f`.
+fn current<R>(f: impl FnOnce(Option<&Budget>) -> R) -> R {
+    let p = LOCAL.with(|l| l.budget.get());
+    // SAFETY: the pointer is set only by `with_budget`, which clears it before the budget it
+    // borrows can be dropped.
+    f(unsafe { p.as_ref() })
+}
+
+/// Charges `units` of walk work (elements visited) to the current run. Unwinds with [`Abort`]
+/// when the run must end; does nothing outside a run.
+#[inline]
+pub fn charge(units: usize) {
+    let over = LOCAL.with(|l| {
+        let w = l.walked.get() + units as u64;
+        l.walked.set(w);
+        w >= WALK_CHUNK
+    });
+    if over {
+        charge_slow();
+    }
+}
+
+#[cold]
+fn charge_slow() {
+    let walked = LOCAL.with(|l| l.walked.replace(0));
+    let failed = current(|b| {
+        let b = b?;
+        b.add_fuel(walked);
+        b.check(b.deadline).and_then(|()| b.check_memory(0)).err()
+    });
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+}
+
+/// Counts `bytes` the run holds outside Rust's allocator (Python objects being built) and checks
+/// the memory limit; unwinds with [`Abort`] when it is passed.
+pub fn charge_bytes(bytes: usize) {
+    let failed = current(|b| {
+        let b = b?;
+        LOCAL.with(|l| l.extra.set(l.extra.get() + bytes as i64));
+        b.check_memory(0).err()
+    });
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+}
+
+/// Ends the current walk if the run was stopped elsewhere (another branch, a cancel).
+pub fn check_now() {
+    let failed = current(|b| b.and_then(|b| b.check(b.deadline).err()));
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+}
+
+/// Runs one level of a recursive walk, continuing on a new heap-allocated stack segment when
+/// the native stack runs low. The segment counts as memory of the current run.
+#[inline]
+pub fn deeper<R>(f: impl FnOnce() -> R) -> R {
+    match stacker::remaining_stack() {
+        Some(left) if left < RED_ZONE => grow(f),
+        _ => f(), // plenty left, or a platform where it cannot be known
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow<R>(f: impl FnOnce() -> R) -> R {
+    struct Segment;
+    impl Drop for Segment {
+        fn drop(&mut self) {
+            let _ = LOCAL.try_with(|l| l.extra.set(l.extra.get() - SEGMENT as i64));
+        }
+    }
+    LOCAL.with(|l| l.extra.set(l.extra.get() + SEGMENT as i64));
+    let _segment = Segment;
+    let failed = current(|b| b.and_then(|b| b.check_memory(0).err()));
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+    stacker::grow(SEGMENT, f)
+}
+
+/// Runs `f`, turning an [`Abort`] into the error the budget recorded and any other panic into
+/// an `internal_error`. The boundary of every run and of every thread a run starts.
+pub fn catch<R>(budget: &Budget, f: impl FnOnce() -> R) -> Result<R, Error> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Ok(r),
+        Err(payload) => Err(payload_error(budget, payload)),
+    }
+}
+
+/// The error for a caught unwind payload.
+pub fn payload_error(budget: &Budget, payload: Box<dyn std::any::Any + Send>) -> Error {
+    if payload.is::<Abort>() {
+        return budget.stop_reason().unwrap_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                "internal error: a walk ended without a reason",
+            )
+        });
+    }
+    panic_error(&payload)
+}
+
+pub fn panic_error(payload: &Box<dyn std::any::Any + Send>) -> Error {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Error::new(ErrorKind::Internal, format!("internal error: {msg}"))
+}
+
+/// For the `Drop` of recursive types (forms, IR nodes) with children: when the native stack runs
+/// low, moves the value out (leaving `placeholder`, which must be a leaf) and drops it on a new
+/// stack segment, so dropping any depth never overflows.
+#[inline]
+pub fn drop_on_fresh_stack<T>(v: &mut T, placeholder: T) {
+    if !matches!(stacker::remaining_stack(), Some(left) if left < RED_ZONE) {
+        return;
+    }
+    let taken = std::mem::replace(v, placeholder);
+    stacker::grow(SEGMENT, move || drop(taken));
+}
+
+/// Checks, before a builtin allocates `bytes` at once, that the current run can afford them;
+/// unwinds with [`Abort`] when it cannot. Does nothing outside a run.
+pub fn reserve(bytes: usize) {
+    let failed = current(|b| b.and_then(|b| b.check_memory(bytes).err()));
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+}
+
+/// Bytes a vector of `n` values takes.
+pub const fn values_bytes(n: usize) -> usize {
+    n.saturating_mul(std::mem::size_of::<crate::value::Value>())
+}
