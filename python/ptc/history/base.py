@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from .messages import (
     Message,
     Shape,
+    as_message_list,
     detect_shape,
     to_anthropic,
     to_messages,
@@ -331,7 +332,8 @@ class HistoryStrategy(Protocol):
 
 
 def prepare(history: HistoryInput) -> tuple[list[Message], Shape]:
-    items = history if isinstance(history, list | tuple) else list(history)
+    """The history as Messages and its shape; malformed input raises TypeError/ValueError."""
+    items = as_message_list(history)
     return to_messages(items), detect_shape(items)
 
 

@@ -54,6 +54,8 @@ META_KEYS = ("source", "sender_id", "reasoning", "created_at", "merged_meta")
 _OPENAI_KNOWN = frozenset(("role", "content", "tool_calls", "tool_call_id", *META_KEYS))
 _ANTHROPIC_KNOWN = frozenset(("role", "content", *META_KEYS))
 _CALL_KEYS = frozenset(("id", "type", "function"))
+# The message keys _meta_from reads (a message with none of them has ``NO_META``).
+_META_INPUT_KEYS = frozenset(("source", "sender_id", "reasoning", "created_at", "merged_meta"))
 _FN_KEYS = frozenset(("name", "arguments"))
 
 
@@ -237,23 +239,204 @@ class Message:
 
 
 # ---------------------------------------------------------------------------------------
+# Input checking
+# ---------------------------------------------------------------------------------------
+#
+# Raw dicts become Messages only in this module (``from_openai``, ``from_anthropic``,
+# ``to_messages``, ``message_from_openai``), and every entry point of the package that
+# takes dicts goes through them, so this is the one boundary where malformed input is
+# rejected. The rules (also in the ``to_messages`` docstring):
+#
+# - Errors read ``<path>: expected <what>, got <value>``, e.g.
+#   ``messages[3].tool_calls[0].function: expected a dict with "name" and "arguments",
+#   got str 'get_weather'``. The path starts with ``messages[i]``, ``i`` being the index in
+#   the list the caller passed (``messages`` for the list itself, ``system`` for
+#   ``from_anthropic``'s ``system``). The value is ``<type name> <repr>`` with the repr cut
+#   to 60 characters, ``None``, or ``nothing`` when the key is missing.
+# - ``TypeError`` when a value has the wrong Python type (``None`` included, for a required
+#   field); ``ValueError`` when it has the right type but is not allowed (an unknown role:
+#   the text then starts with ``unsupported message role, ``) or a required key is missing.
+# - Only assistant messages may carry tool calls (``tool_calls`` on another role is a
+#   ValueError; an empty list or ``None`` is fine anywhere).
+# - An optional field set to ``None`` counts as absent. Empty or missing tool-call ids are
+#   accepted here: :func:`~ptc.history.repair.validate` reports them and
+#   :func:`~ptc.history.repair.repair` gives the calls generated ids.
+# - A tool call's ``arguments`` string is kept as text even when it is not valid JSON
+#   (models do emit truncated JSON, and the history must carry it); a dict is written as
+#   JSON. :meth:`ToolCall.parsed_arguments` gives ``{}`` for text that is not a JSON object.
+
+#: How many characters of the offending value's repr an error message shows.
+REPR_LIMIT = 60
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+#: Marks a key that is absent from a dict (distinct from a key set to ``None``).
+MISSING: Any = _Missing()
+
+
+def _repr_tokens(value: Any) -> Iterator[str]:
+    # The builtin repr, produced lazily so a huge or deeply nested value costs only the
+    # characters shown.
+    t = type(value)
+    if t is dict:
+        yield "{"
+        for n, (k, v) in enumerate(value.items()):
+            if n:
+                yield ", "
+            yield from _repr_tokens(k)
+            yield ": "
+            yield from _repr_tokens(v)
+        yield "}"
+    elif t is list or t is tuple:
+        yield "[" if t is list else "("
+        for n, v in enumerate(value):
+            if n:
+                yield ", "
+            yield from _repr_tokens(v)
+        if t is tuple and len(value) == 1:
+            yield ","
+        yield "]" if t is list else ")"
+    elif t is str:
+        yield repr(value[: REPR_LIMIT + 1])
+    else:
+        try:
+            yield repr(value)
+        except Exception:  # e.g. an int with more digits than Python will print
+            yield f"<{t.__name__}>"
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, cut to :data:`REPR_LIMIT` characters (the last three ``...``)."""
+    out: list[str] = []
+    size = 0
+    for tok in _repr_tokens(value):
+        out.append(tok)
+        size += len(tok)
+        if size > REPR_LIMIT:
+            break
+    text = "".join(out)
+    return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 3] + "..."
+
+
+def describe(value: Any) -> str:
+    """How an error message shows a value: ``<type> <repr>``, ``None`` or ``nothing``."""
+    if value is MISSING:
+        return "nothing"
+    if value is None:
+        return "None"
+    return f"{type(value).__name__} {short_repr(value)}"
+
+
+def _at(where: int | str, sub: str = "") -> str:
+    # ``where`` is a message index (the common case, formatted only when an error is
+    # raised) or an already formatted path
+    return (f"messages[{where}]" if type(where) is int else str(where)) + sub
+
+
+def _type_error(path: str, expected: str, value: Any) -> TypeError:
+    return TypeError(f"{path}: expected {expected}, got {describe(value)}")
+
+
+def _value_error(path: str, expected: str, value: Any, problem: str = "") -> ValueError:
+    lead = f"{problem}, " if problem else ""
+    return ValueError(f"{path}: {lead}expected {expected}, got {describe(value)}")
+
+
+def _wrong(path: str, expected: str, value: Any) -> TypeError | ValueError:
+    """The error for a required value: ValueError when it is missing, else TypeError."""
+    if value is MISSING:
+        return _value_error(path, expected, value)
+    return _type_error(path, expected, value)
+
+
+def as_message_list(messages: Any) -> list[Any] | tuple[Any, ...]:
+    """``messages`` as a list or tuple of its items.
+
+    Any iterable is accepted except a dict (which would be iterated as its keys), a string
+    or bytes: those, and non-iterables, raise ``TypeError``.
+    """
+    if isinstance(messages, list | tuple):
+        return messages
+    if messages is None or isinstance(messages, str | bytes | bytearray | Mapping):
+        raise _type_error("messages", "a list of message dicts", messages)
+    try:
+        it = iter(messages)
+    except TypeError:
+        raise _type_error("messages", "a list of message dicts", messages) from None
+    return list(it)
+
+
+def _opt_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str | None:
+    v = d.get(key)
+    if v is None or type(v) is str or isinstance(v, str):
+        return v
+    raise _type_error(_at(where, f"{sub}.{key}"), "a str", v)
+
+
+def _req_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str:
+    v = d.get(key, MISSING)
+    if type(v) is str or isinstance(v, str):
+        return v
+    raise _wrong(_at(where, f"{sub}.{key}"), "a str", v)
+
+
+def _json_text(value: Mapping[str, Any], where: int | str, sub: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as e:  # sets, bytes, cycles, ...
+        err = TypeError if isinstance(e, TypeError) else ValueError
+        msg = f"{_at(where, sub)}: expected a dict of JSON values, got {describe(value)}"
+        raise err(msg) from None
+
+
+# ---------------------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------------------
 
+_OPENAI_ROLES = frozenset(("system", "developer", "user", "assistant", "tool"))
+_OPENAI_ROLES_TEXT = '"system", "developer", "user", "assistant" or "tool"'
+_ANTHROPIC_ROLES = frozenset(("user", "assistant"))
+_ANTHROPIC_ROLES_TEXT = '"user" or "assistant"'
+_CONTENT_TEXT = "a str, a list of content parts or None"
+_FUNCTION_TEXT = 'a dict with "name" and "arguments"'
 
-def _meta_from(d: Mapping[str, Any]) -> Meta:
+
+def _role(d: Mapping[str, Any], where: int | str, allowed: frozenset[str], text: str) -> str:
+    role = d.get("role", MISSING)
+    if type(role) is str or isinstance(role, str):
+        if role in allowed:
+            return role
+        raise _value_error(_at(where, ".role"), text, role, "unsupported message role")
+    raise _wrong(_at(where, ".role"), text, role)
+
+
+def _meta_from(d: Mapping[str, Any], where: int | str) -> Meta:
     if "source" in d or "sender_id" in d or "reasoning" in d or "created_at" in d:
         meta = Meta(
-            source=d.get("source"),
-            sender_id=d.get("sender_id"),
-            reasoning=d.get("reasoning"),
+            source=_opt_str(d, "source", where),
+            sender_id=_opt_str(d, "sender_id", where),
+            reasoning=_opt_str(d, "reasoning", where),
             created_at=d.get("created_at"),
         )
     else:
         meta = NO_META
     merged = d.get("merged_meta")
-    if isinstance(merged, list | tuple):
-        meta = replace(meta, merged=tuple(_meta_from(x) for x in merged if _is_mapping(x)))
+    if merged is not None:
+        if not isinstance(merged, list | tuple):
+            raise _type_error(_at(where, ".merged_meta"), "a list of dicts", merged)
+        items = []
+        for k, x in enumerate(merged):
+            path = _at(where, f".merged_meta[{k}]")
+            if not _is_mapping(x):
+                raise _type_error(path, "a dict", x)
+            items.append(_meta_from(x, path))
+        meta = replace(meta, merged=tuple(items))
     return meta
 
 
@@ -265,68 +448,114 @@ def _data_url_split(url: str) -> tuple[str | None, str | None]:
     return head[5:].split(";", 1)[0] or None, data
 
 
-def _parse_block(block: Any) -> Part:
+def _parse_block(block: Any, where: int | str, sub: str) -> Part:
     if isinstance(block, str):
         return TextPart(block)
-    if not isinstance(block, Mapping):
-        return OtherPart(type(block).__name__, _freeze({"value": block}))
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
+    if not _is_mapping(block):
+        raise _type_error(_at(where, sub), "a content part dict or a str", block)
+    kind = _req_str(block, "type", where, sub)
+    if kind == "text":
+        text = _req_str(block, "text", where, sub)
         return TextPart(
-            block["text"], _freeze({k: v for k, v in block.items() if k not in ("type", "text")})
+            text, _freeze({k: v for k, v in block.items() if k not in ("type", "text")})
         )
     if kind == "image_url":
-        inner = block.get("image_url")
-        url = inner.get("url") if isinstance(inner, Mapping) else inner
-        if isinstance(url, str):
-            detail = inner.get("detail") if isinstance(inner, Mapping) else None
-            extra = {k: v for k, v in block.items() if k not in ("type", "image_url")}
-            media_type, _ = _data_url_split(url)
-            return ImagePart(url=url, media_type=media_type, detail=detail, extra=_freeze(extra))
+        inner = block.get("image_url", MISSING)
+        detail = None
+        if isinstance(inner, str):
+            url = inner
+        elif _is_mapping(inner):
+            url = _req_str(inner, "url", where, f"{sub}.image_url")
+            detail = _opt_str(inner, "detail", where, f"{sub}.image_url")
+        else:
+            raise _wrong(_at(where, f"{sub}.image_url"), 'a dict with "url" or a str', inner)
+        extra = {k: v for k, v in block.items() if k not in ("type", "image_url")}
+        media_type, _ = _data_url_split(url)
+        return ImagePart(url=url, media_type=media_type, detail=detail, extra=_freeze(extra))
     if kind == "image":
-        src = block.get("source")
-        if isinstance(src, Mapping):
+        src = block.get("source", MISSING)
+        if not _is_mapping(src):
+            raise _wrong(_at(where, f"{sub}.source"), "a dict", src)
+        stype = src.get("type")
+        if stype == "base64" or stype == "url":
             extra = _freeze({k: v for k, v in block.items() if k not in ("type", "source")})
-            if src.get("type") == "base64":
+            if stype == "base64":
                 return ImagePart(
-                    media_type=src.get("media_type"), data=src.get("data"), extra=extra
+                    media_type=_opt_str(src, "media_type", where, f"{sub}.source"),
+                    data=_req_str(src, "data", where, f"{sub}.source"),
+                    extra=extra,
                 )
-            if src.get("type") == "url" and isinstance(src.get("url"), str):
-                return ImagePart(url=src["url"], extra=extra)
-    return OtherPart(str(kind), _freeze(block))
+            return ImagePart(url=_req_str(src, "url", where, f"{sub}.source"), extra=extra)
+        # other sources (e.g. Anthropic's "file") are kept as they are
+    return OtherPart(kind, _freeze(block))
 
 
-def _parse_content(content: Any) -> tuple[tuple[Part, ...], ContentStyle]:
+def _parse_content(
+    content: Any, where: int | str, sub: str
+) -> tuple[tuple[Part, ...], ContentStyle]:
     if content is None:
         return (), "none"
-    if type(content) is str:
-        return (TextPart(content),), "str"
-    if isinstance(content, str):
+    if type(content) is str or isinstance(content, str):
         return (TextPart(content),), "str"
     if isinstance(content, list | tuple):
-        return tuple(_parse_block(b) for b in content), "parts"
-    return (TextPart(str(content)),), "str"
+        return tuple(_parse_block(b, where, f"{sub}[{j}]") for j, b in enumerate(content)), "parts"
+    raise _type_error(_at(where, sub), _CONTENT_TEXT, content)
 
 
-def _parse_openai_call(tc: Mapping[str, Any]) -> ToolCall:
-    fn = tc.get("function") or {}
-    args = fn.get("arguments", "{}")
-    if type(args) is not str:
-        args = json.dumps(args, ensure_ascii=False)
-    if (
-        type(tc) is dict
-        and tc.keys() <= _CALL_KEYS
-        and fn.keys() <= _FN_KEYS
-        and tc.get("type", "function") == "function"
-    ):
-        return ToolCall(str(tc.get("id") or ""), str(fn.get("name") or ""), args)
+# The checked fields of one OpenAI tool call: id, name, arguments (JSON text), its
+# ``function`` mapping, its ``type`` (``None`` for "function") and the call dict itself.
+CallFields = tuple[str, str, str, Mapping[str, Any], str | None, Mapping[str, Any]]
+
+
+def _call_fields(tc: Any, where: int | str, k: int) -> CallFields:
+    # Paths are formatted only when an error is raised: this runs for every call.
+    if type(tc) is not dict and not isinstance(tc, Mapping):
+        raise _type_error(_at(where, f".tool_calls[{k}]"), "a tool call dict", tc)
+    ctype = tc.get("type")
+    if ctype is None or ctype == "function":
+        ctype = None
+    elif not isinstance(ctype, str):
+        raise _type_error(_at(where, f".tool_calls[{k}].type"), "a str", ctype)
+    fn = tc.get("function", MISSING)
+    if type(fn) is not dict and not isinstance(fn, Mapping):
+        if ctype is None or (fn is not MISSING and fn is not None):
+            raise _wrong(_at(where, f".tool_calls[{k}].function"), _FUNCTION_TEXT, fn)
+        fn = EMPTY  # another call type (e.g. "custom") without a function
+    name = fn.get("name", MISSING)
+    if type(name) is not str and not isinstance(name, str):
+        if ctype is not None and (name is MISSING or name is None):
+            name = ""
+        else:
+            raise _wrong(_at(where, f".tool_calls[{k}].function.name"), "a str", name)
+    args = fn.get("arguments")
+    if type(args) is not str and not isinstance(args, str):
+        if args is None:
+            args = "{}"
+        elif type(args) is dict or isinstance(args, Mapping):
+            args = _json_text(args, where, f".tool_calls[{k}].function.arguments")
+        else:
+            path = _at(where, f".tool_calls[{k}].function.arguments")
+            raise _type_error(path, "a str or a dict", args)
+    call_id = tc.get("id")
+    if type(call_id) is not str:
+        if call_id is None:
+            call_id = ""
+        elif not isinstance(call_id, str):
+            raise _type_error(_at(where, f".tool_calls[{k}].id"), "a str", call_id)
+    return call_id, name, args, fn, ctype, tc
+
+
+def _tool_call(fields: CallFields) -> ToolCall:
+    call_id, name, args, fn, ctype, tc = fields
+    if ctype is None and type(tc) is dict and tc.keys() <= _CALL_KEYS and fn.keys() <= _FN_KEYS:
+        return ToolCall(call_id, name, args)
     extra = {k: v for k, v in tc.items() if k not in ("id", "function", "type")}
-    if tc.get("type", "function") != "function":
-        extra["type"] = tc.get("type")
+    if ctype is not None:
+        extra["type"] = ctype
     fn_extra = {k: v for k, v in fn.items() if k not in ("name", "arguments")}
     if fn_extra:
         extra["function"] = fn_extra
-    return ToolCall(str(tc.get("id") or ""), str(fn.get("name") or ""), args, _freeze(extra))
+    return ToolCall(call_id, name, args, _freeze(extra))
 
 
 def _is_mapping(x: Any) -> bool:
@@ -343,64 +572,96 @@ def _is_anthropic_dict(d: Mapping[str, Any]) -> bool:
     return False
 
 
-def _from_openai_dict(d: Mapping[str, Any]) -> Message:
+def parse_openai_fields(
+    d: Mapping[str, Any], index: int | str
+) -> tuple[str, Sequence[CallFields], str | None, Meta]:
+    """Check and parse an OpenAI message dict's fields other than ``content``.
+
+    Returns ``(role, call fields, tool_call_id, meta)``, the role as given (``"developer"``
+    included) and each tool call as its checked fields (see ``CallFields``). Shared by the
+    parser and the token counter's fast path, so both reject the same input with the same
+    error. ``index`` is the message's index in the caller's list.
+    """
+    # The common case is checked inline (this runs for every message); anything unusual
+    # goes to the helpers, which accept it or raise.
     role = d.get("role")
-    if role == "developer":  # OpenAI's newer name for the system role
-        role = "system"
-    if role not in ("system", "user", "assistant", "tool"):
-        raise ValueError(f"unsupported message role: {role!r}")
-    parts, style = _parse_content(d.get("content"))
-    calls: tuple[ToolCall, ...] = ()
+    if type(role) is not str or role not in _OPENAI_ROLES:
+        role = _role(d, index, _OPENAI_ROLES, _OPENAI_ROLES_TEXT)
     raw_calls = d.get("tool_calls")
-    if raw_calls:
-        calls = tuple(_parse_openai_call(tc) for tc in raw_calls)
+    calls: Sequence[CallFields] = ()
+    if raw_calls is not None:
+        if type(raw_calls) is not list and not isinstance(raw_calls, list | tuple):
+            raise _type_error(_at(index, ".tool_calls"), "a list of tool call dicts", raw_calls)
+        if raw_calls and role != "assistant":  # providers reject it; repair cannot pair it
+            path = _at(index, ".tool_calls")
+            raise _value_error(path, f"no tool calls on a {role} message", raw_calls)
+        found = []
+        k = 0
+        for tc in raw_calls:
+            found.append(_call_fields(tc, index, k))
+            k += 1
+        calls = found
+    tcid = d.get("tool_call_id")
+    if tcid is not None and type(tcid) is not str:
+        tcid = _opt_str(d, "tool_call_id", index)
+    meta = NO_META if _META_INPUT_KEYS.isdisjoint(d) else _meta_from(d, index)
+    return role, calls, tcid, meta
+
+
+def _from_openai_dict(d: Any, where: int | str) -> Message:
+    if not _is_mapping(d):
+        raise _type_error(_at(where), "a message dict", d)
+    role, fields, tcid, meta = parse_openai_fields(d, where)
+    calls = tuple(_tool_call(f) for f in fields) if fields else ()
+    parts, style = _parse_content(d.get("content"), where, ".content")
     extra = EMPTY
     if not d.keys() <= _OPENAI_KNOWN:
         extra = _freeze({k: v for k, v in d.items() if k not in _OPENAI_KNOWN})
-    if d.get("role") == "developer":
+    if role == "developer":  # OpenAI's newer name for the system role
+        role = "system"
         extra = _freeze({**extra, "role": "developer"})
-    tcid = d.get("tool_call_id")
-    return Message(
-        role,
-        parts,
-        calls,
-        str(tcid) if tcid is not None else None,
-        None,
-        _meta_from(d),
-        extra,
-        "openai",
-        style,
-    )
+    return Message(role, parts, calls, tcid, None, meta, extra, "openai", style)  # type: ignore[arg-type]
 
 
-def _from_anthropic_dict(d: Mapping[str, Any]) -> list[Message]:
-    role = d.get("role")
-    if role not in ("user", "assistant"):
-        raise ValueError(f"unsupported Anthropic message role: {role!r}")
-    meta = _meta_from(d)
+def message_from_openai(d: Any, *, index: int = 0) -> Message:
+    """Parse one OpenAI message dict; ``index`` is its position, used in error messages."""
+    return _from_openai_dict(d, index)
+
+
+def _parse_tool_use(b: Mapping[str, Any], where: int | str, sub: str) -> ToolCall:
+    call_id = _opt_str(b, "id", where, sub) or ""
+    name = _req_str(b, "name", where, sub)
+    inp = b.get("input")
+    if inp is None:
+        args = "{}"
+    elif _is_mapping(inp):
+        args = _json_text(inp, where, f"{sub}.input")
+    else:
+        raise _type_error(_at(where, f"{sub}.input"), "a dict", inp)
+    cextra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "input")}
+    return ToolCall(call_id, name, args, _freeze(cextra))
+
+
+def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
+    if not _is_mapping(d):
+        raise _type_error(_at(where), "a message dict", d)
+    role = _role(d, where, _ANTHROPIC_ROLES, _ANTHROPIC_ROLES_TEXT)
+    meta = _meta_from(d, where)
     extra = _freeze({k: v for k, v in d.items() if k not in _ANTHROPIC_KNOWN})
     content = d.get("content")
-    if not isinstance(content, list):
-        parts, style = _parse_content(content)
+    if not isinstance(content, list | tuple):
+        parts, style = _parse_content(content, where, ".content")
         return [
-            Message(role, parts, meta=meta, extra=extra, origin="anthropic", content_style=style)
+            Message(role, parts, meta=meta, extra=extra, origin="anthropic", content_style=style)  # type: ignore[arg-type]
         ]
     if role == "assistant":
         parts_l: list[Part] = []
         calls: list[ToolCall] = []
-        for b in content:
-            if isinstance(b, Mapping) and b.get("type") == "tool_use":
-                cextra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "input")}
-                calls.append(
-                    ToolCall(
-                        str(b.get("id") or ""),
-                        str(b.get("name") or ""),
-                        json.dumps(b.get("input", {}), ensure_ascii=False),
-                        _freeze(cextra),
-                    )
-                )
+        for j, b in enumerate(content):
+            if _is_mapping(b) and b.get("type") == "tool_use":
+                calls.append(_parse_tool_use(b, where, f".content[{j}]"))
             else:
-                parts_l.append(_parse_block(b))
+                parts_l.append(_parse_block(b, where, f".content[{j}]"))
         return [
             Message(
                 "assistant",
@@ -415,9 +676,14 @@ def _from_anthropic_dict(d: Mapping[str, Any]) -> list[Message]:
     # user: tool_result blocks become tool messages, the rest one user message after them
     out: list[Message] = []
     rest: list[Part] = []
-    for b in content:
-        if isinstance(b, Mapping) and b.get("type") == "tool_result":
-            rparts, rstyle = _parse_content(b.get("content", ""))
+    for j, b in enumerate(content):
+        if _is_mapping(b) and b.get("type") == "tool_result":
+            sub = f".content[{j}]"
+            tool_use_id = _opt_str(b, "tool_use_id", where, sub) or ""
+            is_error = b.get("is_error")
+            if is_error is not None and type(is_error) is not bool:
+                raise _type_error(_at(where, f"{sub}.is_error"), "a bool", is_error)
+            rparts, rstyle = _parse_content(b.get("content", ""), where, f"{sub}.content")
             rextra = _freeze(
                 {
                     k: v
@@ -429,8 +695,8 @@ def _from_anthropic_dict(d: Mapping[str, Any]) -> list[Message]:
                 Message(
                     "tool",
                     rparts,
-                    tool_call_id=str(b.get("tool_use_id") or ""),
-                    is_error=b.get("is_error"),
+                    tool_call_id=tool_use_id,
+                    is_error=is_error,
                     meta=meta,
                     extra=rextra,
                     origin="anthropic",
@@ -438,7 +704,7 @@ def _from_anthropic_dict(d: Mapping[str, Any]) -> list[Message]:
                 )
             )
         else:
-            rest.append(_parse_block(b))
+            rest.append(_parse_block(b, where, f".content[{j}]"))
     if rest or not out:
         out.append(
             Message(
@@ -457,20 +723,27 @@ def _from_anthropic_dict(d: Mapping[str, Any]) -> list[Message]:
 
 
 def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
-    """Parse OpenAI chat-completions messages (roles system/developer/user/assistant/tool)."""
-    return [_from_openai_dict(d) for d in messages]
+    """Parse OpenAI chat-completions messages (roles system/developer/user/assistant/tool).
+
+    Malformed input raises ``TypeError``/``ValueError`` (see :func:`to_messages`).
+    """
+    return [_from_openai_dict(d, i) for i, d in enumerate(as_message_list(messages))]
 
 
 def from_anthropic(
     messages: Iterable[Mapping[str, Any]], system: str | Sequence[Any] | None = None
 ) -> list[Message]:
-    """Parse Anthropic messages; ``system`` (string or text blocks) becomes a system message."""
+    """Parse Anthropic messages; ``system`` (string or text blocks) becomes a system message.
+
+    Malformed input raises ``TypeError``/``ValueError`` (see :func:`to_messages`).
+    """
+    items = as_message_list(messages)
     out: list[Message] = []
     if system is not None and not (isinstance(system, list | tuple) and not system):
-        parts, style = _parse_content(system)
+        parts, style = _parse_content(system, "system", "")
         out.append(Message("system", parts, origin="anthropic", content_style=style))
-    for d in messages:
-        out.extend(_from_anthropic_dict(d))
+    for i, d in enumerate(items):
+        out.extend(_from_anthropic_dict(d, i))
     return out
 
 
@@ -479,27 +752,37 @@ def to_messages(history: Iterable[Message | Mapping[str, Any]]) -> list[Message]
 
     The shape is detected once for the whole list, so an Anthropic history whose first
     messages happen to look like OpenAI ones still keeps its Anthropic-only fields.
+
+    Malformed input raises an error naming the message's index and the field, as
+    ``<path>: expected <what>, got <value>`` (e.g. ``messages[3].tool_calls[0].function:
+    expected a dict with "name" and "arguments", got str 'get_weather'``): ``TypeError``
+    for a value of the wrong type (a dict or a string instead of the list included),
+    ``ValueError`` for a missing required key or a value that is not allowed (an unknown
+    role, ``tool_calls`` on a message that is not from the assistant). An optional field
+    set to ``None`` counts as absent. Empty tool-call ids are
+    accepted (``validate`` reports them, ``repair`` assigns ids), and ``arguments`` that
+    are not valid JSON are kept as text. ``Message`` objects are taken as they are.
     """
-    items = list(history)
+    items = as_message_list(history)
     anthropic = detect_shape(items) == "anthropic"
     out: list[Message] = []
-    for m in items:
+    for i, m in enumerate(items):
         if type(m) is Message:
             out.append(m)
-        elif _is_mapping(m):
-            if anthropic and m.get("role") in ("user", "assistant"):
-                out.extend(_from_anthropic_dict(m))
-            else:
-                out.append(_from_openai_dict(m))
+        elif anthropic and _is_mapping(m) and m.get("role") in ("user", "assistant"):
+            out.extend(_from_anthropic_dict(m, i))
         else:
-            raise TypeError(f"expected a Message or a dict, got {type(m).__name__}")
+            out.append(_from_openai_dict(m, i))
     return out
 
 
 def detect_shape(history: Iterable[Message | Mapping[str, Any]]) -> Shape:
     """``"anthropic"`` if any message uses Anthropic content blocks or origin, else ``"openai"``."""
     for m in history:
-        if type(m) is Message:
+        if type(m) is dict:
+            if type(m.get("content")) is list and _is_anthropic_dict(m):
+                return "anthropic"
+        elif type(m) is Message:
             if m.origin == "anthropic":
                 return "anthropic"
         elif _is_mapping(m) and _is_anthropic_dict(m):

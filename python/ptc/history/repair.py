@@ -19,6 +19,7 @@ IssueKind = Literal[
     "orphan_result",
     "unanswered_call",
     "duplicate_call_id",
+    "missing_call_id",
     "consecutive_role",
     "first_not_user",
 ]
@@ -52,6 +53,8 @@ class RepairReport:
     call_ids_renamed: int = 0
     messages_merged: int = 0
     users_inserted: int = 0
+    #: Tool calls with an empty or missing id that were given a generated id.
+    call_ids_assigned: int = 0
 
     def __add__(self, other: RepairReport) -> RepairReport:
         """Field-wise sum, for a strategy that repairs both its input and its output."""
@@ -70,11 +73,17 @@ class RepairReport:
             + self.call_ids_renamed
             + self.messages_merged
             + self.users_inserted
+            + self.call_ids_assigned
         )
 
 
 def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
-    """List every problem a provider would reject, in message order."""
+    """List every problem a provider would reject, in message order.
+
+    A tool call or tool result whose id is empty or missing is a ``missing_call_id`` issue
+    (``call_id`` ``None``); such a call is not also reported as a duplicate. Malformed
+    input raises ``TypeError``/``ValueError`` (see :func:`~ptc.history.messages.to_messages`).
+    """
     msgs = to_messages(history)
     issues: list[Issue] = []
     seen_non_system = False
@@ -99,19 +108,25 @@ def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
             issues.append(Issue("consecutive_role", i, f"two {m.role} messages in a row"))
         prev_role = m.role
         if m.role == "tool":
+            if not m.tool_call_id:
+                issues.append(Issue("missing_call_id", i, "tool result without a call id"))
             issues.append(Issue("orphan_result", i, "tool result without its call", m.tool_call_id))
             i += 1
             continue
         if m.role == "assistant" and m.tool_calls:
             open_ids: dict[str, bool] = {}
             for tc in m.tool_calls:
-                if tc.id in open_ids or tc.id in seen_ids:
+                if not tc.id:
+                    issues.append(Issue("missing_call_id", i, "tool call without an id"))
+                elif tc.id in open_ids or tc.id in seen_ids:
                     issues.append(Issue("duplicate_call_id", i, "tool call id used twice", tc.id))
                 open_ids.setdefault(tc.id, False)
             seen_ids.update(open_ids)
             j = i + 1
             while j < n and msgs[j].role == "tool":
                 tcid = msgs[j].tool_call_id or ""
+                if not tcid:
+                    issues.append(Issue("missing_call_id", j, "tool result without a call id"))
                 if open_ids.get(tcid) is False:
                     open_ids[tcid] = True
                 else:
@@ -245,13 +260,15 @@ def repair(
     empty user/assistant messages are dropped; each assistant tool-call message is checked
     against the tool results right after it, per call id: results without their call are
     dropped, calls without a result get a synthetic error result with the same id (or are
-    removed with ``unanswered="remove"``), repeated call ids are renamed; finally
+    removed with ``unanswered="remove"``), repeated call ids are renamed, and calls with an
+    empty or missing id get a generated one (``ptc-call-1``, ...; the results with an empty
+    id right after them are matched to them in order); finally
     a history whose first non-system message is not from the user gets
     :func:`continuation_message` first; finally consecutive user or assistant messages are
     merged (the later messages' metadata is kept in ``Meta.merged``).
     """
     msgs = to_messages(history)
-    systems_moved = empty_dropped = orphans = synthesized = removed = renamed = 0
+    systems_moved = empty_dropped = orphans = synthesized = removed = renamed = assigned = 0
 
     # 1. system messages
     lead, body, systems_moved = place_systems(msgs, misplaced_system)
@@ -267,6 +284,23 @@ def repair(
     # 3. tool-call pairing, per call id
     paired: list[Message] = []
     used_ids: set[str] = set()
+    taken: set[str] = set()  # every id in the history, collected when one is first generated
+    last = 0
+
+    def generated_id() -> str:
+        nonlocal last
+        if not taken:
+            taken.add("")
+            for x in kept:
+                taken.update(tc.id for tc in x.tool_calls)
+                if x.tool_call_id:
+                    taken.add(x.tool_call_id)
+        last += 1
+        while f"ptc-call-{last}" in taken:
+            last += 1
+        taken.add(f"ptc-call-{last}")
+        return f"ptc-call-{last}"
+
     i = 0
     n = len(kept)
     while i < n:
@@ -282,7 +316,12 @@ def repair(
         calls: list[ToolCall] = []
         in_msg: set[str] = set()
         rename: dict[str, str] = {}
+        blank: list[str] = []  # generated ids of the calls that had none, in order
         for tc in m.tool_calls:
+            if not tc.id:
+                tc = replace(tc, id=generated_id())
+                assigned += 1
+                blank.append(tc.id)
             if tc.id in in_msg:
                 removed += 1  # the same id twice in one message: keep the first call
                 continue
@@ -297,6 +336,7 @@ def repair(
                 in_msg.add(new_id)
                 tc = replace(tc, id=new_id)
             calls.append(tc)
+        ids_assigned = bool(blank)
         by_id = {tc.id: tc for tc in calls}
         answered: dict[str, Message] = {}
         order: list[str] = []
@@ -304,7 +344,10 @@ def repair(
         while j < n and kept[j].role == "tool":
             r = kept[j]
             tcid = r.tool_call_id or ""
-            tcid = rename.get(tcid, tcid)
+            if not tcid and blank:
+                tcid = blank.pop(0)
+            else:
+                tcid = rename.get(tcid, tcid)
             if tcid in by_id and tcid not in answered:
                 answered[tcid] = r if r.tool_call_id == tcid else replace(r, tool_call_id=tcid)
                 order.append(tcid)
@@ -315,7 +358,7 @@ def repair(
         if missing and unanswered == "remove":
             removed += len(missing)
             calls = [tc for tc in calls if tc.id in answered]
-        if len(calls) != len(m.tool_calls) or rename:
+        if len(calls) != len(m.tool_calls) or rename or ids_assigned:
             m = replace(m, tool_calls=tuple(calls))
         used_ids.update(tc.id for tc in calls)
         if m.is_empty:
@@ -346,5 +389,6 @@ def repair(
         call_ids_renamed=renamed,
         messages_merged=merges,
         users_inserted=inserted,
+        call_ids_assigned=assigned,
     )
     return merged_list, report

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import Message, from_openai, message_to_openai
+from .messages import Message, as_message_list, from_openai, message_from_openai, message_to_openai
 
 SCHEMA_VERSION = 1
 
@@ -197,11 +197,14 @@ class HistoryStore:
         """Store messages in one transaction; returns their ids.
 
         Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
+        Dicts are parsed as OpenAI messages; malformed input raises ``TypeError`` or
+        ``ValueError`` naming the message's index in ``messages`` and the field (see
+        :func:`~ptc.history.messages.to_messages`), and nothing is stored.
         """
         rows = []
         now = time.time()
-        for item in messages:
-            m = item if isinstance(item, Message) else from_openai([item])[0]
+        for i, item in enumerate(as_message_list(messages)):
+            m = item if isinstance(item, Message) else message_from_openai(item, index=i)
             if m.meta.ephemeral:
                 continue
             raw = json.dumps(
@@ -211,6 +214,8 @@ class HistoryStore:
             created = m.meta.created_at
             if created is not None and not isinstance(created, int | float | str):
                 created = str(created)
+            elif isinstance(created, int) and not -(2**63) <= created < 2**63:
+                created = str(created)  # SQLite integers are 64-bit
             rows.append(
                 (
                     agent_id,

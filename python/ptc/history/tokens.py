@@ -13,7 +13,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .messages import ImagePart, Message, TextPart, to_messages
+from .messages import (
+    ImagePart,
+    Message,
+    TextPart,
+    as_message_list,
+    detect_shape,
+    message_from_openai,
+    parse_openai_fields,
+    to_messages,
+)
 
 #: Encodings the Rust core is expected to count exactly.
 EXACT_ENCODINGS = frozenset(("o200k_base", "cl100k_base"))
@@ -41,42 +50,34 @@ def count_tokens(
 ) -> int:
     """Tokens of a history of Messages or provider dicts.
 
-    With the estimate, plain dicts (string or empty content) are counted straight from the
-    dict, without building Messages; the total is the same as counting the parsed history.
+    With the estimate, plain OpenAI dicts (string or empty content) are counted straight
+    from the dict, without building Messages; the total is the same as counting the parsed
+    history, and malformed input raises the same errors as parsing it.
     """
+    items = as_message_list(history)
     counter = counter or ESTIMATE
-    if type(counter) is not EstimateCounter:
-        return count_messages(counter, to_messages(history))
+    if type(counter) is not EstimateCounter or detect_shape(items) == "anthropic":
+        return count_messages(counter, to_messages(items))
     b = counter.bytes_per_token
     overhead = counter.per_message_overhead
     total = 0
-    for d in history:
+    for i, d in enumerate(items):
         if type(d) is Message:
             total += counter.count_message(d)
             continue
         if type(d) is dict:
             content = d.get("content")
             if content is None or type(content) is str:
+                # the parser's own checks of the other fields, without building a Message
+                _, calls, tcid, _ = parse_openai_fields(d, i)
                 nbytes = _utf8_len(content) if content else 0
-                ok = True
-                for tc in d.get("tool_calls") or ():
-                    fn = tc.get("function") or {}
-                    args = fn.get("arguments", "{}")
-                    if type(args) is not str:
-                        ok = False
-                        break
-                    nbytes += (
-                        _utf8_len(str(fn.get("name") or ""))
-                        + _utf8_len(args)
-                        + len(str(tc.get("id") or ""))
-                    )
-                if ok:
-                    tcid = d.get("tool_call_id")
-                    if tcid is not None:
-                        nbytes += len(str(tcid))
-                    total += (nbytes + b - 1) // b + overhead
-                    continue
-        total += count_messages(counter, to_messages([d]))
+                for c in calls:  # (id, name, arguments, ...)
+                    nbytes += _utf8_len(c[1]) + _utf8_len(c[2]) + len(c[0])
+                if tcid:
+                    nbytes += len(tcid)
+                total += (nbytes + b - 1) // b + overhead
+                continue
+        total += counter.count_message(message_from_openai(d, index=i))
     return total
 
 
