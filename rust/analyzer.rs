@@ -78,6 +78,8 @@ pub struct AnalyzeOptions {
     pub max_symbols: usize,
     /// Nesting depth the program may reach after `->`, `->>` and `cond` are expanded.
     pub max_nesting: usize,
+    /// Bytes in a string literal (a program may not write what it could not build).
+    pub max_string_size: usize,
 }
 
 impl Default for AnalyzeOptions {
@@ -85,6 +87,7 @@ impl Default for AnalyzeOptions {
         AnalyzeOptions {
             max_symbols: 10_000,
             max_nesting: crate::reader::DEFAULT_MAX_NESTING,
+            max_string_size: crate::limits::Limits::default().max_string_size,
         }
     }
 }
@@ -115,6 +118,7 @@ pub struct Analyzer {
     /// Nesting depth of the form being analyzed (expansions included), and its limit.
     depth: usize,
     max_nesting: usize,
+    max_string_size: usize,
 }
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
@@ -125,6 +129,7 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
         short_fn: None,
         depth: 0,
         max_nesting: opts.max_nesting,
+        max_string_size: opts.max_string_size,
     };
     let mut body = Vec::with_capacity(forms.len());
     for f in forms {
@@ -313,6 +318,16 @@ impl Analyzer {
             FormKind::Bool(b) => Ok(Node::Const(Value::Bool(*b))),
             FormKind::Int(i) => Ok(Node::Const(Value::Int(*i))),
             FormKind::Float(x) => Ok(Node::Const(Value::Float(*x))),
+            FormKind::Str(s) if s.len() > self.max_string_size => Err(Error::limit(
+                ErrorKind::MemoryExceeded,
+                crate::error::LimitName::StringSize,
+                format!(
+                    "string literal of {} bytes exceeds the limit of {} bytes (max_string_size)",
+                    s.len(),
+                    self.max_string_size
+                ),
+            )
+            .at(f.pos)),
             FormKind::Str(s) => Ok(Node::Const(Value::Str(s.clone()))),
             FormKind::Keyword(k) => Ok(Node::Const(Value::Keyword(k.clone()))),
             FormKind::VarRef(n) => Ok(Node::Const(Value::Var(n.clone()))),

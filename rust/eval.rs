@@ -433,15 +433,7 @@ impl<'a> Interp<'a> {
     pub fn check_coll_size(&self, n: usize) -> EvalResult<()> {
         self.check_memory()?;
         if n > self.limits.max_collection_size {
-            return Err(Error::limit(
-                ErrorKind::MemoryExceeded,
-                LimitName::CollectionSize,
-                format!(
-                    "collection of {n} elements exceeds the limit of {} (max_collection_size)",
-                    self.limits.max_collection_size
-                ),
-            )
-            .into());
+            return Err(guard::size_error(n, self.limits.max_collection_size).into());
         }
         Ok(())
     }

@@ -238,9 +238,8 @@ impl Printer {
         plimit: Option<usize>,
     ) {
         let shown = self.opts.limit.map_or(n, |l| l.min(n));
-        crate::guard::charge(shown);
         self.out.push_str(open);
-        for (i, item) in v.seq_items(shown).iter().enumerate() {
+        for (i, item) in crate::guard::charged(v.seq_items(shown).iter().enumerate()) {
             if self.overflow {
                 return;
             }
@@ -267,9 +266,7 @@ impl Printer {
         // Collect at most max_entries visible entries, plus one to know whether more exist.
         let mut shown = Vec::new();
         let mut more = false;
-        let mut seen = 0usize;
-        for (k, val) in v.map_entries() {
-            seen += 1;
+        for (k, val) in crate::guard::charged(v.map_entries()) {
             if self.opts.hide_private && is_hidden(&k) {
                 self.truncated = true;
                 continue;
@@ -281,7 +278,6 @@ impl Printer {
             shown.push((k, val));
         }
         let _ = n;
-        crate::guard::charge(seen);
         let budget = plimit.map(|p| {
             let count = shown.len().max(1);
             (p.saturating_sub(10 * count) / count).max(10)

@@ -503,7 +503,61 @@ pub fn reserve(bytes: usize) {
     }
 }
 
+/// Checks a collection of `n` elements a builtin is about to build against
+/// `max_collection_size`; unwinds with [`Abort`] when it is over. Does nothing outside a run.
+pub fn check_size(n: usize) {
+    let failed = current(|b| {
+        let b = b?;
+        (n > b.limits.max_collection_size)
+            .then(|| b.stop(size_error(n, b.limits.max_collection_size)))
+    });
+    if failed.is_some() {
+        resume_unwind(Box::new(Abort));
+    }
+}
+
+pub fn size_error(n: usize, max: usize) -> Error {
+    Error::limit(
+        ErrorKind::MemoryExceeded,
+        LimitName::CollectionSize,
+        format!("collection of {n} elements exceeds the limit of {max} (max_collection_size)"),
+    )
+}
+
 /// Bytes a vector of `n` values takes.
 pub const fn values_bytes(n: usize) -> usize {
     n.saturating_mul(std::mem::size_of::<crate::value::Value>())
+}
+
+/// Iterates `iter`, charging the current run for the items as they are visited (in groups, so
+/// the thread-local is touched once per group): a long flat walk notices the deadline while
+/// it goes, not only before it starts.
+pub fn charged<I: IntoIterator>(iter: I) -> Charged<I::IntoIter> {
+    Charged {
+        inner: iter.into_iter(),
+        n: 0,
+    }
+}
+
+pub struct Charged<I> {
+    inner: I,
+    n: u32,
+}
+
+const CHARGE_GROUP: u32 = 256;
+
+impl<I: Iterator> Iterator for Charged<I> {
+    type Item = I::Item;
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        self.n += 1;
+        if self.n == CHARGE_GROUP {
+            self.n = 0;
+            charge(CHARGE_GROUP as usize);
+        }
+        self.inner.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
 }

@@ -1,128 +1,234 @@
-//! JSON text straight to core values, without building Python objects first: object keys that
-//! are valid keyword text become (interned) keywords, as with Python input; short strings that
-//! repeat share one allocation. serde_json's own recursion limit bounds nesting.
-
-use std::fmt;
+//! JSON text straight to core values, without building Python objects first (jiter's pull
+//! parser drives the walk): object keys that are valid keyword text become (interned) keywords,
+//! as with Python input; short strings that repeat share one allocation.
+//!
+//! Input is the host's, so it is not bounded by a run's limits; instead the walk is bounded by
+//! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
+//! is reported with where it is (`data.orders[3].total`, line and column).
 
 use ahash::AHashSet;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, NumberAny, NumberInt, Peek};
 
 use crate::error::{Error, ErrorKind};
+use crate::sysmem::Watch;
 use crate::value::{intern_keyword, is_keyword_text, Str, Value, ValueMap};
 
-struct Seed<'s> {
-    strings: &'s mut AHashSet<Str>,
+/// Nesting deeper than this is refused (the same bound as for Python input).
+pub const MAX_JSON_DEPTH: usize = 1_000;
+
+/// Where in the document a problem is: keys and indexes, innermost first.
+enum Seg {
+    Key(String),
+    Index(usize),
 }
 
-impl Seed<'_> {
-    fn string(&mut self, s: &str) -> Str {
-        if s.len() > 32 {
-            return Str::from(s);
-        }
-        if let Some(k) = self.strings.get(s) {
-            return k.clone();
-        }
-        let k = Str::from(s);
-        if self.strings.len() < 65_536 {
-            self.strings.insert(k.clone());
-        }
-        k
-    }
-
-    fn key(&mut self, s: &str) -> Value {
-        if is_keyword_text(s) {
-            Value::Keyword(intern_keyword(s))
-        } else {
-            Value::Str(self.string(s))
-        }
-    }
+/// A problem, with the path it was found at (filled in as it propagates out).
+struct Problem {
+    message: String,
+    path: Vec<Seg>,
+    kind: ErrorKind,
 }
 
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
+impl Problem {
+    fn new(message: impl Into<String>) -> Self {
+        Problem {
+            message: message.into(),
+            path: Vec::new(),
+            kind: ErrorKind::Type,
+        }
+    }
+    fn under(mut self, seg: Seg) -> Self {
+        self.path.push(seg);
+        self
     }
 }
 
-impl<'de> Visitor<'de> for Seed<'_> {
-    type Value = Value;
+struct Builder<'j> {
+    jiter: Jiter<'j>,
+    data: &'j [u8],
+    strings: AHashSet<Str>,
+    watch: Watch,
+}
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
+/// A string value; short ones (categories, ids, statuses repeat across records) share one
+/// allocation per distinct text.
+fn string(strings: &mut AHashSet<Str>, s: &str) -> Str {
+    if s.len() > 32 {
+        return Str::from(s);
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Nil)
+    if let Some(k) = strings.get(s) {
+        return k.clone();
     }
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
+    let k = Str::from(s);
+    if strings.len() < 65_536 {
+        strings.insert(k.clone());
     }
-    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::Int(i))
+    k
+}
+
+fn key(strings: &mut AHashSet<Str>, s: &str) -> Value {
+    if is_keyword_text(s) {
+        Value::Keyword(intern_keyword(s))
+    } else {
+        Value::Str(string(strings, s))
     }
-    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
-        i64::try_from(u)
-            .map(Value::Int)
-            .map_err(|_| E::custom(format!("integer {u} does not fit in 64 bits")))
+}
+
+impl<'j> Builder<'j> {
+    fn syntax(&self, e: JiterError) -> Problem {
+        let pos = self.jiter.error_position(e.index);
+        let what = match &e.error_type {
+            JiterErrorType::JsonError(JsonErrorType::NumberOutOfRange) => {
+                let (text, float) = number_text(self.data, e.index);
+                if float {
+                    format!("number {text} is out of range")
+                } else {
+                    format!(
+                        "integer {text} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string"
+                    )
+                }
+            }
+            other => other.to_string(),
+        };
+        Problem::new(format!("{what} (line {}, column {})", pos.line, pos.column))
     }
-    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
-        Ok(Value::Float(f))
+
+    fn value(&mut self, peek: Peek, depth: usize) -> Result<Value, Problem> {
+        if let Err(e) = self.watch.check() {
+            let mut p = Problem::new(e.message.clone());
+            p.kind = ErrorKind::MemoryExceeded;
+            return Err(p);
+        }
+        match peek {
+            Peek::Null => {
+                self.jiter.known_null().map_err(|e| self.syntax(e))?;
+                Ok(Value::Nil)
+            }
+            Peek::True | Peek::False => {
+                let b = self.jiter.known_bool(peek).map_err(|e| self.syntax(e))?;
+                Ok(Value::Bool(b))
+            }
+            Peek::String => match self.jiter.known_str() {
+                Ok(s) => Ok(Value::Str(string(&mut self.strings, s))),
+                Err(e) => Err(self.syntax(e)),
+            },
+            Peek::Array => self.array(depth),
+            Peek::Object => self.object(depth),
+            _ => match self.jiter.known_number(peek).map_err(|e| self.syntax(e))? {
+                NumberAny::Int(NumberInt::Int(i)) => Ok(Value::Int(i)),
+                NumberAny::Float(f) => Ok(Value::Float(f)),
+            },
+        }
     }
-    fn visit_str<E>(mut self, s: &str) -> Result<Value, E> {
-        Ok(Value::Str(self.string(s)))
+
+    fn deeper(&self, depth: usize) -> Result<usize, Problem> {
+        if depth >= MAX_JSON_DEPTH {
+            return Err(Problem::new(format!(
+                "nested more than {MAX_JSON_DEPTH} levels deep"
+            )));
+        }
+        Ok(depth + 1)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element_seed(Seed {
-            strings: &mut *self.strings,
-        })? {
+
+    fn array(&mut self, depth: usize) -> Result<Value, Problem> {
+        let depth = self.deeper(depth)?;
+        let mut out = Vec::new();
+        let mut next = self.jiter.known_array().map_err(|e| self.syntax(e))?;
+        while let Some(peek) = next {
+            let i = out.len();
+            let v = crate::guard::deeper(|| self.value(peek, depth))
+                .map_err(|p| p.under(Seg::Index(i)))?;
             out.push(v);
+            next = self.jiter.array_step().map_err(|e| self.syntax(e))?;
         }
         Ok(Value::vector(out))
     }
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+
+    fn object(&mut self, depth: usize) -> Result<Value, Problem> {
+        let depth = self.deeper(depth)?;
         let mut out = ValueMap::default();
-        while let Some(key) = map.next_key_seed(KeySeed { seed: &mut self })? {
-            let v = map.next_value_seed(Seed {
-                strings: &mut *self.strings,
+        let mut next = match self.jiter.known_object() {
+            Ok(k) => k.map(|k| key(&mut self.strings, k)),
+            Err(e) => return Err(self.syntax(e)),
+        };
+        while let Some(kv) = next {
+            let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
+            let v = crate::guard::deeper(|| self.value(peek, depth)).map_err(|p| {
+                let name = match &kv {
+                    Value::Keyword(s) | Value::Str(s) => s.to_string(),
+                    _ => String::new(),
+                };
+                p.under(Seg::Key(name))
             })?;
-            out.insert(key, v);
+            out.insert(kv, v);
+            next = match self.jiter.next_key() {
+                Ok(k) => k.map(|k| key(&mut self.strings, k)),
+                Err(e) => return Err(self.syntax(e)),
+            };
         }
         Ok(Value::map(out))
     }
 }
 
-/// An object key, read without allocating a String (keywords are interned by text).
-struct KeySeed<'k, 's> {
-    seed: &'k mut Seed<'s>,
-}
-
-impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_str(self)
+/// The number around `index` (for messages; long ones abbreviated), and whether it is written
+/// as a float.
+fn number_text(data: &[u8], index: usize) -> (String, bool) {
+    let is_num = |b: u8| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E');
+    let mut start = index.min(data.len());
+    while start > 0 && is_num(data[start - 1]) {
+        start -= 1;
+    }
+    let mut end = start;
+    while end < data.len() && is_num(data[end]) {
+        end += 1;
+    }
+    let text = String::from_utf8_lossy(&data[start..end]).into_owned();
+    let float = text.contains(['.', 'e', 'E']);
+    if text.len() > 100 {
+        let digits = text.trim_start_matches('-').len();
+        (format!("{}... ({digits} digits)", &text[..40]), float)
+    } else {
+        (text, float)
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed<'_, '_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object key")
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(self.seed.key(s))
-    }
+/// Parses JSON text into a core value. `root` names the document in messages (`data`).
+pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
+    // a byte-order mark is not JSON, but editors write one
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let data = text.as_bytes();
+    let mut b = Builder {
+        jiter: Jiter::new(data).with_allow_inf_nan(),
+        data,
+        strings: AHashSet::new(),
+        watch: Watch::new(),
+    };
+    let result = b
+        .jiter
+        .peek()
+        .map_err(|e| b.syntax(e))
+        .and_then(|peek| b.value(peek, 0))
+        .and_then(|v| b.jiter.finish().map(|()| v).map_err(|e| b.syntax(e)));
+    result.map_err(|p| {
+        let mut path = root.to_string();
+        for seg in p.path.iter().rev() {
+            match seg {
+                Seg::Key(k) if is_keyword_text(k) => {
+                    path.push('.');
+                    path.push_str(k);
+                }
+                Seg::Key(k) => path.push_str(&format!("[{k:?}]")),
+                Seg::Index(i) => path.push_str(&format!("[{i}]")),
+            }
+        }
+        Error::new(
+            p.kind,
+            format!("invalid JSON data at {path}: {}", p.message),
+        )
+    })
 }
 
 /// Parses JSON text into a core value.
 pub fn from_json(text: &str) -> Result<Value, Error> {
-    let mut strings = AHashSet::new();
-    let mut de = serde_json::Deserializer::from_str(text);
-    let v = Seed {
-        strings: &mut strings,
-    }
-    .deserialize(&mut de)
-    .and_then(|v| de.end().map(|()| v))
-    .map_err(|e| Error::new(ErrorKind::Type, format!("invalid JSON data: {e}")))?;
-    Ok(v)
+    from_json_at(text, "data")
 }

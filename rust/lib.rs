@@ -17,6 +17,7 @@ pub mod limits;
 mod liveness;
 pub mod reader;
 pub mod session;
+pub mod sysmem;
 pub mod tokens;
 pub mod value;
 

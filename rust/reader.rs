@@ -160,6 +160,19 @@ impl<'a> Reader<'a> {
             None => self.src.len(),
         }
     }
+    /// Consumes the text up to (not including) the next `"`, `\\`, `\n` or `\r`.
+    fn plain_run(&mut self) -> &'a str {
+        let rest = &self.src.as_bytes()[self.i..];
+        let n = rest
+            .iter()
+            .position(|b| matches!(b, b'"' | b'\\' | b'\n' | b'\r'))
+            .unwrap_or(rest.len());
+        let run = &self.src[self.i..self.i + n];
+        self.i += n;
+        // columns count characters: every byte that does not continue a UTF-8 sequence
+        self.col += run.bytes().filter(|b| (b & 0xC0) != 0x80).count() as u32;
+        run
+    }
     fn slice(&self, from: usize, to: usize) -> &'a str {
         &self.src[from..to]
     }
@@ -364,8 +377,24 @@ fn close_frame(frame: Frame) -> Result<Form> {
 fn read_string(r: &mut Reader) -> Result<Form> {
     let pos = r.pos();
     r.bump();
-    let mut s = String::new();
+    // most literals have no escapes: then the text is copied once, straight into the value
+    let first = r.plain_run();
+    crate::guard::charge(first.len() / 64);
+    if r.peek() == Some('"') {
+        r.bump();
+        return Ok(Form {
+            kind: FormKind::Str(Str::from(first)),
+            pos,
+        });
+    }
+    let mut s = String::from(first);
     loop {
+        // plain text up to the next quote, escape or line break, copied at once
+        let run = r.plain_run();
+        if !run.is_empty() {
+            s.push_str(run);
+            crate::guard::charge(run.len() / 64);
+        }
         let here = r.pos();
         match r.bump() {
             None => {

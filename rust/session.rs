@@ -119,6 +119,7 @@ fn run_inner(
         &AnalyzeOptions {
             max_symbols: limits.max_symbols,
             max_nesting: limits.max_nesting,
+            max_string_size: limits.max_string_size,
         },
     ) {
         Ok(p) => p,

@@ -130,8 +130,11 @@ deref_newtype!(VecData, Vec<Value>);
 deref_newtype!(MapData, ValueMap);
 deref_newtype!(SetData, ValueSet);
 
-/// Moves nested collections that nobody else holds onto a heap worklist, so dropping any value
-/// uses constant stack.
+/// Drops values with a heap worklist instead of recursion, so dropping any value uses constant
+/// stack. Each value is looked at in turn: one that this drop holds the last reference to is
+/// taken apart onto the worklist, a shared one only loses a reference. Taking values in turn
+/// matters for a parent holding the same child twice (`(juxt f f)` in a loop): the first
+/// reference is released before the second is looked at, which then is the last one.
 fn drop_iteratively(mut stack: Vec<Value>) {
     while let Some(v) = stack.pop() {
         match v {
@@ -168,22 +171,21 @@ fn drop_iteratively(mut stack: Vec<Value>) {
     }
 }
 
-fn is_nested_owned(v: &Value) -> bool {
+/// Whether dropping `v` could recurse: a value that holds other values.
+fn is_nested(v: &Value) -> bool {
     match v {
-        Value::Vector(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
-        Value::Map(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
-        Value::Set(a) => Arc::strong_count(a) == 1 && !a.0.is_empty(),
-        // a closure capturing a closure capturing ... (built in a loop) is a chain as long as
-        // the loop: it must not be dropped recursively either
-        Value::Closure(a) => Arc::strong_count(a) == 1 && !a.captures.is_empty(),
-        Value::Native(a) => Arc::strong_count(a) == 1,
+        Value::Vector(a) => !a.0.is_empty(),
+        Value::Map(a) => !a.0.is_empty(),
+        Value::Set(a) => !a.0.is_empty(),
+        Value::Closure(a) => !a.captures.is_empty(),
+        Value::Native(_) => true,
         _ => false,
     }
 }
 
 impl Drop for VecData {
     fn drop(&mut self) {
-        if self.0.iter().any(is_nested_owned) {
+        if self.0.iter().any(is_nested) {
             drop_iteratively(std::mem::take(&mut self.0));
         }
     }
@@ -191,11 +193,7 @@ impl Drop for VecData {
 
 impl Drop for MapData {
     fn drop(&mut self) {
-        if self
-            .0
-            .iter()
-            .any(|(k, v)| is_nested_owned(k) || is_nested_owned(v))
-        {
+        if self.0.iter().any(|(k, v)| is_nested(k) || is_nested(v)) {
             let mut stack = Vec::with_capacity(self.0.len() * 2);
             for (k, v) in std::mem::take(&mut self.0) {
                 stack.push(k);
@@ -208,7 +206,7 @@ impl Drop for MapData {
 
 impl Drop for SetData {
     fn drop(&mut self) {
-        if self.0.iter().any(is_nested_owned) {
+        if self.0.iter().any(is_nested) {
             drop_iteratively(std::mem::take(&mut self.0).into_iter().collect());
         }
     }
@@ -223,7 +221,7 @@ pub struct Closure {
 
 impl Drop for Closure {
     fn drop(&mut self) {
-        if self.captures.iter().any(is_nested_owned) {
+        if self.captures.iter().any(is_nested) {
             drop_iteratively(std::mem::take(&mut self.captures).into_vec());
         }
     }
@@ -232,13 +230,11 @@ impl Drop for Closure {
 impl Drop for Native {
     fn drop(&mut self) {
         let nested = match self {
-            Native::Where { path, value, .. } => {
-                path.iter().any(is_nested_owned) || is_nested_owned(value)
-            }
+            Native::Where { path, value, .. } => path.iter().any(is_nested) || is_nested(value),
             Native::AllOf(v) | Native::AnyOf(v) | Native::NoneOf(v) | Native::Juxt(v) => {
-                v.iter().any(is_nested_owned)
+                v.iter().any(is_nested)
             }
-            Native::Fnil(f, d) => is_nested_owned(f) || is_nested_owned(d),
+            Native::Fnil(f, d) => is_nested(f) || is_nested(d),
         };
         if nested {
             let mut stack = Vec::new();
@@ -554,25 +550,18 @@ fn identical_coll(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Vector(x), Value::Vector(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && {
-                    guard::charge(x.len());
-                    x.iter().zip(y.iter()).all(|(p, q)| identical(p, q))
-                })
+                || (x.len() == y.len()
+                    && guard::charged(x.iter().zip(y.iter())).all(|(p, q)| identical(p, q)))
         }
         (Value::Map(x), Value::Map(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && {
-                    guard::charge(x.len());
-                    x.iter()
-                        .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w)))
-                })
+                || (x.len() == y.len()
+                    && guard::charged(x.iter())
+                        .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
         }
         (Value::Set(x), Value::Set(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && {
-                    guard::charge(x.len());
-                    x.iter().all(|k| y.contains(k))
-                })
+                || (x.len() == y.len() && guard::charged(x.iter()).all(|k| y.contains(k)))
         }
         _ => false,
     }
@@ -586,9 +575,6 @@ fn hash_one(v: &Value) -> u64 {
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        if let Some(n) = self.coll_len() {
-            guard::charge(n);
-        }
         guard::deeper(|| match self {
             Value::Nil => state.write_u8(0),
             Value::Bool(b) => {
@@ -614,7 +600,7 @@ impl Hash for Value {
             Value::Vector(v) => {
                 state.write_u8(6);
                 state.write_usize(v.len());
-                for x in v.iter() {
+                for x in guard::charged(v.iter()) {
                     x.hash(state);
                 }
             }
@@ -622,7 +608,7 @@ impl Hash for Value {
                 // Order-independent, because map equality ignores order.
                 state.write_u8(7);
                 let mut acc: u64 = 0;
-                for (k, v) in m.iter() {
+                for (k, v) in guard::charged(m.iter()) {
                     acc = acc.wrapping_add(hash_one(k).rotate_left(17) ^ hash_one(v));
                 }
                 state.write_u64(acc);
@@ -630,7 +616,7 @@ impl Hash for Value {
             Value::Set(s) => {
                 state.write_u8(8);
                 let mut acc: u64 = 0;
-                for k in s.iter() {
+                for k in guard::charged(s.iter()) {
                     acc = acc.wrapping_add(hash_one(k));
                 }
                 state.write_u64(acc);
@@ -685,19 +671,16 @@ pub fn lisp_eq(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Vector(x), Value::Vector(y)) => {
             Arc::ptr_eq(x, y)
-                || (x.len() == y.len() && {
-                    guard::charge(x.len());
-                    guard::deeper(|| x.iter().zip(y.iter()).all(|(p, q)| lisp_eq(p, q)))
-                })
+                || (x.len() == y.len()
+                    && guard::deeper(|| {
+                        guard::charged(x.iter().zip(y.iter())).all(|(p, q)| lisp_eq(p, q))
+                    }))
         }
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && {
-                guard::charge(x.len());
-                guard::deeper(|| {
-                    x.iter()
-                        .all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
+            x.len() == y.len()
+                && guard::deeper(|| {
+                    guard::charged(x.iter()).all(|(k, v)| y.get(k).is_some_and(|w| lisp_eq(v, w)))
                 })
-            }
         }
         _ => identical(a, b),
     }
@@ -714,9 +697,8 @@ pub fn natural_cmp(a: &Value, b: &Value) -> Result<Ordering> {
         (Value::Keyword(x), Value::Keyword(y)) => Ok(x.as_str().cmp(y.as_str())),
         (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
         (Value::Vector(x), Value::Vector(y)) => {
-            guard::charge(x.len().min(y.len()));
             guard::deeper(|| {
-                for (p, q) in x.iter().zip(y.iter()) {
+                for (p, q) in guard::charged(x.iter().zip(y.iter())) {
                     let o = natural_cmp(p, q)?;
                     if o != Ordering::Equal {
                         return Ok(o);

@@ -164,8 +164,8 @@ fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
 fn frequencies(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut counts: ValueMap = ValueMap::default();
     let items = super::seq::ordered_items("frequencies", &a[0])?;
-    it.charge(items.len())?;
     for x in items {
+        it.charge(1)?;
         match counts.entry(x) {
             Entry::Occupied(mut e) => {
                 if let Value::Int(n) = e.get_mut() {

@@ -18,9 +18,22 @@ pub(super) fn unordered(fname: &str, v: &Value) -> Error {
     type_error(fname, "a vector or string", v).with_hint(hint)
 }
 
+/// The characters (grapheme clusters) of `s`, each charged to the run as it is found: a
+/// 16 MB string takes long enough to segment that the deadline must be able to stop it.
+pub fn graphemes(s: &str) -> impl Iterator<Item = &str> + '_ {
+    crate::guard::charged(s.graphemes(true))
+}
+
+/// Whether every byte of `s` is a character of its own (ASCII without `\r`, which pairs with a
+/// following `\n`): then counting and offsets need no segmentation.
+pub fn one_byte_chars(s: &str) -> bool {
+    s.is_ascii() && !s.as_bytes().contains(&b'\r')
+}
+
+/// The characters of `s` as values, after checking the run can hold them all.
 pub fn chars(s: &str) -> impl Iterator<Item = Value> + '_ {
     reserve_chars(s);
-    s.graphemes(true).map(Value::str)
+    graphemes(s).map(Value::str)
 }
 
 /// Memory for one value per character of `s` (a small string each), checked before it is
@@ -32,9 +45,10 @@ fn reserve_chars(s: &str) {
     }
     // bytes bound the number of characters; count them only when that bound is too high
     let mut n = s.len();
-    if n.saturating_mul(PER_CHAR) > 1 << 24 {
-        n = s.graphemes(true).count();
+    if n.saturating_mul(PER_CHAR) > 1 << 24 && !s.is_ascii() {
+        n = graphemes(s).count();
     }
+    crate::guard::check_size(n);
     crate::guard::reserve(n.saturating_mul(PER_CHAR));
 }
 
@@ -77,7 +91,8 @@ pub(super) fn coll_len(fname: &str, v: &Value) -> Result<usize, Error> {
     Ok(match v {
         Value::Nil => 0,
         Value::Vector(xs) => xs.len(),
-        Value::Str(s) => s.graphemes(true).count(),
+        Value::Str(s) if one_byte_chars(s) => s.len(),
+        Value::Str(s) => graphemes(s).count(),
         Value::Set(s) => s.len(),
         Value::Map(m) => m.len(),
         other => return Err(type_error(fname, "a collection", other)),
@@ -99,11 +114,7 @@ pub(super) fn nth_of(fname: &str, v: &Value, i: usize) -> Result<Value, Error> {
     Ok(match v {
         Value::Nil => Value::Nil,
         Value::Vector(xs) => xs.get(i).cloned().unwrap_or(Value::Nil),
-        Value::Str(s) => s
-            .graphemes(true)
-            .nth(i)
-            .map(Value::str)
-            .unwrap_or(Value::Nil),
+        Value::Str(s) => graphemes(s).nth(i).map(Value::str).unwrap_or(Value::Nil),
         Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
         other => return Err(type_error(fname, "a vector or string", other)),
     })

@@ -74,6 +74,15 @@ fn args<'v>(fname: &str, a: &'v [Value]) -> Result<(&'v RegexValue, &'v str), Er
     Ok((re, s))
 }
 
+/// The first match of `re` in `s` as a value. Without groups only the match's bounds are
+/// needed, which the regex crate finds with its fast engines; groups need the slower one.
+fn first_match(re: &regex::Regex, s: &str) -> Value {
+    if re.captures_len() == 1 {
+        return re.find(s).map_or(Value::Nil, |m| Value::str(m.as_str()));
+    }
+    re.captures(s).map_or(Value::Nil, |c| match_value(re, &c))
+}
+
 fn match_value(re: &regex::Regex, caps: &regex::Captures<'_>) -> Value {
     if re.captures_len() == 1 {
         return Value::str(caps.get(0).map_or("", |m| m.as_str()));
@@ -87,10 +96,7 @@ fn match_value(re: &regex::Regex, caps: &regex::Captures<'_>) -> Value {
 
 fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-find", a)?;
-    Ok(re
-        .regex
-        .captures(s)
-        .map_or(Value::Nil, |c| match_value(&re.regex, &c)))
+    Ok(first_match(&re.regex, s))
 }
 
 fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -102,16 +108,20 @@ fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             re.anchored.get_or_init(|| r)
         }
     };
-    Ok(anchored
-        .captures(s)
-        .map_or(Value::Nil, |c| match_value(anchored, &c)))
+    Ok(first_match(anchored, s))
 }
 
 fn re_seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-seq", a)?;
     let mut out = Vec::new();
-    for c in re.regex.captures_iter(s) {
-        it.push_value(&mut out, match_value(&re.regex, &c))?;
+    if re.regex.captures_len() == 1 {
+        for m in re.regex.find_iter(s) {
+            it.push_value(&mut out, Value::str(m.as_str()))?;
+        }
+    } else {
+        for c in re.regex.captures_iter(s) {
+            it.push_value(&mut out, match_value(&re.regex, &c))?;
+        }
     }
     Ok(Value::vector(out))
 }

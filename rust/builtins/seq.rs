@@ -16,7 +16,7 @@ pub(super) fn ordered_items(fname: &str, v: &Value) -> Result<Vec<Value>, Error>
         Value::Nil => Vec::new(),
         Value::Vector(xs) => {
             crate::guard::reserve(crate::guard::values_bytes(xs.len()));
-            xs.to_vec()
+            guard::charged(xs.iter()).cloned().collect()
         }
         Value::Str(s) => chars(s).collect(),
         Value::Map(_) | Value::Set(_) => return Err(unordered(fname, v)),
@@ -208,31 +208,45 @@ pub(super) fn compare_with(
 }
 
 /// Stable sort of `keyed` (key, item) pairs with a fallible comparator.
+/// Sorts with a comparator that can fail (a user function raising, the deadline). The first
+/// failure ends the sort at once: sorting millions of elements would otherwise go on calling
+/// the comparator (which then only says "equal") for as long as a whole sort takes.
+fn sort_fallible<T>(
+    it: &mut Interp,
+    items: &mut [T],
+    mut cmp: impl FnMut(&mut Interp, &T, &T) -> EvalResult<Ordering>,
+) -> EvalResult<()> {
+    struct Stop;
+    let mut failure: Option<crate::eval::Flow> = None;
+    let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        items.sort_by(|x, y| {
+            // every comparison is work: a long sort must notice the deadline
+            let r = it.charge(1).and_then(|()| cmp(it, x, y));
+            match r {
+                Ok(o) => o,
+                Err(e) => {
+                    failure = Some(e);
+                    // slice sorting is panic-safe: the slice keeps all its elements
+                    std::panic::resume_unwind(Box::new(Stop))
+                }
+            }
+        })
+    }));
+    match (sorted, failure) {
+        (_, Some(f)) => Err(f),
+        (Ok(()), None) => Ok(()),
+        (Err(payload), None) => std::panic::resume_unwind(payload),
+    }
+}
+
 pub(super) fn sort_keyed(
     it: &mut Interp,
     keyed: &mut [(Value, Value)],
     c: &Comparator,
 ) -> EvalResult<()> {
-    it.charge(keyed.len())?;
     // the merge sort's buffer (half the pairs) and the sorted output vector
     it.reserve(guard::values_bytes(keyed.len()) * 2)?;
-    let mut failure: Option<crate::eval::Flow> = None;
-    keyed.sort_by(|x, y| {
-        if failure.is_some() {
-            return Ordering::Equal;
-        }
-        match compare_with(it, c, &x.0, &y.0) {
-            Ok(o) => o,
-            Err(e) => {
-                failure = Some(e);
-                Ordering::Equal
-            }
-        }
-    });
-    match failure {
-        Some(f) => Err(f),
-        None => Ok(()),
-    }
+    sort_fallible(it, keyed, |it, x, y| compare_with(it, c, &x.0, &y.0))
 }
 
 fn sort(it: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -241,11 +255,11 @@ fn sort(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     } else {
         (Comparator::Asc, &a[0])
     };
-    let items = ordered_items("sort", coll)?;
-    it.reserve(guard::values_bytes(items.len()) * 2)?;
-    let mut keyed: Vec<(Value, Value)> = items.into_iter().map(|x| (x, Value::Nil)).collect();
-    sort_keyed(it, &mut keyed, &c)?;
-    vec_of(keyed.into_iter().map(|(x, _)| x).collect())
+    let mut items = ordered_items("sort", coll)?;
+    // the merge sort's buffer: half the elements
+    it.reserve(guard::values_bytes(items.len()) / 2)?;
+    sort_fallible(it, &mut items, |it, x, y| compare_with(it, &c, x, y))?;
+    vec_of(items)
 }
 
 /// A key argument (§7.0): keyword or string (flexible field), vector path, or callable.
@@ -392,12 +406,7 @@ fn flatten(it: &mut Interp, a: &mut [Value]) -> EvalResult {
                 stack.pop();
             }
             Some(Value::Vector(inner)) => stack.push(inner.iter()),
-            Some(x) => {
-                out.push(x.clone());
-                if out.len() % 4096 == 0 {
-                    it.check_coll_size(out.len())?;
-                }
-            }
+            Some(x) => it.push_value(&mut out, x.clone())?,
         }
     }
     vec_of(out)
@@ -423,14 +432,16 @@ fn zip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     )
 }
 
-fn interleave(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn interleave(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, y) = two_vectors("interleave", a)?;
+    it.alloc_values(2 * x.len().min(y.len()))?;
     vec_of(x.into_iter().zip(y).flat_map(|(p, q)| [p, q]).collect())
 }
 
-fn interpose(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn interpose(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let sep = a[0].clone();
     let items = ordered_items("interpose", &a[1])?;
+    it.alloc_values((2 * items.len()).saturating_sub(1))?;
     let mut out = Vec::with_capacity(items.len() * 2);
     for (i, x) in items.into_iter().enumerate() {
         if i > 0 {

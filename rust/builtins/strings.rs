@@ -54,6 +54,7 @@ fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let mut out = String::new();
     for a in args.iter() {
+        it.charge(1)?;
         display_into(&mut out, a, it.limits.max_string_size)?;
         it.check_str_size(out.len())?;
     }
@@ -81,7 +82,17 @@ fn s_arg<'v>(fname: &str, v: &'v Value) -> Result<&'v str, Error> {
 
 /// Byte offset of the `n`th grapheme (clamped to the end).
 fn grapheme_offset(s: &str, n: usize) -> usize {
-    crate::format::grapheme_prefix_len(s, n)
+    if super::coll::one_byte_chars(s) {
+        return n.min(s.len());
+    }
+    match s
+        .grapheme_indices(true)
+        .inspect(|_| crate::guard::charge(1))
+        .nth(n)
+    {
+        Some((i, _)) => i,
+        None => s.len(),
+    }
 }
 
 fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -117,9 +128,9 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => return Err(type_error("join", "a vector", other).into()),
     };
-    it.charge(items.len())?;
     let mut out = String::new();
     for (i, x) in items.iter().enumerate() {
+        it.charge(1)?;
         if i > 0 {
             out.push_str(&sep);
         }
@@ -146,7 +157,11 @@ fn split(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let mut parts = Vec::new();
     if sep.is_empty() {
-        for g in s.graphemes(true) {
+        // one part per character: their number is known at once for plain text
+        if super::coll::one_byte_chars(s) {
+            it.alloc_values(s.len())?;
+        }
+        for g in super::coll::graphemes(s) {
             it.push_value(&mut parts, Value::str(g))?;
         }
     } else {
@@ -190,26 +205,71 @@ fn replace(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let r = s_arg("replace", &a[2])?;
     let out = if m.is_empty() {
         let mut out = String::from(r);
-        for g in s.graphemes(true) {
+        for g in super::coll::graphemes(s) {
             out.push_str(g);
             out.push_str(r);
             it.check_str_size(out.len())?;
         }
         out
     } else {
-        let count = s.matches(m.as_str()).count();
-        it.check_str_size(s.len() + count.saturating_mul(r.len()))?;
-        s.replace(m.as_str(), r)
+        let mut out = String::with_capacity(s.len());
+        let mut last = 0;
+        for (n, (i, _)) in s.match_indices(m.as_str()).enumerate() {
+            out.push_str(&s[last..i]);
+            out.push_str(r);
+            last = i + m.len();
+            if n % 4096 == 4095 {
+                it.check_str_size(out.len() + s.len() - last)?;
+                it.charge(4096)?;
+            }
+        }
+        out.push_str(&s[last..]);
+        it.check_str_size(out.len())?;
+        out
     };
     Ok(Value::string(out))
 }
 
-fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::string(s_arg("upper-case", &a[0])?.to_uppercase()))
+/// Maps `s` piece by piece, so a long string is checked against the deadline and the size
+/// limit as it goes (case mapping can make text longer: `ß` becomes `SS`). Pieces end after
+/// ASCII whitespace where there is some, so that context rules (a final `Σ` lowercases to
+/// `ς`) see whole words.
+fn map_pieces(it: &mut Interp, s: &str, f: impl Fn(&str) -> String) -> EvalResult {
+    const PIECE: usize = 64 * 1024;
+    if s.len() <= PIECE {
+        let out = f(s);
+        it.check_str_size(out.len())?;
+        return Ok(Value::string(out));
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let mut end = PIECE.min(rest.len());
+        if end < rest.len() {
+            let window = &rest.as_bytes()[end..(end + 4096).min(rest.len())];
+            match window.iter().position(|b| b.is_ascii_whitespace()) {
+                Some(i) => end += i + 1,
+                None => {
+                    while !rest.is_char_boundary(end) {
+                        end += 1;
+                    }
+                }
+            }
+        }
+        out.push_str(&f(&rest[..end]));
+        it.check_str_size(out.len())?;
+        it.charge(end / 64)?;
+        rest = &rest[end..];
+    }
+    Ok(Value::string(out))
 }
 
-fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::string(s_arg("lower-case", &a[0])?.to_lowercase()))
+fn upper(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    map_pieces(it, s_arg("upper-case", &a[0])?, str::to_uppercase)
+}
+
+fn lower(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    map_pieces(it, s_arg("lower-case", &a[0])?, str::to_lowercase)
 }
 
 fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {

@@ -54,6 +54,9 @@ impl ConvError {
             raise: Some(e),
         }
     }
+    fn memory(message: String) -> Self {
+        ConvError::raise(pyo3::exceptions::PyMemoryError::new_err(message))
+    }
     fn under(mut self, seg: Seg) -> Self {
         self.path.push(seg);
         self
@@ -63,7 +66,15 @@ impl ConvError {
             return e;
         }
         let mut p = root.to_string();
-        for seg in self.path.iter().rev() {
+        // a path thousands of levels long says no more than its ends and its length
+        let n = self.path.len();
+        for (i, seg) in self.path.iter().rev().enumerate() {
+            if n > 12 && (4..n - 4).contains(&i) {
+                if i == 4 {
+                    p.push_str(&format!("...({} levels)...", n - 8));
+                }
+                continue;
+            }
             match seg {
                 Seg::Key(k) => {
                     if is_keyword_text(k) && !root.is_empty() {
@@ -95,6 +106,11 @@ pub struct ToValue<'py> {
     kw_type: Bound<'py, PyType>,
     /// Objects converted so far, for the periodic Ctrl-C check.
     seen: usize,
+    /// Containers referenced from more than one place, converted once: input that shares
+    /// structure (`x = [x, x]` sixty times) converts to the same sharing, not to 2^60 nodes.
+    shared: AHashMap<usize, Value>,
+    /// Host input is not bounded by a run: it is bounded by the memory the process has left.
+    watch: Option<crate::sysmem::Watch>,
 }
 
 /// Strings at least this long are shared by identity when converted.
@@ -109,7 +125,36 @@ impl<'py> ToValue<'py> {
             long_strings: AHashMap::new(),
             kw_type: keyword_type(py)?.clone(),
             seen: 0,
+            shared: AHashMap::new(),
+            watch: None,
         })
+    }
+
+    /// A converter for a host's input data (outside any run).
+    pub fn for_input(py: Python<'py>) -> PyResult<Self> {
+        let mut c = ToValue::new(py)?;
+        c.watch = Some(crate::sysmem::Watch::new());
+        Ok(c)
+    }
+
+    /// Converts a container, once per object when it is referenced from elsewhere too.
+    fn container(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        convert: impl FnOnce(&mut Self) -> Result<Value, ConvError>,
+    ) -> Result<Value, ConvError> {
+        // one reference from the parent and one held by this walk: more means shared
+        // SAFETY: reading the reference count of a live object while holding the GIL.
+        if unsafe { pyo3::ffi::Py_REFCNT(obj.as_ptr()) } <= 2 {
+            return convert(self);
+        }
+        let ptr = obj.as_ptr() as usize;
+        if let Some(v) = self.shared.get(&ptr) {
+            return Ok(v.clone());
+        }
+        let v = convert(self)?;
+        self.shared.insert(ptr, v.clone());
+        Ok(v)
     }
 
     /// A string value: short ones interned by text, long ones shared by object identity.
@@ -138,6 +183,10 @@ impl<'py> ToValue<'py> {
         if self.seen >= 1 << 16 {
             self.seen = 0;
             py.check_signals().map_err(ConvError::raise)?;
+        }
+        if let Some(w) = &mut self.watch {
+            w.check()
+                .map_err(|e| ConvError::memory(e.message.clone()))?;
         }
         Ok(())
     }
@@ -190,10 +239,10 @@ impl<'py> ToValue<'py> {
             return self.string_value(s);
         }
         if let Ok(d) = obj.cast_exact::<PyDict>() {
-            return self.dict(d, depth);
+            return self.container(obj, |c| c.dict(d, depth));
         }
         if let Ok(l) = obj.cast_exact::<PyList>() {
-            return self.items(l.len(), l.iter(), depth);
+            return self.container(obj, |c| c.items(l.len(), l.iter(), depth));
         }
         if obj.is_exact_instance_of::<PyBool>() {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
@@ -217,7 +266,7 @@ impl<'py> ToValue<'py> {
         self.tick(self.kw_type.py(), len)?;
         crate::guard::reserve(crate::guard::values_bytes(len));
         let mut out = Vec::with_capacity(len);
-        for (i, item) in iter.enumerate() {
+        for (i, item) in crate::guard::charged(iter.enumerate()) {
             out.push(
                 self.value(&item, depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
@@ -247,13 +296,13 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Float(f.value()));
         }
         if let Ok(d) = obj.cast::<PyDict>() {
-            return self.dict(d, depth);
+            return self.container(obj, |c| c.dict(d, depth));
         }
         if let Ok(l) = obj.cast::<PyList>() {
-            return self.items(l.len(), l.iter(), depth);
+            return self.container(obj, |c| c.items(l.len(), l.iter(), depth));
         }
         if let Ok(t) = obj.cast::<PyTuple>() {
-            return self.items(t.len(), t.iter(), depth);
+            return self.container(obj, |c| c.items(t.len(), t.iter(), depth));
         }
         if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
             let mut out = ValueSet::default();
@@ -400,6 +449,30 @@ pub struct ToPy<'py> {
     long_strings: AHashMap<usize, Py<PyAny>>,
 }
 
+/// Pauses Python's cyclic garbage collector while a conversion creates objects: the lists and
+/// dicts it creates cannot form cycles, and a full collection triggered every few thousand new
+/// containers would walk every object of the process each time (quadratic in a large result).
+pub struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    pub fn new(_py: Python<'_>) -> Self {
+        // SAFETY: the GIL is held (the `Python` token proves it).
+        let was_enabled = unsafe { pyo3::ffi::PyGC_Disable() } != 0;
+        GcPause { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: created with the GIL held, dropped on the same thread before it is released
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
 /// Approximate sizes of CPython objects, for the memory a conversion charges.
 const PY_OBJECT: usize = 32;
 const PY_LIST: usize = 56;
@@ -457,7 +530,6 @@ impl<'py> ToPy<'py> {
         }
         self.depth += 1;
         if let Some(n) = v.coll_len() {
-            crate::guard::charge(n);
             crate::guard::charge_bytes(PY_LIST + n * PY_DICT_ENTRY);
         }
         let r = crate::guard::deeper(|| {
@@ -470,14 +542,13 @@ impl<'py> ToPy<'py> {
                 Value::Keyword(k) => self.keyword(k)?,
                 Value::Vector(xs) => {
                     if hashable {
-                        let items: Vec<Bound<'py, PyAny>> = xs
-                            .iter()
+                        let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(xs.iter())
                             .map(|x| self.value(x, true))
                             .collect::<PyResult<_>>()?;
                         PyTuple::new(py, items)?.into_any()
                     } else {
                         let list = PyList::empty(py);
-                        for x in xs.iter() {
+                        for x in crate::guard::charged(xs.iter()) {
                             list.append(self.value(x, false)?)?;
                         }
                         list.into_any()
@@ -485,8 +556,7 @@ impl<'py> ToPy<'py> {
                 }
                 Value::Map(m) => {
                     if hashable {
-                        let items: Vec<Bound<'py, PyAny>> = m
-                            .iter()
+                        let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(m.iter())
                             .map(|(k, v)| {
                                 Ok(
                                     PyTuple::new(py, [self.value(k, true)?, self.value(v, true)?])?
@@ -497,7 +567,7 @@ impl<'py> ToPy<'py> {
                         PyTuple::new(py, items)?.into_any()
                     } else {
                         let d = PyDict::new(py);
-                        for (k, val) in m.iter() {
+                        for (k, val) in crate::guard::charged(m.iter()) {
                             d.set_item(self.value(k, true)?, self.value(val, false)?)?;
                         }
                         if d.len() != m.len() {
@@ -511,8 +581,7 @@ impl<'py> ToPy<'py> {
                     }
                 }
                 Value::Set(s) => {
-                    let items: Vec<Bound<'py, PyAny>> = s
-                        .iter()
+                    let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(s.iter())
                         .map(|x| self.value(x, true))
                         .collect::<PyResult<_>>()?;
                     if hashable {

@@ -73,9 +73,11 @@ fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// Runs `f` (which converts values for Python) within `budget`: its time, fuel and memory
 /// count toward the run, and a spent budget ends it with the limit error instead of a hang.
 fn convert_within<T>(
+    py: Python<'_>,
     budget: &Budget,
     f: impl FnOnce() -> PyResult<T>,
 ) -> Result<PyResult<T>, Error> {
+    let _gc = convert::GcPause::new(py);
     guard::with_budget(budget, || guard::catch(budget, f))
 }
 
@@ -278,14 +280,19 @@ impl CoreSession {
         data: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyDict>>,
         limits: Option<&Bound<'_, PyDict>>,
-        data_json: Option<String>,
+        data_json: Option<&str>,
     ) -> PyResult<Self> {
         let data_value = match (data, data_json) {
             (_, Some(text)) => {
                 // parsed straight into core values, with the GIL released
                 let v = py
-                    .detach(move || crate::json::from_json(&text))
-                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message.clone()))?;
+                    .detach(move || crate::json::from_json(text))
+                    .map_err(|e| match e.kind {
+                        ErrorKind::MemoryExceeded => {
+                            pyo3::exceptions::PyMemoryError::new_err(e.message.clone())
+                        }
+                        _ => PyValueError::new_err(e.message.clone()),
+                    })?;
                 if !matches!(v, Value::Map(_)) {
                     return Err(pyo3::exceptions::PyValueError::new_err(
                         "JSON data must be an object whose keys become data/... names",
@@ -299,7 +306,7 @@ impl CoreSession {
                 let dict = d.cast::<PyDict>().map_err(|_| {
                     pyo3::exceptions::PyTypeError::new_err("data must be a dict of name -> value")
                 })?;
-                let mut conv = ToValue::new(py)?;
+                let mut conv = ToValue::for_input(py)?;
                 // Data keys are names (data/name), so they are always looked up as keywords.
                 let mut m = crate::value::ValueMap::default();
                 for (k, v) in dict.iter() {
@@ -399,7 +406,7 @@ impl CoreSession {
         } else {
             budget.as_ref()
         };
-        let converted = convert_within(conversion_budget, || {
+        let converted = convert_within(py, conversion_budget, || {
             run_result_tuple(py, &result, &view_ns)
         });
         if let Some(e) = host.take_pending() {
@@ -488,7 +495,7 @@ impl CoreSession {
             .unwrap_or_else(|| guard::timeout_error(budget.limits.timeout_ms));
         let log = host.take_log();
         let conversion = self.convert_budget();
-        let calls = convert_within(&conversion, || {
+        let calls = convert_within(py, &conversion, || {
             let mut conv = ToPy::new(py)?;
             let calls = PyList::empty(py);
             for c in &log {
@@ -667,7 +674,7 @@ impl CoreSession {
         data: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyDict>>,
         limits: Option<&Bound<'_, PyDict>>,
-        data_json: Option<String>,
+        data_json: Option<&str>,
     ) -> PyResult<Self> {
         guarded(py, || Self::create(py, data, tools, limits, data_json))
     }
@@ -720,7 +727,7 @@ impl CoreSession {
                 return Err(PyKeyError::new_err(name.to_string()));
             };
             let budget = self.convert_budget();
-            match convert_within(&budget, || ToPy::new(py)?.convert(&v)) {
+            match convert_within(py, &budget, || ToPy::new(py)?.convert(&v)) {
                 Ok(r) => r,
                 Err(e) => Err(lisp_error(py, &e)),
             }

@@ -1,0 +1,118 @@
+//! How much more memory the process can take, for work that is not bounded by a run's
+//! `max_memory` (converting a host's input data, loading JSON).
+//!
+//! Rust aborts the process when an allocation fails, so input that does not fit must be noticed
+//! before the allocator is refused: such work watches its allocations against the headroom
+//! measured when it started and stops with an error while there is still room to report it.
+
+use crate::error::{Error, ErrorKind};
+
+/// Bytes the process can still allocate: the least of what its address-space limit, its
+/// cgroup's memory limit and the machine's available memory allow. `None` where none of these
+/// can be read (the work then runs unwatched).
+pub fn headroom() -> Option<u64> {
+    let mut best: Option<u64> = None;
+    let mut consider = |v: Option<u64>| {
+        if let Some(v) = v {
+            best = Some(best.map_or(v, |b| b.min(v)));
+        }
+    };
+    consider(address_space_left());
+    consider(cgroup_left());
+    consider(meminfo_kb("MemAvailable:").map(|kb| kb * 1024));
+    best
+}
+
+fn address_space_left() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let used = status_kb("VmSize:")? * 1024;
+    Some((lim.rlim_cur as u64).saturating_sub(used))
+}
+
+fn cgroup_left() -> Option<u64> {
+    let max = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok()?;
+    let max: u64 = max.trim().parse().ok()?; // "max" (no limit) does not parse
+    let cur: u64 = std::fs::read_to_string("/sys/fs/cgroup/memory.current")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(max.saturating_sub(cur))
+}
+
+fn field_kb(path: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..].split_whitespace().next()?.parse().ok()
+}
+
+fn status_kb(field: &str) -> Option<u64> {
+    field_kb("/proc/self/status", field)
+}
+
+fn meminfo_kb(field: &str) -> Option<u64> {
+    field_kb("/proc/meminfo", field)
+}
+
+/// Watches the allocations of one piece of work on this thread against the headroom.
+pub struct Watch {
+    start: i64,
+    allowed: i64,
+    next: i64,
+}
+
+/// Checked after this many more bytes were allocated.
+const STEP: i64 = 16 << 20;
+
+impl Watch {
+    pub fn new() -> Watch {
+        // keep a tenth (at least 64 MB) for Python and everything else
+        let allowed = headroom().map_or(i64::MAX, |h| {
+            let keep = (h / 10).max(64 << 20);
+            h.saturating_sub(keep).min(i64::MAX as u64) as i64
+        });
+        let start = crate::alloc::allocated();
+        Watch {
+            start,
+            allowed,
+            next: start + STEP,
+        }
+    }
+
+    /// An error once the work has allocated more than the process has room for.
+    #[inline]
+    pub fn check(&mut self) -> Result<(), Error> {
+        let now = crate::alloc::allocated();
+        if now < self.next {
+            return Ok(());
+        }
+        self.next = now + STEP;
+        let used = now - self.start;
+        if used > self.allowed {
+            return Err(Error::new(
+                ErrorKind::MemoryExceeded,
+                format!(
+                    "the input needs more memory than this process has left ({} MB used of {} MB available)",
+                    used >> 20,
+                    self.allowed >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Watch::new()
+    }
+}

@@ -1,0 +1,582 @@
+"""The host stays in charge (ARCHITECTURE "The host stays in charge"; issue 8 items 5-11).
+
+Ctrl-C, `Session.cancel()`, task cancellation and the deadline stop a run promptly, even while
+a tool blocks; exceptions that are not `Exception` propagate from tools; a stopped or failed run
+changes nothing in its Session; runs of one Session from several threads keep every definition;
+conversion is bounded and never panics. Responsiveness is checked with generous bounds (a
+second, against runs that would take 20 s or more), so these tests cannot pass by a slow run
+finishing and do not flake on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import ptc
+import pytest
+
+LONG = {"timeout_ms": 30_000, "loop_limit": 10**12, "fuel": 10**15}
+SPIN = "(loop [i 0] (recur (inc i)))"
+
+
+def _child(code: str, timeout: float = 60.0) -> dict[str, Any]:
+    """Runs `code` in a fresh Python (its main thread is the one SIGINT reaches); the code
+    prints one JSON line, which is returned."""
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ---- Ctrl-C: a real SIGINT to a child process ----
+
+SIGINT_CHILD = """
+import json, os, signal, threading, time
+import ptc
+{setup}
+s = ptc.Session({session_args})
+s.run("(def before 1)")
+sent = []
+def interrupt():
+    time.sleep(0.3)
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt, daemon=True).start()
+out = {{}}
+try:
+    s.run("(def during 2) " + {program!r}, limits={limits!r})
+    out["raised"] = None
+except KeyboardInterrupt:
+    out["raised"] = "KeyboardInterrupt"
+out["latency"] = time.monotonic() - sent[0] if sent else None
+out["names"] = sorted(s.memory)
+out["after"] = s.run("(inc before)").value
+print(json.dumps(out))
+"""
+
+
+def test_sigint_during_evaluation_raises_keyboard_interrupt_promptly() -> None:
+    """Issue 8.8: SIGINT during pure evaluation raises KeyboardInterrupt from run() at once
+    (not when the 30 s run times out), and the Session is unchanged."""
+    out = _child(SIGINT_CHILD.format(setup="", session_args="", program=SPIN, limits=LONG))
+    assert out["raised"] == "KeyboardInterrupt"
+    assert out["latency"] < 1.0, out
+    assert out["names"] == ["before"]
+    assert out["after"] == 2
+
+
+def test_sigint_while_a_tool_blocks_raises_keyboard_interrupt_promptly() -> None:
+    """Issue 8.8/8.9: SIGINT while a tool sleeps for 20 s interrupts the run, not the tool."""
+    setup = "def nap():\n    time.sleep(20)\n    return 1"
+    out = _child(
+        SIGINT_CHILD.format(
+            setup=setup, session_args="tools={'nap': nap}", program="(tool/nap)", limits=LONG
+        )
+    )
+    assert out["raised"] == "KeyboardInterrupt"
+    assert out["latency"] < 1.0, out
+    assert out["names"] == ["before"]
+
+
+def test_sigint_while_waiting_for_pmap_branches() -> None:
+    """Issue 8.8: the main thread also notices Ctrl-C while parallel branches run."""
+    program = "(pmap (fn [_] " + SPIN + ") [1 2 3 4])"
+    out = _child(SIGINT_CHILD.format(setup="", session_args="", program=program, limits=LONG))
+    assert out["raised"] == "KeyboardInterrupt"
+    assert out["latency"] < 1.0, out
+    assert out["names"] == ["before"]
+
+
+# ---- cancel() from another thread ----
+
+
+def _cancel_after(s: ptc.Session, delay: float) -> list[float]:
+    when: list[float] = []
+
+    def go() -> None:
+        time.sleep(delay)
+        when.append(time.monotonic())
+        s.cancel()
+
+    threading.Thread(target=go, daemon=True).start()
+    return when
+
+
+def test_cancel_from_another_thread_stops_evaluation() -> None:
+    """Issue 8.8: Session.cancel() stops a run within milliseconds; run() raises Cancelled and
+    the Session is unchanged and usable."""
+    s = ptc.Session()
+    s.run("(def a 1)")
+    when = _cancel_after(s, 0.2)
+    with pytest.raises(ptc.Cancelled):
+        s.run("(def b 2) " + SPIN, limits=LONG)
+    assert time.monotonic() - when[0] < 1.0
+    assert sorted(s.memory) == ["a"]
+    assert s.run("(inc a)").value == 2
+
+
+def test_cancel_while_a_tool_blocks() -> None:
+    """Issue 8.8/8.9: cancel() does not wait for a blocked tool."""
+
+    def nap() -> int:
+        time.sleep(20)
+        return 1
+
+    s = ptc.Session(tools={"nap": nap})
+    when = _cancel_after(s, 0.2)
+    with pytest.raises(ptc.Cancelled):
+        s.run("(def b 2) (tool/nap)", limits=LONG)
+    assert time.monotonic() - when[0] < 1.0
+    assert "b" not in s.memory
+
+
+def test_cancel_without_a_run_does_nothing() -> None:
+    s = ptc.Session()
+    assert s.cancel() is False
+    assert s.run("(+ 1 2)").value == 3
+
+
+def test_cancelled_is_not_a_program_error() -> None:
+    """A cancelled run is the host's decision: an exception, never a Result for the LLM."""
+    assert issubclass(ptc.Cancelled, ptc.PtcError)
+    assert not issubclass(ptc.Cancelled, ptc.LispError)
+
+
+# ---- asyncio ----
+
+
+def test_arun_returns_the_result() -> None:
+    async def main() -> ptc.Result:
+        return await ptc.Session().arun("(+ 1 2)")
+
+    assert asyncio.run(main()).value == 3
+
+
+def test_arun_does_not_block_the_event_loop() -> None:
+    """Evaluation under arun happens off the loop: a heartbeat keeps ticking."""
+
+    async def main() -> int:
+        ticks = 0
+        stop = False
+
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while not stop:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        hb = asyncio.ensure_future(heartbeat())
+        r = await ptc.Session().arun(
+            "(loop [i 0] (if (< i 3000000) (recur (inc i)) i))", limits=LONG
+        )
+        stop = True
+        await hb
+        assert r.value == 3_000_000
+        return ticks
+
+    assert asyncio.run(main()) >= 3
+
+
+def test_task_cancellation_cancels_the_run() -> None:
+    """Issue 8.8: cancelling the task that awaits arun stops the run promptly; the Session is
+    unchanged and free for the next run."""
+
+    async def main() -> tuple[float, list[str], int]:
+        s = ptc.Session()
+        task = asyncio.ensure_future(s.arun("(def b 2) " + SPIN, limits=LONG))
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        elapsed = time.monotonic() - started
+        return elapsed, sorted(s.memory), s.run("(+ 1 2)").value
+
+    elapsed, names, after = asyncio.run(main())
+    assert elapsed < 1.0
+    assert names == []
+    assert after == 3
+
+
+# ---- exceptions that are not Exception ----
+
+
+class Stop(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3), Stop("halt")])
+def test_base_exceptions_from_tools_propagate(exc: BaseException) -> None:
+    """Issue 8.8: KeyboardInterrupt, SystemExit and other BaseExceptions raised in a tool are
+    not tool errors: the very exception propagates from run(), and the Session is unchanged."""
+
+    def tool() -> None:
+        raise exc
+
+    s = ptc.Session(tools={"t": tool})
+    with pytest.raises(type(exc)) as info:
+        s.run("(def x 1) (tool/t)")
+    assert info.value is exc
+    assert "x" not in s.memory
+
+
+def test_base_exception_from_a_tool_in_a_parallel_branch_propagates() -> None:
+    def tool(i: int) -> int:
+        if i == 2:
+            raise KeyboardInterrupt
+        return i
+
+    with pytest.raises(KeyboardInterrupt):
+        ptc.run("(pmap (fn [i] (tool/t i)) [1 2 3])", tools={"t": tool})
+
+
+def test_exceptions_from_tools_are_still_tool_errors() -> None:
+    def tool() -> None:
+        raise ValueError("bad input")
+
+    r = ptc.run("(tool/t)", tools={"t": tool})
+    assert r.error is not None
+    assert r.error.type == "tool_error"
+    assert r.error.message == "Tool 't' failed: ValueError: bad input"
+
+
+def test_subagent_does_not_call_the_llm_again_after_a_keyboard_interrupt() -> None:
+    """Issue 8.8: a SubAgent whose tool raises KeyboardInterrupt stops; the LLM is not asked
+    for another turn."""
+    from ptc.llm import ScriptedLLM
+
+    def tool() -> None:
+        raise KeyboardInterrupt
+
+    replies = ["```clojure\n(tool/t)\n```", "```clojure\n(return 1)\n```"]
+    llm = ScriptedLLM(replies)
+    calls = 0
+
+    def counting(messages: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return llm(messages)
+
+    agent = ptc.SubAgent(prompt="go", llm=counting, tools={"t": tool})
+    with pytest.raises(KeyboardInterrupt):
+        agent.run()
+    assert calls == 1
+
+
+# ---- the deadline pre-empts a blocked tool ----
+
+
+def test_deadline_preempts_a_blocked_tool() -> None:
+    """Issue 8.9: a tool that blocks for 20 s under a 500 ms limit ends the run at its
+    deadline; the call is recorded as abandoned and the Session is unchanged."""
+    finished = threading.Event()
+
+    def nap() -> int:
+        time.sleep(3)
+        finished.set()
+        return 1
+
+    s = ptc.Session(tools={"nap": nap})
+    started = time.monotonic()
+    r = s.run("(def x 1) (tool/nap)", limits={"timeout_ms": 500})
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5
+    assert not finished.is_set()
+    assert r.error is not None
+    assert (r.error.type, r.error.limit) == ("timeout", "timeout_ms")
+    assert r.error.message == "execution exceeded 500ms limit"
+    (call,) = r.tool_calls
+    assert call.name == "nap"
+    assert call.abandoned is True
+    assert call.result is None
+    assert call.error == "abandoned: execution exceeded 500ms limit"
+    assert "x" not in s.memory
+    # the Session is free at once, while the abandoned call still sleeps
+    assert s.run("(+ 1 2)").value == 3
+    assert finished.wait(10)
+
+
+def test_calls_before_the_blocked_one_are_reported() -> None:
+    def fast(x: int) -> int:
+        return x * 10
+
+    def nap() -> int:
+        time.sleep(3)
+        return 1
+
+    r = ptc.run(
+        "(tool/fast 1) (tool/fast 2) (tool/nap)",
+        tools={"fast": fast, "nap": nap},
+        limits={"timeout_ms": 500},
+    )
+    assert [(c.name, c.result, c.abandoned) for c in r.tool_calls] == [
+        ("fast", 10, False),
+        ("fast", 20, False),
+        ("nap", None, True),
+    ]
+
+
+def test_parallel_branches_calling_a_slow_tool_end_at_the_run_deadline() -> None:
+    """Issue 8.3: 8 branches calling a tool that sleeps 2 s end at the run's 1 s deadline,
+    not after several waves of sleeps."""
+
+    def nap(i: int) -> int:
+        time.sleep(2)
+        return i
+
+    started = time.monotonic()
+    r = ptc.run(
+        "(pmap (fn [i] (tool/nap i)) (range 8))",
+        tools={"nap": nap},
+        limits={"timeout_ms": 1000},
+    )
+    assert time.monotonic() - started < 2.0
+    assert r.error is not None and r.error.type == "timeout"
+
+
+# ---- one Session, several threads ----
+
+
+def test_threads_sharing_a_session_keep_every_definition() -> None:
+    """Issue 8.7: names kept = names defined, however the runs interleave."""
+    s = ptc.Session()
+    per_thread, threads = 150, 8
+
+    def work(k: int) -> None:
+        for i in range(per_thread):
+            r = s.run(f"(def n{k}_{i} {i})")
+            assert r.error is None
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert len(s.memory) == per_thread * threads
+    assert s.memory["n7_149"] == 149
+
+
+def test_two_threads_defining_different_names_keep_both() -> None:
+    for _ in range(20):
+        s = ptc.Session()
+        barrier = threading.Barrier(2)
+
+        def define(name: str, s: ptc.Session = s, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            s.run(f"(def {name} (reduce + (range 20000)))")
+
+        ts = [threading.Thread(target=define, args=(n,)) for n in ("a", "b")]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(30)
+        assert sorted(s.memory) == ["a", "b"]
+
+
+def test_a_nested_run_from_a_tool_keeps_both_runs_definitions() -> None:
+    holder: list[ptc.Session] = []
+
+    def inner() -> int:
+        assert holder[0].run("(def from_tool 7)").error is None
+        return 1
+
+    s = ptc.Session(tools={"inner": inner})
+    holder.append(s)
+    r = s.run("(def outer 1) (tool/inner)")
+    assert r.error is None
+    assert sorted(s.memory) == ["from_tool", "outer"]
+
+
+# ---- all or nothing ----
+
+
+def test_a_result_that_cannot_convert_commits_nothing() -> None:
+    """Issue 8.6: the run errors and its definitions are not kept."""
+    s = ptc.Session()
+    r = s.run('(def kept 1) {:a 1 "a" 2}')
+    assert r.error is not None
+    assert r.error.type == "execution_error"
+    assert r.error.message.startswith("a map has keys that are equal in Python")
+    assert r.defined == []
+    assert "kept" not in s.memory
+
+
+def test_a_date_python_cannot_hold_is_explained_and_commits_nothing() -> None:
+    """Issue 8.6: year 0 exists in the language, not in Python; the message is the language's."""
+    s = ptc.Session()
+    r = s.run('(def d (java.time.LocalDate/parse "0000-06-01")) d')
+    assert r.error is not None
+    assert r.error.message == (
+        'the date "0000-06-01" cannot be converted to Python, whose dates run from year 1 to 9999'
+    )
+    assert "d" not in s.memory
+
+
+# ---- conversion is bounded and never panics ----
+
+
+def test_many_references_to_one_big_string_convert_to_one_python_string() -> None:
+    """Issue 8.5: 200 references to one 16 MiB string are one Python string, not 3.2 GB."""
+    big = '(apply str (map (fn [_] "aaaaaaaaaaaaaaaa") (range 1048576)))'
+    r = ptc.run(f"(let [s {big}] (mapv (fn [_] s) (range 200)))")
+    assert r.error is None
+    assert len(r.value) == 200
+    assert all(x is r.value[0] for x in r.value)
+    assert len(r.value[0]) == 16 * 2**20
+
+
+def test_a_tool_echoing_many_references_to_one_big_string() -> None:
+    """Issue 8.5: the same value through a tool and back stays shared both ways."""
+    big = '(apply str (map (fn [_] "aaaaaaaaaaaaaaaa") (range 1048576)))'
+    r = ptc.run(
+        f"(let [s {big}] (count (tool/echo (mapv (fn [_] s) (range 200)))))",
+        tools={"echo": lambda x: x},
+    )
+    assert r.error is None
+    assert r.value == 200
+
+
+def test_a_shared_structure_result_ends_in_a_limit() -> None:
+    """Issue 8.2: 60 doublings are 2^60 leaves: returning it ends in a limit, promptly."""
+    started = time.monotonic()
+    r = ptc.run(
+        "(loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x))",
+        limits={"timeout_ms": 1000},
+    )
+    # it would take forever; a loaded machine may add seconds to freeing what was built
+    assert time.monotonic() - started < 10.0
+    assert r.error is not None
+    assert r.error.limit in {"timeout_ms", "max_memory", "fuel"}
+
+
+def test_reading_a_shared_structure_definition_is_bounded() -> None:
+    s = ptc.Session(limits={"timeout_ms": 1000})
+    assert s.run("(def y (loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x)))").ok
+    with pytest.raises(ptc.LimitError):
+        s.memory["y"]
+
+
+def test_shared_python_input_converts_to_shared_values() -> None:
+    """Input that shares structure (2^60 leaves) converts in its size in memory."""
+    x: Any = [1]
+    for _ in range(60):
+        x = [x, x]
+    s = ptc.Session(data={"x": x})
+    assert s.run("(count data/x)").value == 2
+    assert s.run("(= (first data/x) (second data/x))").value is True
+
+
+def test_a_dict_mutated_during_conversion_is_an_error_not_a_panic() -> None:
+    """Issue 8.5: a set subclass whose iteration mutates the dict being converted."""
+    inner: dict[str, Any] = {}
+
+    class Meddling(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            inner["added"] = 1
+            return super().__iter__()
+
+    inner["a"] = Meddling({1})
+    inner["b"] = 2
+    with pytest.raises(TypeError, match=r"^data\.d: the dict changed size while it was being"):
+        ptc.Session(data={"d": inner})
+
+
+def test_a_panic_at_the_boundary_is_an_internal_error() -> None:
+    """STYLE 12: no PanicException (a BaseException) reaches Python."""
+    with pytest.raises(ptc.InternalError, match="deliberate panic at the boundary"):
+        ptc._core._boundary_panic_for_tests()
+
+
+# ---- bad host input ----
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('{"a": 18446744073709551616}', "18446744073709551616"),
+        ('{"a": -9223372036854775809}', "-9223372036854775809"),
+        ('{"a": [1, 9223372036854775808]}', "9223372036854775808"),
+    ],
+)
+def test_json_integers_beyond_64_bits_are_refused(text: str, shown: str) -> None:
+    """Issue 8.10: consistent with Python input (2**63 is refused): never a silent float."""
+    with pytest.raises(ValueError) as info:
+        ptc.Session.from_json(text)
+    message = str(info.value)
+    assert message.startswith("invalid JSON data at data.a")
+    assert f"integer {shown} does not fit in 64 bits" in message
+
+
+def test_a_leading_byte_order_mark_is_accepted() -> None:
+    s = ptc.Session.from_json('\ufeff{"a": [1, 2]}')
+    assert s.run("(count data/a)").value == 2
+
+
+def test_json_errors_say_where() -> None:
+    with pytest.raises(ValueError) as info:
+        ptc.Session.from_json('{"orders": [{"id": 1}, {"id": 2,}]}')
+    assert str(info.value) == (
+        "invalid JSON data at data.orders[1]: trailing comma (line 1, column 33)"
+    )
+
+
+def test_an_integer_longer_than_python_prints_is_named() -> None:
+    """Issue 8.10: over 4,300 digits Python refuses to print the number; say how long it is."""
+    big = 10**5000
+    with pytest.raises(TypeError) as info:
+        ptc.run("data/x", data={"x": big})
+    assert "integer of about 5001 digits does not fit in 64 bits" in str(info.value)
+
+
+def test_data_deeper_than_the_input_limit_is_a_type_error_naming_the_path() -> None:
+    value: Any = 1
+    for _ in range(2000):
+        value = [value]
+    with pytest.raises(TypeError) as info:
+        ptc.Session(data={"x": value})
+    # the path is abbreviated: its ends and how many levels lie between
+    assert str(info.value) == (
+        "data.x[0][0][0][0]...(993 levels)...[0][0][0][0]: nested more than 1000 levels deep"
+    )
+
+
+@pytest.mark.parametrize(
+    ("limit", "value"),
+    [("max_depth", 10**9), ("max_nesting", 10**9), ("timeout_ms", 10**13)],
+)
+def test_limits_beyond_what_the_process_survives_are_refused(limit: str, value: int) -> None:
+    """Issue 8.4: a host may not raise a limit past where the process itself would fail."""
+    with pytest.raises(ValueError, match=f"^limit {limit} may be at most"):
+        ptc.run("1", limits={limit: value})
+
+
+def test_a_killed_child_is_reported_not_hidden() -> None:
+    """Guards the harness above: a child that dies makes `_child` fail loudly."""
+    with pytest.raises(AssertionError):
+        _child("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+
+
+def test_sigint_test_child_measures_real_signals() -> None:
+    """Guards the SIGINT tests: without an interrupt the child reports no exception."""
+    code = SIGINT_CHILD.replace("os.kill(os.getpid(), signal.SIGINT)", "pass").format(
+        setup="", session_args="", program="(+ 1 2)", limits=LONG
+    )
+    assert _child(code)["raised"] is None
+
+
+if os.name != "posix":  # pragma: no cover - the suite runs on Linux
+    pytest.skip("signals and RLIMIT need POSIX", allow_module_level=True)
+_ = signal  # used inside the child programs
