@@ -35,7 +35,7 @@ fn address_space_left() -> Option<u64> {
         return None;
     }
     let used = status_kb("VmSize:")? * 1024;
-    Some((lim.rlim_cur as u64).saturating_sub(used))
+    Some(lim.rlim_cur.saturating_sub(used))
 }
 
 fn cgroup_left() -> Option<u64> {
