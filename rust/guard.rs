@@ -532,7 +532,11 @@ pub const fn values_bytes(n: usize) -> usize {
 /// Iterates `iter`, charging the current run for the items as they are visited (in groups, so
 /// the thread-local is touched once per group): a long flat walk notices the deadline while
 /// it goes, not only before it starts.
+///
+/// Starting the walk is charged and checked too: a value built from shared parts is mostly
+/// small collections, each walked many times over.
 pub fn charged<I: IntoIterator>(iter: I) -> Charged<I::IntoIter> {
+    charge(1);
     Charged {
         inner: iter.into_iter(),
         n: 0,
@@ -559,5 +563,13 @@ impl<I: Iterator> Iterator for Charged<I> {
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.inner.size_hint()
+    }
+}
+
+impl<I> Drop for Charged<I> {
+    fn drop(&mut self) {
+        // the items of an unfinished group; counted only: a drop must never unwind
+        let n = u64::from(self.n);
+        let _ = LOCAL.try_with(|l| l.walked.set(l.walked.get() + n));
     }
 }

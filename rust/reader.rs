@@ -173,6 +173,24 @@ impl<'a> Reader<'a> {
         self.col += run.bytes().filter(|b| (b & 0xC0) != 0x80).count() as u32;
         run
     }
+    /// Like `token_end` for a token starting at `from`, but never past `max` bytes.
+    fn token_end_within(&self, from: usize, max: usize) -> usize {
+        let limit = (from + max).min(self.src.len());
+        match self.src[from..]
+            .char_indices()
+            .take_while(|&(j, _)| from + j < limit)
+            .find(|&(_, c)| is_delim(c))
+        {
+            Some((j, _)) => from + j,
+            None => {
+                let mut end = limit;
+                while !self.src.is_char_boundary(end) {
+                    end += 1;
+                }
+                end
+            }
+        }
+    }
     fn slice(&self, from: usize, to: usize) -> &'a str {
         &self.src[from..to]
     }
@@ -451,7 +469,9 @@ fn read_char(r: &mut Reader) -> Result<Form> {
         ));
     };
     let start = r.i - first.len_utf8();
-    let end = r.token_end().max(r.i);
+    // character names are short: look no further than that (adjacent literals such as
+    // `\\\\...` would otherwise each scan to the end of the run: quadratic)
+    let end = r.token_end_within(start, 16).max(r.i);
     let text = r.slice(start, end);
     let named = match text {
         "newline" => Some("\n"),

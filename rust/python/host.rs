@@ -9,7 +9,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use super::convert::{ToPy, ToValue};
+use super::convert::{GcPause, ToPy, ToValue};
 use crate::eval::{Host, ToolCtx, ToolFailure};
 use crate::guard::{interrupted_error, Poll};
 use crate::value::Value;
@@ -216,6 +216,7 @@ impl RunHost {
         ctx: &ToolCtx<'_>,
     ) -> Result<Value, ToolFailure> {
         let fail = |e: PyErr| ToolFailure::Failed(describe_exception(py, &e));
+        let gc = GcPause::new(py);
         let mut conv = ToPy::new(py).map_err(fail)?;
         let positional = PyList::empty(py);
         for a in args {
@@ -237,6 +238,7 @@ impl RunHost {
             }
             None => py.None().into_bound(py),
         };
+        drop(gc); // the tool's own code runs with the collector as it was
         let outer = IN_TOOL.with(|c| c.replace(self.session));
         let result = f.bind(py).call1((positional, named));
         IN_TOOL.with(|c| c.set(outer));

@@ -257,3 +257,55 @@ fn fuel_bounds_native_work_too() {
         assert_eq!(e.limit, Some(LimitName::Fuel), "{src}: {}", e.message);
     }
 }
+
+/// Issue 8.2: 60 doublings of `[x x]` are 60 small vectors but 2^60 leaves. Every walk that
+/// follows the expanded value ends at the run's limits instead of never returning.
+#[test]
+fn walks_over_shared_structure_end_at_the_deadline() {
+    let build = "(loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x))";
+    let y = "(loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x))";
+    for walk in [
+        format!("(= {build} {y})"),
+        format!("(compare {build} {y})"),
+        format!("(count (set [{build} [{y}]]))"),
+        format!("(count (frequencies [{build} {y}]))"),
+        format!("(count (str {build}))"),
+        format!("(count (group-by identity [{build} {y}]))"),
+        format!("(sort [{build} {y}])"),
+    ] {
+        let started = std::time::Instant::now();
+        let e = limit_err(
+            &walk,
+            Limits {
+                timeout_ms: 200,
+                fuel: u64::MAX / 4,
+                max_memory: 1 << 34,
+                ..Limits::default()
+            },
+        );
+        assert_eq!(e.kind, ErrorKind::Timeout, "{walk}: {}", e.message);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{walk} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// The same walks count as work: with fuel as the bound, they end on fuel.
+#[test]
+fn walks_over_shared_structure_are_charged_fuel() {
+    let e = limit_err(
+        "(= (loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x)) (loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x)))",
+        Limits {
+            fuel: 1_000_000,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(
+        e.limit,
+        Some(_core::error::LimitName::Fuel),
+        "{}",
+        e.message
+    );
+}

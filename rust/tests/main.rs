@@ -3,5 +3,6 @@
 mod common;
 mod eval_tests;
 mod format_tests;
+mod fuzz_regressions;
 mod limits_tests;
 mod reader_tests;

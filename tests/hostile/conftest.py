@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -73,7 +74,8 @@ class Scheduler:
         try:
             res = run_case(case, self._register)
         except BaseException as e:  # a bug in the harness: fail the case, not the run
-            res = {"status": "setup", "detail": f"harness error {e!r}"}
+            where = traceback.format_exc(limit=-3)
+            res = {"status": "setup", "detail": f"harness error {e!r}\n{where}"}
         finally:
             with self.cond:
                 self.free += need

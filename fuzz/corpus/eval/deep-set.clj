@@ -1,0 +1,1 @@
+(loop [x #{} i 0] (if (< i 300) (recur #{x} (inc i)) (count (str x))))

@@ -1,0 +1,1 @@
+(pmap (fn [a] (pmap (fn [b] (pcalls (fn [] (* a b)) (fn [] (+ a b)))) (range 3))) (range 3))

@@ -1,0 +1,1 @@
+(pmap (fn [x] (tool/echo x)) [1 2 3])

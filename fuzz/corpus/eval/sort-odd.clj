@@ -1,0 +1,1 @@
+(sort (fn [a b] true) (range 40))

@@ -1,0 +1,1 @@
+(->> (range 100) (map inc) (filter odd?) (map #(* % %)) (reduce +))

@@ -1,0 +1,1 @@
+[\a \newline \space \tab \ü \🇸🇪 \ \\ \"]

@@ -1,0 +1,1 @@
+[:a :ok? :pallet-id :x2 :geo/lat ::a : :_ :a.b :1]

@@ -1,0 +1,1 @@
+#"re" #_x @a 'x `y ^m ~z #inst "x"

@@ -1,0 +1,1 @@
+"a\"b\\c\n\t\r" "\u00e9" "\q" "unterminated

@@ -1,0 +1,1 @@
+[data/cities tool/geocode str/join / *1 % %1 %2 %& %0 nil? -x - a/b/c]
