@@ -278,6 +278,11 @@ impl<'a> BranchEnv<'a> {
         self.host
     }
 
+    /// When the branches must end (the run's deadline, or the branch time limit if sooner).
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// A fresh interpreter for one branch: the namespace snapshot, its own stack, prints,
     /// definitions and counters; the branch's deadline.
     pub fn interp(&self) -> Interp<'a> {

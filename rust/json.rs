@@ -95,9 +95,7 @@ impl<'j> Builder<'j> {
 
     fn value(&mut self, peek: Peek, depth: usize) -> Result<Value, Problem> {
         if let Err(e) = self.watch.check() {
-            let mut p = Problem::new(e.message.clone());
-            p.kind = ErrorKind::MemoryExceeded;
-            return Err(p);
+            return Err(memory_problem(&e));
         }
         match peek {
             Peek::Null => {
@@ -136,6 +134,14 @@ impl<'j> Builder<'j> {
         let mut next = self.jiter.known_array().map_err(|e| self.syntax(e))?;
         while let Some(peek) = next {
             let i = out.len();
+            if i == out.capacity() {
+                // growing doubles the buffer at once: make sure the process has room for it
+                let grow = i.max(4);
+                self.watch
+                    .reserve(crate::guard::values_bytes(grow))
+                    .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
+                out.reserve(grow);
+            }
             let v = crate::guard::deeper(|| self.value(peek, depth))
                 .map_err(|p| p.under(Seg::Index(i)))?;
             out.push(v);
@@ -152,6 +158,13 @@ impl<'j> Builder<'j> {
             Err(e) => return Err(self.syntax(e)),
         };
         while let Some(kv) = next {
+            if out.len() == out.capacity() {
+                let grow = out.len().max(4);
+                self.watch
+                    .reserve(crate::guard::values_bytes(grow).saturating_mul(3))
+                    .map_err(|e| memory_problem(&e))?;
+                out.reserve(grow);
+            }
             let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
             let v = crate::guard::deeper(|| self.value(peek, depth)).map_err(|p| {
                 let name = match &kv {
@@ -168,6 +181,12 @@ impl<'j> Builder<'j> {
         }
         Ok(Value::map(out))
     }
+}
+
+fn memory_problem(e: &Error) -> Problem {
+    let mut p = Problem::new(e.message.clone());
+    p.kind = ErrorKind::MemoryExceeded;
+    p
 }
 
 /// The number around `index` (for messages; long ones abbreviated), and whether it is written

@@ -96,12 +96,22 @@ impl Watch {
             return Ok(());
         }
         self.next = now + STEP;
-        let used = now - self.start;
+        self.over(now - self.start)
+    }
+
+    /// An error if allocating `extra` more bytes at once would pass what the process has room
+    /// for (checked before a large allocation: Rust cannot recover from a refused one).
+    pub fn reserve(&mut self, extra: usize) -> Result<(), Error> {
+        let used = crate::alloc::allocated() - self.start;
+        self.over(used.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)))
+    }
+
+    fn over(&self, used: i64) -> Result<(), Error> {
         if used > self.allowed {
             return Err(Error::new(
                 ErrorKind::MemoryExceeded,
                 format!(
-                    "the input needs more memory than this process has left ({} MB used of {} MB available)",
+                    "the input needs more memory than this process has left (it would use {} MB; {} MB are available)",
                     used >> 20,
                     self.allowed >> 20
                 ),

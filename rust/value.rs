@@ -131,42 +131,83 @@ deref_newtype!(MapData, ValueMap);
 deref_newtype!(SetData, ValueSet);
 
 /// Drops values with a heap worklist instead of recursion, so dropping any value uses constant
-/// stack. Each value is looked at in turn: one that this drop holds the last reference to is
-/// taken apart onto the worklist, a shared one only loses a reference. Taking values in turn
-/// matters for a parent holding the same child twice (`(juxt f f)` in a loop): the first
-/// reference is released before the second is looked at, which then is the last one.
-fn drop_iteratively(mut stack: Vec<Value>) {
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Vector(a) => {
-                if let Ok(mut inner) = Arc::try_unwrap(a) {
-                    stack.append(&mut inner.0);
+/// stack. The worklist holds iterators over the collections being taken apart (not their
+/// elements), so it never allocates more than a few words per nesting level: a drop must not
+/// need memory the value did not already have. Each value is looked at in turn: one that this
+/// drop holds the last reference to is taken apart, a shared one only loses a reference.
+/// Taking values in turn matters for a parent holding the same child twice (`(juxt f f)` in a
+/// loop): the first reference is released before the second is looked at, which then is the
+/// last one.
+fn drop_iteratively(first: Vec<Value>) {
+    let mut stack: Vec<Pending> = vec![Pending::Values(first.into_iter())];
+    while let Some(top) = stack.last_mut() {
+        let next = top.next();
+        if top.is_empty() {
+            stack.pop(); // before descending: a long chain keeps the worklist one deep
+        }
+        let Some(v) = next else { continue };
+        let pending = match v {
+            Value::Vector(a) => match Arc::try_unwrap(a) {
+                Ok(mut inner) => Pending::Values(std::mem::take(&mut inner.0).into_iter()),
+                Err(_) => continue,
+            },
+            Value::Map(a) => match Arc::try_unwrap(a) {
+                Ok(mut inner) => Pending::Pairs(std::mem::take(&mut inner.0).into_iter(), None),
+                Err(_) => continue,
+            },
+            Value::Set(a) => match Arc::try_unwrap(a) {
+                Ok(mut inner) => Pending::Members(std::mem::take(&mut inner.0).into_iter()),
+                Err(_) => continue,
+            },
+            Value::Closure(a) => match Arc::try_unwrap(a) {
+                Ok(mut inner) => {
+                    Pending::Values(std::mem::take(&mut inner.captures).into_vec().into_iter())
                 }
-            }
-            Value::Map(a) => {
-                if let Ok(mut inner) = Arc::try_unwrap(a) {
-                    for (k, v) in std::mem::take(&mut inner.0) {
-                        stack.push(k);
-                        stack.push(v);
-                    }
+                Err(_) => continue,
+            },
+            Value::Native(a) => match Arc::try_unwrap(a) {
+                Ok(inner) => {
+                    let mut values = Vec::new();
+                    inner.into_values(&mut values);
+                    Pending::Values(values.into_iter())
                 }
-            }
-            Value::Set(a) => {
-                if let Ok(mut inner) = Arc::try_unwrap(a) {
-                    stack.extend(std::mem::take(&mut inner.0));
-                }
-            }
-            Value::Closure(a) => {
-                if let Ok(mut inner) = Arc::try_unwrap(a) {
-                    stack.extend(std::mem::take(&mut inner.captures).into_vec());
-                }
-            }
-            Value::Native(a) => {
-                if let Ok(inner) = Arc::try_unwrap(a) {
-                    inner.into_values(&mut stack);
-                }
-            }
-            other => drop(other),
+                Err(_) => continue,
+            },
+            _ => continue, // dropped here: it holds nothing that could recurse
+        };
+        if !pending.is_empty() {
+            stack.push(pending);
+        }
+    }
+}
+
+/// A collection being taken apart by `drop_iteratively`.
+enum Pending {
+    Values(std::vec::IntoIter<Value>),
+    /// A map's entries; the value of the entry whose key was just handed out.
+    Pairs(indexmap::map::IntoIter<Value, Value>, Option<Value>),
+    Members(indexmap::set::IntoIter<Value>),
+}
+
+impl Pending {
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            Pending::Values(it) => it.next(),
+            Pending::Pairs(it, held) => match held.take() {
+                Some(v) => Some(v),
+                None => it.next().map(|(k, v)| {
+                    *held = Some(v);
+                    k
+                }),
+            },
+            Pending::Members(it) => it.next(),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        match self {
+            Pending::Values(it) => it.len() == 0,
+            Pending::Pairs(it, held) => it.len() == 0 && held.is_none(),
+            Pending::Members(it) => it.len() == 0,
         }
     }
 }
@@ -194,12 +235,8 @@ impl Drop for VecData {
 impl Drop for MapData {
     fn drop(&mut self) {
         if self.0.iter().any(|(k, v)| is_nested(k) || is_nested(v)) {
-            let mut stack = Vec::with_capacity(self.0.len() * 2);
-            for (k, v) in std::mem::take(&mut self.0) {
-                stack.push(k);
-                stack.push(v);
-            }
-            drop_iteratively(stack);
+            let m = std::mem::take(&mut self.0);
+            drop_iteratively(vec![Value::Map(Arc::new(MapData(m)))]);
         }
     }
 }
@@ -207,7 +244,8 @@ impl Drop for MapData {
 impl Drop for SetData {
     fn drop(&mut self) {
         if self.0.iter().any(is_nested) {
-            drop_iteratively(std::mem::take(&mut self.0).into_iter().collect());
+            let s = std::mem::take(&mut self.0);
+            drop_iteratively(vec![Value::Set(Arc::new(SetData(s)))]);
         }
     }
 }
@@ -229,7 +267,7 @@ impl Drop for Closure {
 
 impl Drop for Native {
     fn drop(&mut self) {
-        let nested = match self {
+        let nested = match &*self {
             Native::Where { path, value, .. } => path.iter().any(is_nested) || is_nested(value),
             Native::AllOf(v) | Native::AnyOf(v) | Native::NoneOf(v) | Native::Juxt(v) => {
                 v.iter().any(is_nested)

@@ -45,6 +45,9 @@ def _child(code: str, timeout: float = 60.0) -> dict[str, Any]:
 
 SIGINT_CHILD = """
 import json, os, signal, threading, time
+# a process started in the background inherits SIGINT ignored, and Python then installs no
+# handler: install the default one (KeyboardInterrupt) as an interactive program has it
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import ptc
 {setup}
 s = ptc.Session({session_args})
@@ -91,9 +94,16 @@ def test_sigint_while_a_tool_blocks_raises_keyboard_interrupt_promptly() -> None
     assert out["names"] == ["before"]
 
 
-def test_sigint_while_waiting_for_pmap_branches() -> None:
+@pytest.mark.parametrize(
+    "program",
+    [
+        "(pmap (fn [_] " + SPIN + ") [1 2 3 4])",
+        # only the last branch is long: the main thread is left waiting for it
+        "(pmap (fn [i] (if (= i 15) " + SPIN + " i)) (range 16))",
+    ],
+)
+def test_sigint_while_parallel_branches_run(program: str) -> None:
     """Issue 8.8: the main thread also notices Ctrl-C while parallel branches run."""
-    program = "(pmap (fn [_] " + SPIN + ") [1 2 3 4])"
     out = _child(SIGINT_CHILD.format(setup="", session_args="", program=program, limits=LONG))
     assert out["raised"] == "KeyboardInterrupt"
     assert out["latency"] < 1.0, out
@@ -531,6 +541,37 @@ def test_json_errors_say_where() -> None:
     assert str(info.value) == (
         "invalid JSON data at data.orders[1]: trailing comma (line 1, column 33)"
     )
+
+
+def test_json_bigger_than_the_process_can_hold_is_a_memory_error() -> None:
+    """Issue 8.10: JSON whose values need more memory than the process has left raises
+    MemoryError (under an address-space cap), instead of Rust aborting the process."""
+    out = _child(
+        """
+        import json, resource
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+        import ptc
+        # 960 MB of values fit: loaded, used, and freed (freeing must not need memory again)
+        s = ptc.Session.from_json('{"xs": [' + '1,' * 60_000_000 + '1]}')
+        fits = s.run("(count data/xs)").value
+        del s
+        text = '{"xs": [' + '1,' * 100_000_000 + '1]}'   # 200 MB of text, 1.6 GB of values
+        try:
+            ptc.Session.from_json(text)
+            out = {"raised": None}
+        except MemoryError as e:
+            out = {"raised": "MemoryError", "message": str(e)}
+        # the process is fine afterwards
+        out["after"] = ptc.run("(+ 1 2)").value
+        out["fits"] = fits
+        print(json.dumps(out))
+        """
+    )
+    assert out["raised"] == "MemoryError"
+    assert out["message"].startswith("invalid JSON data at data.xs[")
+    assert "needs more memory than this process has left" in out["message"]
+    assert out["after"] == 3
+    assert out["fits"] == 60_000_001
 
 
 def test_an_integer_longer_than_python_prints_is_named() -> None:

@@ -6,7 +6,7 @@
 //! tool calls are made and recorded, so the result is the same however many threads run them.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::coll::entry;
 use super::{expect_callable, type_error, Builtin, VARIADIC};
@@ -128,9 +128,13 @@ fn run_branches(
         done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some((r, calls));
     };
     let helpers = budget.take_threads(n.saturating_sub(1));
+    // helpers still working; the calling thread waits for them without going deaf to the
+    // budget (it is the thread that notices Ctrl-C)
+    let running = (Mutex::new(0usize), Condvar::new());
     let started = std::thread::scope(|s| {
         let mut started = 0;
         for _ in 0..helpers {
+            *running.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
             let spawned = std::thread::Builder::new()
                 .name(format!("ptc-{name}"))
                 .stack_size(BRANCH_STACK)
@@ -139,15 +143,32 @@ fn run_branches(
                         env.host().thread_scope(&mut || {
                             let _ = guard::catch(budget, work);
                         })
-                    })
+                    });
+                    *running.0.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+                    running.1.notify_all();
                 });
             if spawned.is_err() {
+                *running.0.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
                 break; // the calling thread and the started ones do the work
             }
             started += 1;
         }
         budget.return_threads(helpers - started);
         work();
+        let mut left = running.0.lock().unwrap_or_else(|p| p.into_inner());
+        while *left > 0 {
+            left = running
+                .1
+                .wait_timeout(left, std::time::Duration::from_millis(10))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if *left > 0 {
+                drop(left);
+                // a deadline, a cancel or Ctrl-C stops the helpers at their next check
+                let _ = budget.check(env.deadline());
+                left = running.0.lock().unwrap_or_else(|p| p.into_inner());
+            }
+        }
         // joined when the scope ends; a branch's panic was caught inside `work`
         started
     });

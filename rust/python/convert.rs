@@ -168,7 +168,7 @@ impl<'py> ToValue<'py> {
         if let Some(k) = self.long_strings.get(&ptr) {
             return Ok(Value::Str(k.clone()));
         }
-        crate::guard::reserve(text.len());
+        self.reserve(text.len())?;
         let k = Str::from(text);
         self.long_strings.insert(ptr, k.clone());
         Ok(Value::Str(k))
@@ -188,6 +188,17 @@ impl<'py> ToValue<'py> {
             w.check()
                 .map_err(|e| ConvError::memory(e.message.clone()))?;
         }
+        Ok(())
+    }
+
+    /// Before allocating `bytes` at once: room in the process (input, outside a run) or in the
+    /// run's budget (a tool's result).
+    fn reserve(&mut self, bytes: usize) -> Result<(), ConvError> {
+        if let Some(w) = &mut self.watch {
+            w.reserve(bytes)
+                .map_err(|e| ConvError::memory(e.message.clone()))?;
+        }
+        crate::guard::reserve(bytes);
         Ok(())
     }
 
@@ -264,7 +275,7 @@ impl<'py> ToValue<'py> {
         depth: usize,
     ) -> Result<Value, ConvError> {
         self.tick(self.kw_type.py(), len)?;
-        crate::guard::reserve(crate::guard::values_bytes(len));
+        self.reserve(crate::guard::values_bytes(len))?;
         let mut out = Vec::with_capacity(len);
         for (i, item) in crate::guard::charged(iter.enumerate()) {
             out.push(
@@ -327,7 +338,7 @@ impl<'py> ToValue<'py> {
     fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Result<Value, ConvError> {
         let len = d.len();
         self.tick(d.py(), len)?;
-        crate::guard::reserve(crate::guard::values_bytes(len).saturating_mul(3));
+        self.reserve(crate::guard::values_bytes(len).saturating_mul(3))?;
         let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
         dict_items(d, |k, v| {
             let key = self.key(&k, depth)?;
@@ -447,6 +458,8 @@ pub struct ToPy<'py> {
     kw_type: Bound<'py, PyType>,
     keywords: AHashMap<Str, Py<PyAny>>,
     long_strings: AHashMap<usize, Py<PyAny>>,
+    /// Bytes of Python objects made and not yet charged (charged in groups: a number each).
+    unpaid: usize,
 }
 
 /// Pauses Python's cyclic garbage collector while a conversion creates objects: the lists and
@@ -499,19 +512,29 @@ impl<'py> ToPy<'py> {
             kw_type: keyword_type(py)?.clone(),
             keywords: AHashMap::new(),
             long_strings: AHashMap::new(),
+            unpaid: 0,
         })
+    }
+
+    /// Counts `bytes` of Python objects made, charging the run every 64 KB of them.
+    #[inline]
+    fn pay(&mut self, bytes: usize) {
+        self.unpaid += bytes;
+        if self.unpaid >= 64 * 1024 {
+            crate::guard::charge_bytes(std::mem::take(&mut self.unpaid));
+        }
     }
 
     fn string(&mut self, s: &Str) -> Bound<'py, PyAny> {
         if s.len() < LONG_STRING {
-            crate::guard::charge_bytes(PY_OBJECT + s.len());
+            self.pay(PY_OBJECT + s.len());
             return PyString::new(self.py, s).into_any();
         }
         let key = s.as_ptr() as usize;
         if let Some(o) = self.long_strings.get(&key) {
             return o.bind(self.py).clone();
         }
-        crate::guard::charge_bytes(PY_OBJECT + s.len());
+        self.pay(PY_OBJECT + s.len());
         let o = PyString::new(self.py, s).into_any();
         self.long_strings.insert(key, o.clone().unbind());
         o
@@ -527,7 +550,9 @@ impl<'py> ToPy<'py> {
     }
 
     pub fn convert(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-        self.value(v, false)
+        let r = self.value(v, false);
+        crate::guard::charge_bytes(std::mem::take(&mut self.unpaid));
+        r
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -542,8 +567,12 @@ impl<'py> ToPy<'py> {
             )));
         }
         self.depth += 1;
-        if v.coll_len().is_some() {
-            crate::guard::charge_bytes(py_size(v));
+        match v {
+            Value::Vector(_) | Value::Map(_) | Value::Set(_) => self.pay(py_size(v)),
+            // small integers are shared by Python; others are objects of their own
+            Value::Int(i) if !(-5..=256).contains(i) => self.pay(PY_OBJECT),
+            Value::Float(_) => self.pay(PY_OBJECT),
+            _ => {}
         }
         let r = crate::guard::deeper(|| {
             Ok(match v {

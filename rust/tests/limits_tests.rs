@@ -309,3 +309,37 @@ fn walks_over_shared_structure_are_charged_fuel() {
         e.message
     );
 }
+
+/// Issue 8.4: the native stack a deep recursion grows (on the heap, segment by segment) is
+/// memory of the run: with a high `max_depth` and a small `max_memory`, memory is the limit.
+#[test]
+fn grown_stack_counts_as_memory() {
+    let e = limit_err(
+        "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 99000)",
+        Limits {
+            max_depth: 100_000,
+            max_memory: 16 * 1024 * 1024,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(
+        e.limit,
+        Some(_core::error::LimitName::Memory),
+        "{}",
+        e.message
+    );
+}
+
+/// The same recursion with room for its stack completes.
+#[test]
+fn deep_recursion_within_memory_completes() {
+    let r = run_limited(
+        "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 20000)",
+        Limits {
+            max_depth: 100_000,
+            ..Limits::default()
+        },
+    );
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(format!("{:?}", r.value), "20000");
+}

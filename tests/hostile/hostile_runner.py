@@ -50,6 +50,11 @@ def effective_timeout_ms(case: Case) -> int:
     return max(0, min(int(t), TIMEOUT_CAP_MS))
 
 
+# Releasing the session (its definitions and the input it converted, up to millions of
+# values) is not part of the run's time, but must not take pathologically long either.
+RELEASE_BOUND_S = 2.0
+
+
 def time_bound_s(case: Case) -> float:
     return TIME_FACTOR * effective_timeout_ms(case) / 1000 + TIME_SLACK_S + case.extra_ms / 1000
 
@@ -348,6 +353,11 @@ def judge(case: Case, res: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     growth = rep.get("growth_mb")
+    release = rep.get("release_seconds", 0.0)
+    if release > RELEASE_BOUND_S:
+        problems.append(
+            ("time", f"releasing the session took {release:.2f}s > bound {RELEASE_BOUND_S:.2f}s")
+        )
     if growth is not None and growth > memory_bound_mb(case):
         problems.append(
             (

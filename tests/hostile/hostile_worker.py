@@ -8,7 +8,8 @@ Protocol on stdout, one line each:
   ``{...}``            the report (JSON): outcome, seconds, peak growth, checks
   ``dropped``          the result has been released (a crash before this is a crash on drop)
 
-Only the run is measured: ``Session.run`` plus the release of the session (its definitions),
+Only the run is measured: ``Session.run`` (time), plus the release of the session (its
+definitions and the converted input; peak memory, and its own time bound),
 including the conversion of the result to Python. The session (and the conversion of the host
 data) is created just before the baseline, as input data does not count against the limits
 (LANGUAGE.md §11). Wall time is ``time.monotonic`` around the run; peak growth is VmHWM after
@@ -398,6 +399,7 @@ def main() -> None:
     peak_ok = reset_peak()
     rss0 = status_kb("VmRSS")
     started = time.monotonic()
+    released = started
     if session is not None:
         phase("run")
         try:
@@ -405,9 +407,11 @@ def main() -> None:
         except BaseException as e:
             raised = e
             report["raised_at"] = "run"
+        released = time.monotonic()
         phase("release session")
         del session
-    seconds = time.monotonic() - started
+    seconds = released - started
+    report["release_seconds"] = time.monotonic() - released
     growth_mb = (status_kb("VmHWM") - rss0) / 1024 if peak_ok else None
     phase("report")
 
