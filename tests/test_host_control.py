@@ -168,6 +168,14 @@ def test_cancelled_is_not_a_program_error() -> None:
 # ---- asyncio ----
 
 
+def _cpu_over(seconds: float) -> float:
+    """CPU time this process uses while it sleeps `seconds`: near zero unless a run (in
+    another thread) is still going."""
+    before = time.process_time()
+    time.sleep(seconds)
+    return time.process_time() - before
+
+
 def test_arun_returns_the_result() -> None:
     async def main() -> ptc.Result:
         return await ptc.Session().arun("(+ 1 2)")
@@ -204,7 +212,7 @@ def test_task_cancellation_cancels_the_run() -> None:
     """Issue 8.8: cancelling the task that awaits arun stops the run promptly; the Session is
     unchanged and free for the next run."""
 
-    async def main() -> tuple[float, list[str], int]:
+    async def main() -> tuple[float, float, list[str], int]:
         s = ptc.Session()
         task = asyncio.ensure_future(s.arun("(def b 2) " + SPIN, limits=LONG))
         await asyncio.sleep(0.2)
@@ -213,12 +221,35 @@ def test_task_cancellation_cancels_the_run() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         elapsed = time.monotonic() - started
-        return elapsed, sorted(s.memory), s.run("(+ 1 2)").value
+        return elapsed, _cpu_over(0.5), sorted(s.memory), s.run("(+ 1 2)").value
 
-    elapsed, names, after = asyncio.run(main())
+    elapsed, cpu, names, after = asyncio.run(main())
     assert elapsed < 1.0
+    assert cpu < 0.1, f"the program still runs: {cpu:.2f} s of CPU in 0.5 s"
     assert names == []
     assert after == 3
+
+
+def test_subagent_task_cancellation_cancels_its_run() -> None:
+    """Issue 8.8: cancelling the task awaiting SubAgent.arun stops the program it is running."""
+    from ptc.llm import ScriptedLLM
+
+    llm = ScriptedLLM(["```clojure\n" + SPIN + "\n```"])
+
+    async def main() -> tuple[float, float]:
+        agent = ptc.SubAgent(prompt="go", llm=llm, limits=LONG)
+        task = asyncio.ensure_future(agent.arun())
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        elapsed = time.monotonic() - started
+        return elapsed, _cpu_over(0.5)
+
+    elapsed, cpu = asyncio.run(main())
+    assert elapsed < 1.0
+    assert cpu < 0.1, f"the program still runs: {cpu:.2f} s of CPU in 0.5 s"
 
 
 # ---- exceptions that are not Exception ----

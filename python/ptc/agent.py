@@ -625,7 +625,8 @@ async def _drive_async(runner: _Runner) -> Step:
             if kind == "llm":
                 response = await acall_llm(runner.llm, payload, runner.config.retry)
             else:
-                response = await asyncio.to_thread(runner.session.run, payload)
+                # off the event loop; cancelling the task cancels the run (Session.arun)
+                response = await runner.session.arun(payload)
         except Exception as exc:
             try:
                 request = gen.throw(exc)
