@@ -119,6 +119,9 @@ pub struct Analyzer {
     depth: usize,
     max_nesting: usize,
     max_string_size: usize,
+    /// Whether the program names a tool, a definition, an earlier result or a name resolved
+    /// only when it runs: only such a program can call a host tool.
+    reaches_host: bool,
 }
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
@@ -130,6 +133,7 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
         depth: 0,
         max_nesting: opts.max_nesting,
         max_string_size: opts.max_string_size,
+        reaches_host: false,
     };
     let mut body = Vec::with_capacity(forms.len());
     for f in forms {
@@ -137,7 +141,11 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
     }
     let frame_size = a.scopes[0].next_slot;
     liveness::optimize_top(&mut body, frame_size);
-    Ok(Program { body, frame_size })
+    Ok(Program {
+        body,
+        frame_size,
+        reaches_host: a.reaches_host,
+    })
 }
 
 fn count_symbols(forms: &[Form], max: usize) -> Result<()> {
@@ -392,6 +400,7 @@ impl Analyzer {
         }
         if let Some(n) = s.strip_prefix('*') {
             if let Ok(i @ 1..=3) = n.parse::<usize>() {
+                self.reaches_host = true; // an earlier result may hold a tool
                 return Ok(Node::History(i));
             }
         }
@@ -403,6 +412,7 @@ impl Analyzer {
                 NsRef::Builtin(b) => builtin_value(b),
             });
         }
+        self.reaches_host = true; // a definition, a tool or data: known only when it runs
         Ok(Node::Global(Arc::new(GlobalRef {
             name: s.clone(),
             pos,
@@ -416,8 +426,15 @@ impl Analyzer {
         }
         match ns {
             "data" => Ok(NsRef::Data(Str::from(name))),
-            "tool" => Ok(NsRef::Tool(Str::from(name))),
-            "user" => Ok(NsRef::User(Str::from(name))),
+            "tool" | "user" => {
+                // a tool, or a definition that may call one
+                self.reaches_host = true;
+                Ok(if ns == "tool" {
+                    NsRef::Tool(Str::from(name))
+                } else {
+                    NsRef::User(Str::from(name))
+                })
+            }
             _ if DROPPED_PREFIXES.contains(&ns) => match builtins::lookup(name) {
                 Some(b) => Ok(NsRef::Builtin(b)),
                 None => Err(err_at(
@@ -580,6 +597,7 @@ impl Analyzer {
                         .is_none()
                 {
                     let arg_nodes = self.exprs(args)?;
+                    self.reaches_host = true;
                     let g = Arc::new(GlobalRef {
                         name: s.clone(),
                         pos,

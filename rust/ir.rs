@@ -163,4 +163,8 @@ impl Lambda {
 pub struct Program {
     pub body: Vec<Node>,
     pub frame_size: u32,
+    /// Whether running it can call a host tool (it names a tool, a definition, an earlier
+    /// result or a bare name resolved at run time); programs that cannot need no protection
+    /// from a blocking tool.
+    pub reaches_host: bool,
 }

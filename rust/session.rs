@@ -8,6 +8,7 @@ use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{FlowKind, Host, Interp, ToolCallRecord, UserNs};
 use crate::guard::{self, Budget, NeverInterrupted};
+use crate::ir::Program;
 use crate::limits::Limits;
 use crate::reader::read_with_limit;
 #[allow(unused_imports)]
@@ -77,8 +78,49 @@ pub fn run_in(
     host: &dyn Host,
     budget: &Budget,
 ) -> (RunResult, Option<UserNs>) {
+    match prepare(src, budget) {
+        Ok(program) => execute(&program, state, host, budget),
+        Err(r) => (*r, None),
+    }
+}
+
+/// Reads and analyzes `src` within `budget`; an error is returned as the run's result.
+pub fn prepare(src: &str, budget: &Budget) -> Result<Program, Box<RunResult>> {
+    let prepared = guard::with_budget(budget, || {
+        guard::catch(budget, || {
+            let limits = &budget.limits;
+            let forms = read_with_limit(src, limits.max_nesting)?;
+            analyze(
+                &forms,
+                &AnalyzeOptions {
+                    max_symbols: limits.max_symbols,
+                    max_nesting: limits.max_nesting,
+                    max_string_size: limits.max_string_size,
+                },
+            )
+        })
+    });
+    match prepared {
+        Ok(Ok(program)) => Ok(program),
+        Ok(Err(e)) | Err(e) => {
+            let mut r = error_result(e);
+            r.steps = budget.fuel_used();
+            r.duration = budget.started.elapsed();
+            Err(Box::new(r))
+        }
+    }
+}
+
+/// Evaluates a prepared program within `budget`; returns the result and, unless the run failed
+/// with an error, the namespace to commit.
+pub fn execute(
+    program: &Program,
+    state: &SessionState,
+    host: &dyn Host,
+    budget: &Budget,
+) -> (RunResult, Option<UserNs>) {
     guard::with_budget(budget, || {
-        let caught = guard::catch(budget, || run_inner(src, state, host, budget));
+        let caught = guard::catch(budget, || evaluate(program, state, host, budget));
         let (mut r, ns) = match caught {
             Ok(done) => done,
             Err(e) => (error_result(e), None),
@@ -103,29 +145,12 @@ fn error_result(e: Error) -> RunResult {
     }
 }
 
-fn run_inner(
-    src: &str,
+fn evaluate(
+    program: &Program,
     state: &SessionState,
     host: &dyn Host,
     budget: &Budget,
 ) -> (RunResult, Option<UserNs>) {
-    let limits = &budget.limits;
-    let forms = match read_with_limit(src, limits.max_nesting) {
-        Ok(f) => f,
-        Err(e) => return (error_result(e), None),
-    };
-    let program = match analyze(
-        &forms,
-        &AnalyzeOptions {
-            max_symbols: limits.max_symbols,
-            max_nesting: limits.max_nesting,
-            max_string_size: limits.max_string_size,
-        },
-    ) {
-        Ok(p) => p,
-        Err(e) => return (error_result(e), None),
-    };
-    drop(forms);
     let mut interp = Interp::new(
         host,
         budget,
@@ -133,7 +158,7 @@ fn run_inner(
         state.user.clone(),
         &state.history,
     );
-    let result = interp.run_program(&program);
+    let result = interp.run_program(program);
     interp.publish_steps();
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),

@@ -350,6 +350,59 @@ def test_deadline_preempts_a_blocked_tool() -> None:
     assert finished.wait(10)
 
 
+def test_a_tool_reached_through_a_definition_is_preempted_too() -> None:
+    """Programs that name no tool run on the caller's thread; one that calls a function
+    defined earlier (which calls a tool) is still pre-empted at its deadline."""
+
+    def nap() -> int:
+        time.sleep(3)
+        return 1
+
+    s = ptc.Session(tools={"nap": nap})
+    assert s.run("(defn g [] (tool/nap))").ok
+    assert s.run("(+ 1 2)").value == 3
+    for program in ["(g)", "(*1)", "(user/g)", "(map (fn [f] (f)) [g])"]:
+        if program == "(*1)":
+            s.run("g")  # *1 now holds the function
+        started = time.monotonic()
+        r = s.run(program, limits={"timeout_ms": 300})
+        assert time.monotonic() - started < 1.5, program
+        assert r.error is not None and r.error.type == "timeout", program
+
+
+def test_exiting_while_an_abandoned_tool_runs_waits_for_it() -> None:
+    """The interpreter must not shut down under a tool that still runs (Python 3.11-3.13 would
+    tear its thread down through the Rust frames that called it, aborting the process): the
+    process waits for the tool at exit, as for an executor's thread, and exits normally."""
+    started = time.monotonic()
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import time, ptc
+                def nap():
+                    time.sleep(1.5)
+                    return 1
+                r = ptc.run("(tool/nap)", tools={"nap": nap}, limits={"timeout_ms": 100})
+                assert r.tool_calls[0].abandoned
+                print("returned", flush=True)
+                """
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "returned"
+    assert "FATAL" not in p.stderr
+    # the run returned at its deadline; the exit waited for the sleeping tool
+    assert elapsed >= 1.4
+
+
 def test_calls_before_the_blocked_one_are_reported() -> None:
     def fast(x: int) -> int:
         return x * 10

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -14,6 +15,11 @@ from . import _core
 from ._tools import ToolAdapter, ToolsArg, normalize_tools
 from .errors import LispError, ProgramFailed, error_from_core
 from .limits import LimitsArg, limits_dict
+
+# A tool call abandoned at a run's deadline goes on in a worker thread; the interpreter must not
+# shut down under it (see rust/python/host.rs `wait_for_tools`): exit waits for it, as Python
+# waits for its executors' threads.
+atexit.register(_core._wait_for_tools)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 //! each tool call attaches, converts the arguments, calls, and converts the result back, on the
 //! thread that evaluates the run (see `workers` for why that is not the caller's thread).
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -239,8 +240,13 @@ impl RunHost {
             None => py.None().into_bound(py),
         };
         drop(gc); // the tool's own code runs with the collector as it was
+        if SHUTTING_DOWN.load(Ordering::SeqCst) {
+            return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
+        }
         let outer = IN_TOOL.with(|c| c.replace(self.session));
+        TOOLS_RUNNING.fetch_add(1, Ordering::SeqCst);
         let result = f.bind(py).call1((positional, named));
+        TOOLS_RUNNING.fetch_sub(1, Ordering::SeqCst);
         IN_TOOL.with(|c| c.set(outer));
         let result = match result {
             Ok(r) => r,
@@ -266,6 +272,27 @@ impl RunHost {
             ))
         })
     }
+}
+
+/// Tool calls in progress on any thread, abandoned ones included.
+static TOOLS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+/// Set at interpreter exit: no tool call starts after it.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// At interpreter exit (an `atexit` hook): waits until no tool call is in progress, as Python
+/// waits for its executors' threads, and lets none start afterwards.
+///
+/// A tool call abandoned at a run's deadline goes on in a worker thread. Were the interpreter
+/// to shut down while it runs, the thread would be torn down from inside Python
+/// (`pthread_exit`, Python 3.11-3.13) straight through the Rust frames that called the tool,
+/// which aborts the process. So exit waits for it (Ctrl-C ends the wait).
+pub fn wait_for_tools(py: Python<'_>) -> PyResult<()> {
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    while TOOLS_RUNNING.load(Ordering::SeqCst) > 0 {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(10)));
+        py.check_signals()?;
+    }
+    Ok(())
 }
 
 /// Whether the current thread is Python's main thread (the one signal handlers run on).

@@ -22,7 +22,7 @@ use crate::eval::UserNs;
 use crate::format::{print, PrintOpts};
 use crate::guard::{self, Budget, CancelFlag, NeverInterrupted};
 use crate::limits::Limits;
-use crate::session::{commit, run_in, run_source, Outcome, RunResult, SessionState};
+use crate::session::{self, commit, run_source, Outcome, RunResult, SessionState};
 use crate::value::Value;
 
 #[allow(unused_imports)]
@@ -368,13 +368,17 @@ impl CoreSession {
         let snapshot = self.lock().clone();
         let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
-        let finished = if self.host.is_empty() {
-            // nothing can block outside the evaluator's own checks: run on this thread
-            let r = py.detach(|| run_in(source, &snapshot, host.as_ref(), &budget));
-            drop(snapshot); // so the commit updates the namespace in place
-            Some(r)
-        } else {
-            self.run_on_worker(py, source, snapshot, &host, &budget, &cancel)?
+        let prepared = py.detach(|| session::prepare(source, &budget));
+        let finished = match prepared {
+            Err(failed) => Some((*failed, None)),
+            // a program that cannot call a tool cannot block outside the evaluator's own
+            // checks: it runs on this thread
+            Ok(program) if self.host.is_empty() || !program.reaches_host => {
+                let r = py.detach(|| session::execute(&program, &snapshot, host.as_ref(), &budget));
+                drop(snapshot); // so the commit updates the namespace in place
+                Some(r)
+            }
+            Ok(program) => self.run_on_worker(py, program, snapshot, &host, &budget, &cancel)?,
         };
         // the host's own exceptions (Ctrl-C, SystemExit from a tool) and cancellation are not
         // program errors: they propagate, and the Session stays as it was
@@ -431,7 +435,7 @@ impl CoreSession {
     fn run_on_worker(
         &self,
         py: Python<'_>,
-        source: &str,
+        program: crate::ir::Program,
         snapshot: SessionState,
         host: &Arc<RunHost>,
         budget: &Arc<Budget>,
@@ -439,14 +443,10 @@ impl CoreSession {
     ) -> PyResult<Option<RunOutput>> {
         let done: Arc<workers::Handoff<RunOutput>> = Arc::default();
         let job = {
-            let src = source.to_string();
             let (host, budget, done) = (host.clone(), budget.clone(), done.clone());
             Box::new(move || {
-                // attached once around the whole run, so the Python thread state the tool
-                // calls need is made once, not per call
-                let r = Python::attach(|py| {
-                    py.detach(|| run_in(&src, &snapshot, host.as_ref(), &budget))
-                });
+                // the worker keeps a Python thread state, so its tool calls attach cheaply
+                let r = session::execute(&program, &snapshot, host.as_ref(), &budget);
                 done.put(r);
             })
         };
@@ -832,6 +832,12 @@ fn run_once<'py>(
     s.run(py, source, None)
 }
 
+/// Registered with `atexit` by the Python package: waits for tool calls still running.
+#[pyfunction]
+fn _wait_for_tools(py: Python<'_>) -> PyResult<()> {
+    host::wait_for_tools(py)
+}
+
 /// `threading.main_thread().ident`: only that thread can notice Ctrl-C during a run.
 fn record_main_thread(py: Python<'_>) -> PyResult<()> {
     let ident: u64 = py
@@ -898,6 +904,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_wait_for_tools, m)?)?;
     record_main_thread(m.py())?;
     let defaults = Limits::default();
     let d = PyDict::new(m.py());

@@ -5,7 +5,10 @@
 //! there, inline, at full speed), while the thread that called `Session.run` waits and stays in
 //! charge: at the deadline, on `cancel()` or on Ctrl-C it stops waiting and returns; the worker
 //! finishes in the background (the blocked tool's result is discarded, nothing is committed).
-//! The pool grows while workers are busy; idle workers exit after a while.
+//! The pool grows while workers are busy and keeps its threads: each holds a Python thread
+//! state for its whole life (made once, not per tool call), and a thread that re-entered Python
+//! to release it while the interpreter shuts down would be torn down by it mid-Rust. So the
+//! pool is as large as the most runs that ever called tools at the same time.
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -16,9 +19,6 @@ type Job = Box<dyn FnOnce() + Send>;
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-
-/// Idle workers exit after this long.
-const IDLE_EXIT: Duration = Duration::from_secs(30);
 
 struct Pool {
     queue: Mutex<Queue>,
@@ -58,37 +58,32 @@ pub fn spawn(job: Job) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("ptc-run".into())
         .spawn(move || {
-            job();
-            worker();
+            // one Python thread state for the thread's life; released only while it waits
+            pyo3::Python::attach(|py| {
+                py.detach(|| {
+                    job();
+                    worker();
+                })
+            })
         })
         .map(|_| ())
 }
 
-fn worker() {
+fn worker() -> ! {
     let p = pool();
     loop {
         let job = {
             let mut q = lock(&p.queue);
             loop {
                 if let Some(job) = q.jobs.pop_front() {
-                    break Some(job);
+                    break job;
                 }
                 q.idle += 1;
-                let (guard, timeout) = p
-                    .work
-                    .wait_timeout(q, IDLE_EXIT)
-                    .unwrap_or_else(|e| e.into_inner());
-                q = guard;
+                q = p.work.wait(q).unwrap_or_else(|e| e.into_inner());
                 q.idle -= 1;
-                if timeout.timed_out() && q.jobs.is_empty() {
-                    break None;
-                }
             }
         };
-        match job {
-            Some(job) => job(),
-            None => return,
-        }
+        job();
     }
 }
 
