@@ -258,8 +258,7 @@ pub struct Interp<'a> {
 
 const CHECK_EVERY: u64 = 1024;
 
-/// Each `pmap`/`pcalls` branch ends after this long (LANGUAGE.md §7.13), or at the run's end.
-pub const BRANCH_TIMEOUT_MS: u64 = 5_000;
+pub use crate::limits::BRANCH_TIMEOUT_MS;
 
 /// A snapshot of the run for one parallel branch (everything is shared, nothing copied).
 #[derive(Clone)]

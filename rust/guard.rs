@@ -71,6 +71,8 @@ pub struct Budget {
     stopped: AtomicBool,
     error: Mutex<Option<Error>>,
     next_poll: Mutex<Instant>,
+    /// The most the run may hold given what the process has left (see `memory_limit`).
+    process_cap: std::sync::OnceLock<i64>,
 }
 
 impl Budget {
@@ -90,6 +92,7 @@ impl Budget {
             stopped: AtomicBool::new(false),
             error: Mutex::new(None),
             next_poll: Mutex::new(started + POLL_EVERY),
+            process_cap: std::sync::OnceLock::new(),
         }
     }
 
@@ -139,7 +142,7 @@ impl Budget {
         let now = Instant::now();
         if now >= deadline {
             return Err(if deadline < self.deadline {
-                timeout_error(self.limits.timeout_ms)
+                branch_timeout_error() // a parallel branch's own time ran out, not the run's
             } else {
                 self.stop(timeout_error(self.limits.timeout_ms))
             });
@@ -179,12 +182,15 @@ impl Budget {
     /// `extra` is a reservation: the thread counts as using at least its current memory plus
     /// `extra` until it really allocates that much, and the reservation is published at once, so
     /// threads reserving at the same time see each other's.
+    ///
+    /// A reservation replaces the thread's previous one and ends once the thread has allocated
+    /// that much, so reservations never add up over a run: at worst one stale reservation (made,
+    /// allocated and freed between two checks) is counted until the next.
     pub fn check_memory(&self, extra: usize) -> Result<(), Error> {
         let extra = i64::try_from(extra).unwrap_or(i64::MAX / 2);
         let used = LOCAL.with(|l| {
             if extra > 0 {
-                let own = l.own();
-                l.floor.set(l.floor.get().max(own).saturating_add(extra));
+                l.floor.set(l.own().saturating_add(extra));
             }
             let d = l.unpublished();
             if d.unsigned_abs() < 64 * 1024 && extra == 0 {
@@ -193,19 +199,45 @@ impl Budget {
             l.published.set(l.published.get() + d);
             self.memory.fetch_add(d, Relaxed).saturating_add(d)
         });
-        if used > self.limits.max_memory as i64 {
+        let limit = self.memory_limit(used);
+        if used > limit {
             if extra > 0 {
                 // not allocated after all: take the reservation back
                 LOCAL.with(|l| {
-                    l.floor.set(l.floor.get() - extra);
+                    l.floor.set(i64::MIN);
                     let d = l.unpublished();
                     l.published.set(l.published.get() + d);
                     self.memory.fetch_add(d, Relaxed);
                 });
             }
-            return Err(self.stop(memory_error(self.limits.max_memory, used)));
+            let e = if limit < self.limits.max_memory as i64 {
+                process_memory_error(self.limits.max_memory, used, limit)
+            } else {
+                memory_error(self.limits.max_memory, used)
+            };
+            return Err(self.stop(e));
         }
         Ok(())
+    }
+
+    /// `max_memory`, or less when the process has less left: Rust aborts the process when an
+    /// allocation is refused, so the run must stop before that. What the process can still take
+    /// is read once, when the run first holds 64 MB.
+    fn memory_limit(&self, used: i64) -> i64 {
+        let max = i64::try_from(self.limits.max_memory).unwrap_or(i64::MAX);
+        if used < 64 << 20 {
+            return max;
+        }
+        let cap = *self
+            .process_cap
+            .get_or_init(|| match crate::sysmem::headroom() {
+                Some(h) => {
+                    let keep = (h / 10).max(64 << 20);
+                    used.saturating_add(h.saturating_sub(keep).min(i64::MAX as u64) as i64)
+                }
+                None => i64::MAX,
+            });
+        max.min(cap)
     }
 
     /// Takes up to `wanted` extra threads from the run's allowance; returns how many it got.
@@ -253,6 +285,19 @@ pub fn timeout_error(timeout_ms: u64) -> Error {
     )
 }
 
+pub fn branch_timeout_error() -> Error {
+    Error::limit(
+        ErrorKind::Timeout,
+        LimitName::Timeout,
+        format!(
+            "a parallel branch exceeded its {}ms limit (each pmap/pcalls branch may run {}ms)",
+            crate::limits::BRANCH_TIMEOUT_MS,
+            crate::limits::BRANCH_TIMEOUT_MS
+        ),
+    )
+    .with_hint("split the work into smaller branches, or do less in each")
+}
+
 pub fn memory_error(max_memory: usize, used: i64) -> Error {
     Error::limit(
         ErrorKind::MemoryExceeded,
@@ -261,6 +306,20 @@ pub fn memory_error(max_memory: usize, used: i64) -> Error {
             "memory limit of {} MB exceeded (max_memory): the program needed {} MB",
             max_memory / (1024 * 1024),
             used.max(0) / (1024 * 1024)
+        ),
+    )
+    .with_hint("work on less data at once: filter early, take a sample, or aggregate")
+}
+
+pub fn process_memory_error(max_memory: usize, used: i64, cap: i64) -> Error {
+    Error::limit(
+        ErrorKind::MemoryExceeded,
+        LimitName::Memory,
+        format!(
+            "memory limit exceeded: the program needed {} MB but the process has only {} MB left for it (max_memory is {} MB)",
+            used.max(0) / (1024 * 1024),
+            cap.max(0) / (1024 * 1024),
+            max_memory / (1024 * 1024)
         ),
     )
     .with_hint("work on less data at once: filter early, take a sample, or aggregate")
@@ -296,11 +355,25 @@ impl Local {
     fn own(&self) -> i64 {
         crate::alloc::allocated() - self.alloc_base.get() + self.extra.get()
     }
+    /// What the thread counts as using: its allocations, or its reservation while that is
+    /// larger (a reservation ends once the allocations reach it).
+    fn counted(&self) -> i64 {
+        let own = self.own();
+        let floor = self.floor.get();
+        if own >= floor {
+            if floor != i64::MIN {
+                self.floor.set(i64::MIN);
+            }
+            own
+        } else {
+            floor
+        }
+    }
     fn unpublished(&self) -> i64 {
         if self.budget.get().is_null() {
             return 0;
         }
-        self.own().max(self.floor.get()) - self.published.get()
+        self.counted() - self.published.get()
     }
 }
 
@@ -364,6 +437,19 @@ pub fn with_budget<R>(budget: &Budget, f: impl FnOnce() -> R) -> R {
         l.floor.set(i64::MIN);
         Restore { saved }
     });
+    f()
+}
+
+/// Runs `f` with this thread working for no run: host code (a tool's Python) that calls back
+/// into the interpreter must not be charged to, or stopped by, the run that called it.
+pub fn without_budget<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Budget);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = LOCAL.try_with(|l| l.budget.set(self.0));
+        }
+    }
+    let _restore = LOCAL.with(|l| Restore(l.budget.replace(std::ptr::null())));
     f()
 }
 

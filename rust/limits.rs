@@ -42,6 +42,9 @@ impl Default for Limits {
     }
 }
 
+/// Each `pmap`/`pcalls` branch ends after this long (LANGUAGE.md §11), or at the run's end.
+pub const BRANCH_TIMEOUT_MS: u64 = 5_000;
+
 /// One println entry is cut to this many characters, then `...` (LANGUAGE.md §9.3).
 pub const PRINT_ENTRY_CHARS: usize = 2_000;
 

@@ -206,6 +206,13 @@ pub fn read(src: &str) -> Result<Vec<Form>> {
 }
 
 pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
+    read_with_limits(src, max_nesting, usize::MAX)
+}
+
+/// Reads with the nesting limit and the `max_symbols` limit, the latter checked as names are
+/// read: a program of a million distinct names stops after the first few thousand.
+pub fn read_with_limits(src: &str, max_nesting: usize, max_symbols: usize) -> Result<Vec<Form>> {
+    let mut names: ahash::AHashSet<Str> = ahash::AHashSet::new();
     let mut r = Reader {
         src,
         i: 0,
@@ -311,6 +318,14 @@ pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
         };
         // reading is part of the run: a huge program runs into its memory and time limits
         crate::guard::charge(1);
+        if let Some(name) = crate::analyzer::counted_name(&form.kind) {
+            if names.len() <= max_symbols && !names.contains(name) {
+                names.insert(name.clone());
+                if names.len() > max_symbols {
+                    return Err(crate::analyzer::too_many_symbols(max_symbols, form.pos));
+                }
+            }
+        }
         match stack.last_mut() {
             Some(frame) => frame.items.push(form),
             None => top.push(form),

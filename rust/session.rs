@@ -10,7 +10,7 @@ use crate::eval::{FlowKind, Host, Interp, ToolCallRecord, UserNs};
 use crate::guard::{self, Budget, NeverInterrupted};
 use crate::ir::Program;
 use crate::limits::Limits;
-use crate::reader::read_with_limit;
+use crate::reader::read_with_limits;
 #[allow(unused_imports)]
 use crate::value::Str;
 use crate::value::Value;
@@ -89,7 +89,7 @@ pub fn prepare(src: &str, budget: &Budget) -> Result<Program, Box<RunResult>> {
     let prepared = guard::with_budget(budget, || {
         guard::catch(budget, || {
             let limits = &budget.limits;
-            let forms = read_with_limit(src, limits.max_nesting)?;
+            let forms = read_with_limits(src, limits.max_nesting, limits.max_symbols)?;
             analyze(
                 &forms,
                 &AnalyzeOptions {
@@ -158,8 +158,21 @@ fn evaluate(
         state.user.clone(),
         &state.history,
     );
-    let result = interp.run_program(program);
+    let mut result = interp.run_program(program);
     interp.publish_steps();
+    let finished = match &result {
+        Ok(_) => true,
+        Err(f) => f.is_return_or_fail(),
+    };
+    if finished {
+        // what the last steps allocated or took is checked too, not only what came before
+        if let Err(e) = budget
+            .check(budget.deadline)
+            .and_then(|()| budget.check_memory(0))
+        {
+            result = Err(e.into());
+        }
+    }
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),
         Err(f) => match f.into_kind() {

@@ -212,6 +212,33 @@ impl Pending {
     }
 }
 
+/// Copy-on-write access for builtins: a shared collection is copied before it is changed, and
+/// that copy (as large as the collection) is reserved and charged first.
+pub fn unshare_vec(a: &mut Arc<VecData>) -> &mut VecData {
+    if Arc::strong_count(a) > 1 {
+        guard::charge(a.len());
+        guard::reserve(guard::values_bytes(a.len()));
+    }
+    Arc::make_mut(a)
+}
+
+pub fn unshare_map(a: &mut Arc<MapData>) -> &mut MapData {
+    if Arc::strong_count(a) > 1 {
+        guard::charge(a.len());
+        // entries (hash, key, value) and the index table
+        guard::reserve(guard::values_bytes(a.len()).saturating_mul(3));
+    }
+    Arc::make_mut(a)
+}
+
+pub fn unshare_set(a: &mut Arc<SetData>) -> &mut SetData {
+    if Arc::strong_count(a) > 1 {
+        guard::charge(a.len());
+        guard::reserve(guard::values_bytes(a.len()).saturating_mul(2));
+    }
+    Arc::make_mut(a)
+}
+
 /// Whether dropping `v` could recurse: a value that holds other values.
 fn is_nested(v: &Value) -> bool {
     match v {

@@ -76,7 +76,7 @@ def test_sigint_during_evaluation_raises_keyboard_interrupt_promptly() -> None:
     (not when the 30 s run times out), and the Session is unchanged."""
     out = _child(SIGINT_CHILD.format(setup="", session_args="", program=SPIN, limits=LONG))
     assert out["raised"] == "KeyboardInterrupt"
-    assert out["latency"] < 1.0, out
+    assert out["latency"] < 0.3, out
     assert out["names"] == ["before"]
     assert out["after"] == 2
 
@@ -90,7 +90,7 @@ def test_sigint_while_a_tool_blocks_raises_keyboard_interrupt_promptly() -> None
         )
     )
     assert out["raised"] == "KeyboardInterrupt"
-    assert out["latency"] < 1.0, out
+    assert out["latency"] < 0.3, out
     assert out["names"] == ["before"]
 
 
@@ -106,7 +106,7 @@ def test_sigint_while_parallel_branches_run(program: str) -> None:
     """Issue 8.8: the main thread also notices Ctrl-C while parallel branches run."""
     out = _child(SIGINT_CHILD.format(setup="", session_args="", program=program, limits=LONG))
     assert out["raised"] == "KeyboardInterrupt"
-    assert out["latency"] < 1.0, out
+    assert out["latency"] < 0.3, out
     assert out["names"] == ["before"]
 
 
@@ -133,7 +133,7 @@ def test_cancel_from_another_thread_stops_evaluation() -> None:
     when = _cancel_after(s, 0.2)
     with pytest.raises(ptc.Cancelled):
         s.run("(def b 2) " + SPIN, limits=LONG)
-    assert time.monotonic() - when[0] < 1.0
+    assert time.monotonic() - when[0] < 0.3
     assert sorted(s.memory) == ["a"]
     assert s.run("(inc a)").value == 2
 
@@ -149,8 +149,55 @@ def test_cancel_while_a_tool_blocks() -> None:
     when = _cancel_after(s, 0.2)
     with pytest.raises(ptc.Cancelled):
         s.run("(def b 2) (tool/nap)", limits=LONG)
-    assert time.monotonic() - when[0] < 1.0
+    assert time.monotonic() - when[0] < 0.3
     assert "b" not in s.memory
+
+
+def test_a_cancel_token_stops_only_its_own_run() -> None:
+    """A CancelToken cancels the run it was given to; other runs go on."""
+    s = ptc.Session()
+    token = ptc.CancelToken()
+    results: dict[str, Any] = {}
+
+    def long_run() -> None:
+        try:
+            s.run("(def b 2) " + SPIN, limits=LONG, cancel=token)
+        except ptc.Cancelled:
+            results["cancelled"] = True
+
+    t = threading.Thread(target=long_run)
+    t.start()
+    time.sleep(0.2)
+    token.cancel()
+    t.join(5)
+    assert results == {"cancelled": True}
+    assert token.cancelled
+    # the token is spent: a run given it later is cancelled before it starts
+    with pytest.raises(ptc.Cancelled):
+        s.run("(+ 1 2)", cancel=token)
+    assert s.run("(+ 1 2)", cancel=ptc.CancelToken()).value == 3
+
+
+def test_cancelling_one_arun_task_leaves_another_runs_alone() -> None:
+    async def main() -> tuple[ptc.Result, bool]:
+        s = ptc.Session()
+        a = asyncio.ensure_future(
+            s.arun("(loop [i 0] (if (< i 2000000) (recur (inc i)) i))", limits=LONG)
+        )
+        await asyncio.sleep(0.05)
+        b = asyncio.ensure_future(s.arun("(+ 1 2)"))  # waits for the Session behind a
+        await asyncio.sleep(0.05)
+        b.cancel()
+        cancelled = False
+        try:
+            await b
+        except asyncio.CancelledError:
+            cancelled = True
+        return await a, cancelled
+
+    r, cancelled = asyncio.run(main())
+    assert cancelled
+    assert r.value == 2_000_000
 
 
 def test_cancel_without_a_run_does_nothing() -> None:
@@ -284,6 +331,20 @@ def test_base_exception_from_a_tool_in_a_parallel_branch_propagates() -> None:
         ptc.run("(pmap (fn [i] (tool/t i)) [1 2 3])", tools={"t": tool})
 
 
+def test_a_tool_calling_back_into_ptc_is_not_charged_to_the_run() -> None:
+    """A tool's own use of ptc (printing a large value, a run of another Session) has its own
+    limits; the run that called the tool is neither charged for it nor stopped by it."""
+
+    def tool() -> int:
+        text, _ = ptc.to_clojure(list(range(200_000)))
+        inner = ptc.run("(reduce + (range 100000))")
+        return len(text) + inner.value
+
+    r = ptc.run("(tool/t)", tools={"t": tool}, limits={"fuel": 10_000})
+    assert r.error is None, r.error
+    assert r.value == len(ptc.to_clojure(list(range(200_000)))[0]) + sum(range(100_000))
+
+
 def test_exceptions_from_tools_are_still_tool_errors() -> None:
     def tool() -> None:
         raise ValueError("bad input")
@@ -401,6 +462,29 @@ def test_exiting_while_an_abandoned_tool_runs_waits_for_it() -> None:
     assert "FATAL" not in p.stderr
     # the run returned at its deadline; the exit waited for the sleeping tool
     assert elapsed >= 1.4
+
+
+def test_exit_after_tools_that_raised_is_prompt() -> None:
+    """Tool calls that raised are over: exit does not wait for them."""
+    code = textwrap.dedent(
+        """
+        import ptc
+        def boom():
+            raise RuntimeError("no")
+        def stop():
+            raise SystemExit(0)
+        r = ptc.run("(tool/boom)", tools={"boom": boom})
+        assert r.error.type == "tool_error"
+        try:
+            ptc.run("(tool/stop)", tools={"stop": stop})
+        except SystemExit:
+            pass
+        print("done", flush=True)
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "done"
 
 
 def test_calls_before_the_blocked_one_are_reported() -> None:
@@ -561,6 +645,20 @@ def test_reading_a_shared_structure_definition_is_bounded() -> None:
     assert s.run("(def y (loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x)))").ok
     with pytest.raises(ptc.LimitError):
         s.memory["y"]
+
+
+def test_describing_a_shared_structure_definition_is_bounded() -> None:
+    """Issue 8.2: describe, describe_data and to_clojure with no limits run within the
+    Session's (or the default) limits instead of holding the GIL for ever."""
+    s = ptc.Session(limits={"timeout_ms": 500})
+    assert s.run("(def y (loop [x [1] i 0] (if (< i 60) (recur [x x] (inc i)) x)))").ok
+    started = time.monotonic()
+    with pytest.raises(ptc.LimitError):
+        s.describe("y", limit=None, printable_limit=None)
+    assert time.monotonic() - started < 5.0
+    # a preview is cut short (1 MiB), whatever the value
+    d = s.describe("y")
+    assert d.truncated
 
 
 def test_shared_python_input_converts_to_shared_values() -> None:

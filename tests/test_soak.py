@@ -59,13 +59,16 @@ def test_many_runs_keep_memory_flat() -> None:
     plain = ptc.Session(limits={"loop_limit": 1000})
     started = time.monotonic()
     baseline = 0.0
+    expected: dict[str, tuple[bool, str | None]] = {}
     for i in range(RUNS):
         if i == WARMUP:
             baseline = _rss_mb()
         program = PROGRAMS[i % len(PROGRAMS)]
         session = s if "tool/" in program or i % 2 else plain
         r = session.run(program)
-        assert r.steps >= 0
+        # the same program gives the same outcome every time
+        outcome = (r.ok, r.error.type if r.error else None)
+        assert expected.setdefault(program, outcome) == outcome, (program, r.error)
     end = _rss_mb()
     elapsed = time.monotonic() - started
     growth = end - baseline
@@ -73,3 +76,9 @@ def test_many_runs_keep_memory_flat() -> None:
     assert growth < ALLOWED_GROWTH_MB, f"RSS grew {growth:.1f} MB over {RUNS - WARMUP} runs"
     # the Sessions still work and kept their definitions
     assert s.run("(count x)").value == 100
+    # and every program did what it should, not merely the same thing each time
+    assert expected["(+ 1 2)"] == (True, None)
+    assert expected["(tool/boom)"] == (False, "tool_error")
+    assert expected["(+ 1"] == (False, "parse_error")
+    assert expected["(loop [i 0] (recur (inc i)))"] == (False, "loop_limit_exceeded")
+    assert expected["(pmap inc [1 2 3 4])"] == (True, None)

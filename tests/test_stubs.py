@@ -107,7 +107,10 @@ def _functions() -> list[tuple[str, ast.FunctionDef]]:
         out += [
             (f"{cname}.{n.name}", n)
             for n in cls_node.body
-            if isinstance(n, ast.FunctionDef) and not n.name.startswith("__")
+            if isinstance(n, ast.FunctionDef)
+            and not n.name.startswith("__")
+            # properties have no call signature to compare
+            and not any(isinstance(d, ast.Name) and d.id == "property" for d in n.decorator_list)
         ]
     return out
 

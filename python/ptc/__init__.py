@@ -28,7 +28,17 @@ from .errors import (
     ToolError,
 )
 from .limits import Limits
-from .session import Definition, Description, Memory, Result, Session, ToolCall, eval, run
+from .session import (
+    CancelToken,
+    Definition,
+    Description,
+    Memory,
+    Result,
+    Session,
+    ToolCall,
+    eval,
+    run,
+)
 from .step import Step, StepError, Usage
 from .turn import Turn
 
@@ -59,6 +69,7 @@ __all__ = [
     "AgentTool",
     "AnalysisError",
     "ArgumentError",
+    "CancelToken",
     "Cancelled",
     "Definition",
     "Description",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _core
+from ._core import CancelToken
 from ._tools import ToolAdapter, ToolsArg, normalize_tools
 from .errors import LispError, ProgramFailed, error_from_core
 from .limits import LimitsArg, limits_dict
@@ -182,36 +183,44 @@ class Session:
         self._core = _core.CoreSession(None, adapters, limits_dict(limits), text)
         return self
 
-    def run(self, source: str, *, limits: LimitsArg = None) -> Result:
+    def run(
+        self, source: str, *, limits: LimitsArg = None, cancel: CancelToken | None = None
+    ) -> Result:
         """Runs one program. Never raises for program errors: see ``Result.error``.
 
         Runs of one Session happen one at a time (a call from another thread waits). Raises
-        `Cancelled` when `cancel()` stops the run, and lets ``KeyboardInterrupt`` (Ctrl-C) and
-        other exceptions that are not ``Exception`` — from a tool or a signal handler —
-        propagate; in all three cases the Session is left unchanged.
+        `Cancelled` when `cancel()` or the given `CancelToken` stops the run, and lets
+        ``KeyboardInterrupt`` (Ctrl-C) and other exceptions that are not ``Exception`` — from a
+        tool or a signal handler — propagate; in all these cases the Session is left unchanged.
         """
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
-        return _result(self._core.run(source, limits_dict(limits)))
+        return _result(self._core.run(source, limits_dict(limits), cancel))
 
-    async def arun(self, source: str, *, limits: LimitsArg = None) -> Result:
+    async def arun(
+        self, source: str, *, limits: LimitsArg = None, cancel: CancelToken | None = None
+    ) -> Result:
         """`run` without blocking the event loop: the run goes to a worker thread. Cancelling
-        the awaiting task cancels the run (the Session is left unchanged)."""
+        the awaiting task cancels this run (only this one), and the Session is left unchanged."""
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
-        task = asyncio.ensure_future(asyncio.to_thread(self._core.run, source, limits_dict(limits)))
+        token = cancel if cancel is not None else CancelToken()
+        task = asyncio.ensure_future(
+            asyncio.to_thread(self._core.run, source, limits_dict(limits), token)
+        )
         try:
             return _result(await asyncio.shield(task))
         except asyncio.CancelledError:
             # the thread cannot be killed: stop the run, let the thread finish, then propagate
-            self._core.cancel()
+            token.cancel()
             with contextlib.suppress(BaseException):
                 await task
             raise
 
     def cancel(self) -> bool:
-        """Stops the run of this Session in progress, from any thread, within milliseconds;
-        that run raises `Cancelled`. Returns whether a run was in progress."""
+        """Stops every run of this Session in progress, from any thread, within milliseconds;
+        they raise `Cancelled`. Returns whether a run was in progress. To stop one particular
+        run, give it a `CancelToken`."""
         return self._core.cancel()
 
     @property

@@ -134,8 +134,10 @@ fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut groups: ValueMap = ValueMap::default();
     let coll = std::mem::take(&mut a[1]);
     if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
-        it.charge(xs.len())?;
+        // every element lands in one group: at most one group and one slot each
+        it.reserve(xs.len().saturating_mul(super::SET_ITEM_BYTES + 16))?;
         for x in xs.iter() {
+            it.charge(1)?;
             let k = crate::eval::keyword_field(&key, x);
             push_group(&mut groups, k, x.clone());
         }

@@ -1,8 +1,6 @@
 //! Collections (§7.1-§7.7): access, transformation, reduction, building and maps.
 //! Sequence results are vectors; strings are sequences of characters (grapheme clusters).
 
-use std::sync::Arc;
-
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::{call1, call2, expect_callable, type_error, Builtin, VARIADIC};
@@ -455,19 +453,19 @@ fn conj_impl(fname: &str, it: &mut Interp, args: &mut [Value]) -> EvalResult {
         }
         Value::Vector(xs) => {
             it.check_coll_size(xs.len() + items.len())?;
-            let v = Arc::make_mut(xs);
+            let v = crate::value::unshare_vec(xs);
             v.extend(items.iter_mut().map(std::mem::take));
         }
         Value::Set(s) => {
             it.check_coll_size(s.len() + items.len())?;
-            let s = Arc::make_mut(s);
+            let s = crate::value::unshare_set(s);
             for x in items.iter_mut() {
                 s.insert(std::mem::take(x));
             }
         }
         Value::Map(m) => {
             it.check_coll_size(m.len() + items.len())?;
-            let m = Arc::make_mut(m);
+            let m = crate::value::unshare_map(m);
             for x in items.iter() {
                 match x {
                     Value::Map(other) => {
@@ -502,13 +500,13 @@ fn assoc(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     match &mut coll {
         Value::Map(m) => {
             it.check_coll_size(m.len() + args.len() / 2)?;
-            let m = Arc::make_mut(m);
+            let m = crate::value::unshare_map(m);
             for pair in args[1..].chunks_mut(2) {
                 m.insert(std::mem::take(&mut pair[0]), std::mem::take(&mut pair[1]));
             }
         }
         Value::Vector(xs) => {
-            let v: &mut VecData = Arc::make_mut(xs);
+            let v: &mut VecData = crate::value::unshare_vec(xs);
             for pair in args[1..].chunks_mut(2) {
                 let i = match &pair[0] {
                     Value::Int(i) if *i >= 0 && (*i as usize) <= v.len() => *i as usize,
@@ -538,24 +536,27 @@ fn assoc(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(coll)
 }
 
-fn keys_vals(fname: &str, v: &Value, keys: bool) -> EvalResult {
+fn keys_vals(it: &mut Interp, fname: &str, v: &Value, keys: bool) -> EvalResult {
     match v {
         Value::Nil => Ok(Value::vector(Vec::new())),
-        Value::Map(m) => Ok(Value::vector(
-            m.iter()
-                .map(|(k, v)| if keys { k.clone() } else { v.clone() })
-                .collect(),
-        )),
+        Value::Map(m) => {
+            super::alloc_output(it, m.len(), 16)?;
+            Ok(Value::vector(
+                crate::guard::charged(m.iter())
+                    .map(|(k, v)| if keys { k.clone() } else { v.clone() })
+                    .collect(),
+            ))
+        }
         other => Err(type_error(fname, "a map", other).into()),
     }
 }
 
-fn keys(_: &mut Interp, args: &mut [Value]) -> EvalResult {
-    keys_vals("keys", &args[0], true)
+fn keys(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    keys_vals(it, "keys", &args[0], true)
 }
 
-fn vals(_: &mut Interp, args: &mut [Value]) -> EvalResult {
-    keys_vals("vals", &args[0], false)
+fn vals(it: &mut Interp, args: &mut [Value]) -> EvalResult {
+    keys_vals(it, "vals", &args[0], false)
 }
 
 fn vector(_: &mut Interp, args: &mut [Value]) -> EvalResult {

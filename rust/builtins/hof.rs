@@ -113,6 +113,8 @@ fn run_branches(
         if i >= n || i > first_failed.load(Relaxed) {
             break;
         }
+        // a branch is work too: millions of short branches still meet the deadline
+        guard::charge(1);
         let mut child = env.interp();
         let r = match guard::catch(budget, || body(&mut child, i)) {
             Ok(r) => r,
@@ -204,6 +206,10 @@ const BRANCH_STACK: usize = 8 * 1024 * 1024;
 fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     expect_callable("pmap", &f)?;
+    if let Some(n) = a[1].coll_len() {
+        // the items, a result slot per branch and the output, before any branch starts
+        super::alloc_output(it, n, 3 * 16 + 48)?;
+    }
     let items: Vec<Value> = match &a[1] {
         Value::Nil => Vec::new(),
         Value::Vector(xs) => xs.to_vec(),

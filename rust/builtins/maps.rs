@@ -1,8 +1,6 @@
 //! Maps and sets (§7.7, §7.8). Reads are flexible (keyword/string spellings); writes use the
 //! exact key, except that path updates write back under the key they found.
 
-use std::sync::Arc;
-
 use super::coll::entry;
 use super::{call1, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
@@ -82,13 +80,13 @@ fn update_level(
         }
         Value::Map(mut m) => {
             let key = flex_key(&m, k).unwrap_or_else(|| k.clone());
-            let old = Arc::make_mut(&mut m)
+            let old = crate::value::unshare_map(&mut m)
                 .get_mut(&key)
                 .map(std::mem::take)
                 .unwrap_or(Value::Nil);
             let inner = update_path(fname, it, old, rest, allow_append, f)?;
             it.check_coll_size(m.len() + 1)?;
-            Arc::make_mut(&mut m).insert(key, inner);
+            crate::value::unshare_map(&mut m).insert(key, inner);
             Ok(Value::Map(m))
         }
         Value::Vector(mut xs) => {
@@ -113,14 +111,14 @@ fn update_level(
                     .into())
                 }
             };
-            let v = Arc::make_mut(&mut xs);
+            let v = crate::value::unshare_vec(&mut xs);
             let old = if i < v.len() {
                 std::mem::take(&mut v[i])
             } else {
                 Value::Nil
             };
             let inner = update_path(fname, it, old, rest, allow_append, f)?;
-            let v = Arc::make_mut(&mut xs);
+            let v = crate::value::unshare_vec(&mut xs);
             if i < v.len() {
                 v[i] = inner;
             } else {
@@ -183,12 +181,12 @@ fn update(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     match root {
         Value::Map(mut m) => {
-            let old = Arc::make_mut(&mut m)
+            let old = crate::value::unshare_map(&mut m)
                 .get_mut(&k)
                 .map(std::mem::take)
                 .unwrap_or(Value::Nil);
             let new = call_updater(it, "update", &f, old, &extra)?;
-            Arc::make_mut(&mut m).insert(k, new);
+            crate::value::unshare_map(&mut m).insert(k, new);
             Ok(Value::Map(m))
         }
         v @ Value::Vector(_) => {
@@ -216,7 +214,7 @@ fn dissoc(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Nil => Ok(Value::Nil),
         Value::Map(mut m) => {
             if a[1..].iter().any(|k| m.contains_key(k)) {
-                let mm = Arc::make_mut(&mut m);
+                let mm = crate::value::unshare_map(&mut m);
                 for k in &a[1..] {
                     mm.shift_remove(k);
                 }
@@ -236,7 +234,7 @@ fn merge(it: &mut Interp, a: &mut [Value]) -> EvalResult {
                 None => acc = Some(Value::Map(m)),
                 Some(Value::Map(base)) => {
                     it.check_coll_size(base.len() + m.len())?;
-                    let b = Arc::make_mut(base);
+                    let b = crate::value::unshare_map(base);
                     for (k, x) in m.iter() {
                         b.insert(k.clone(), x.clone());
                     }
@@ -275,10 +273,16 @@ fn select_keys(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::map(out))
 }
 
-fn entries(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn entries(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Nil => Ok(Value::vector(Vec::new())),
-        Value::Map(m) => Ok(Value::vector(m.iter().map(|(k, v)| entry(k, v)).collect())),
+        Value::Map(m) => {
+            super::alloc_output(it, m.len(), super::ENTRY_BYTES)?;
+            let out = crate::guard::charged(m.iter())
+                .map(|(k, v)| entry(k, v))
+                .collect();
+            Ok(Value::vector(out))
+        }
         other => Err(type_error("entries", "a map", other).into()),
     }
 }
@@ -328,17 +332,25 @@ fn set_arg<'v>(fname: &str, v: &'v Value) -> Result<Option<&'v ValueSet>, Error>
     }
 }
 
-fn union(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn union(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut total = 0usize;
+    for v in a.iter() {
+        if let Some(s) = set_arg("union", v)? {
+            total = total.saturating_add(s.len());
+        }
+    }
+    it.reserve(total.saturating_mul(super::SET_ITEM_BYTES))?;
     let mut out = ValueSet::default();
     for v in a.iter() {
         if let Some(s) = set_arg("union", v)? {
-            out.extend(s.iter().cloned());
+            out.extend(crate::guard::charged(s.iter()).cloned());
+            it.check_coll_size(out.len())?;
         }
     }
     Ok(Value::set(out))
 }
 
-fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn intersection(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let sets: Vec<Option<&ValueSet>> = a
         .iter()
         .map(|v| set_arg("intersection", v))
@@ -346,15 +358,15 @@ fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let Some(first) = sets[0] else {
         return Ok(Value::set(ValueSet::default()));
     };
-    let out: ValueSet = first
-        .iter()
+    it.reserve(first.len().saturating_mul(super::SET_ITEM_BYTES))?;
+    let out: ValueSet = crate::guard::charged(first.iter())
         .filter(|x| sets[1..].iter().all(|s| s.is_some_and(|s| s.contains(*x))))
         .cloned()
         .collect();
     Ok(Value::set(out))
 }
 
-fn difference(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn difference(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let sets: Vec<Option<&ValueSet>> = a
         .iter()
         .map(|v| set_arg("difference", v))
@@ -362,8 +374,8 @@ fn difference(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let Some(first) = sets[0] else {
         return Ok(Value::set(ValueSet::default()));
     };
-    let out: ValueSet = first
-        .iter()
+    it.reserve(first.len().saturating_mul(super::SET_ITEM_BYTES))?;
+    let out: ValueSet = crate::guard::charged(first.iter())
         .filter(|x| !sets[1..].iter().any(|s| s.is_some_and(|s| s.contains(*x))))
         .cloned()
         .collect();

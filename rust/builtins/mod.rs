@@ -148,6 +148,18 @@ pub fn family_hint(ns: &str) -> String {
     }
 }
 
+/// Bytes one new `[k v]` entry vector takes: its slot in the output and its own allocation.
+pub const ENTRY_BYTES: usize = 112;
+/// Bytes one element of a new set or map takes (entry with its hash, and the index table).
+pub const SET_ITEM_BYTES: usize = 40;
+
+/// Checks an output of `n` values before it is built (size limit, memory), and charges it.
+pub fn alloc_output(it: &mut Interp, n: usize, bytes_each: usize) -> EvalResult<()> {
+    it.check_coll_size(n)?;
+    it.reserve(n.saturating_mul(bytes_each))?;
+    it.charge(n)
+}
+
 // ---- argument helpers shared by the families ----
 
 pub fn type_error(fname: &str, expected: &str, got: &Value) -> Error {

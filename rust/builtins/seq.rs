@@ -4,7 +4,10 @@
 use std::cmp::Ordering;
 
 use super::coll::{chars, coll_len, each, entry, nth_of, rest_items, unordered};
-use super::{call1, call2, expect_callable, expect_int, type_error, Builtin, VARIADIC};
+use super::{
+    alloc_output, call1, call2, expect_callable, expect_int, type_error, Builtin, ENTRY_BYTES,
+    SET_ITEM_BYTES, VARIADIC,
+};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::guard;
@@ -68,7 +71,12 @@ fn not_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     })
 }
 
-fn seq(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Set(s) => alloc_output(it, s.len(), 16)?,
+        Value::Map(m) => alloc_output(it, m.len(), ENTRY_BYTES)?,
+        _ => {}
+    }
     let items: Vec<Value> = match &a[0] {
         Value::Nil => return Ok(Value::Nil),
         Value::Vector(xs) => {
@@ -138,10 +146,12 @@ fn drop_while(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn distinct(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let items = ordered_items("distinct", &a[0])?;
-    it.charge(items.len())?;
+    // the set of seen elements and the output, each up to the input's size
+    it.reserve(items.len().saturating_mul(SET_ITEM_BYTES + 16))?;
     let mut seen = ValueSet::default();
     let mut out = Vec::new();
     for x in items {
+        it.charge(1)?;
         if seen.insert(x.clone()) {
             out.push(x);
         }
@@ -377,17 +387,27 @@ fn pluck(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn concat(it: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut out = Vec::new();
+    let mut total = 0usize;
     for c in a.iter() {
         match c {
-            Value::Nil => {}
-            Value::Vector(xs) => out.extend(xs.iter().cloned()),
-            Value::Set(s) => out.extend(s.iter().cloned()),
-            Value::Map(m) => out.extend(m.iter().map(|(k, v)| entry(k, v))),
+            Value::Nil | Value::Vector(_) | Value::Set(_) | Value::Map(_) => {
+                total = total.saturating_add(c.coll_len().unwrap_or(0))
+            }
             other => return Err(type_error("concat", "vectors, sets or maps", other).into()),
         }
-        it.check_coll_size(out.len())?;
-        it.charge(c.coll_len().unwrap_or(0))?;
+    }
+    alloc_output(it, total, 16)?;
+    let mut out = Vec::with_capacity(total);
+    for c in a.iter() {
+        match c {
+            Value::Vector(xs) => out.extend(guard::charged(xs.iter()).cloned()),
+            Value::Set(s) => out.extend(guard::charged(s.iter()).cloned()),
+            Value::Map(m) => {
+                it.reserve(m.len().saturating_mul(ENTRY_BYTES))?;
+                out.extend(guard::charged(m.iter()).map(|(k, v)| entry(k, v)))
+            }
+            _ => {}
+        }
     }
     vec_of(out)
 }
@@ -415,15 +435,19 @@ fn flatten(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn two_vectors(fname: &str, a: &[Value]) -> Result<(Vec<Value>, Vec<Value>), Error> {
     let get = |v: &Value| match v {
         Value::Nil => Ok(Vec::new()),
-        Value::Vector(xs) => Ok(xs.to_vec()),
+        Value::Vector(xs) => {
+            guard::reserve(guard::values_bytes(xs.len()));
+            Ok(guard::charged(xs.iter()).cloned().collect())
+        }
         Value::Map(_) | Value::Set(_) => Err(unordered(fname, v)),
         other => Err(type_error(fname, "vectors", other)),
     };
     Ok((get(&a[0])?, get(&a[1])?))
 }
 
-fn zip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn zip(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, y) = two_vectors("zip", a)?;
+    alloc_output(it, x.len().min(y.len()), ENTRY_BYTES)?;
     vec_of(
         x.into_iter()
             .zip(y)
@@ -478,7 +502,12 @@ fn partition(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     vec_of(out)
 }
 
-fn vec_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn vec_fn(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Set(s) => alloc_output(it, s.len(), 16)?,
+        Value::Map(m) => alloc_output(it, m.len(), ENTRY_BYTES)?,
+        _ => {}
+    }
     Ok(match &a[0] {
         Value::Nil => Value::Nil,
         Value::Vector(_) => std::mem::take(&mut a[0]),
@@ -489,11 +518,14 @@ fn vec_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     })
 }
 
-fn set_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn set_fn(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Value::Vector(xs) = &a[0] {
+        alloc_output(it, xs.len(), SET_ITEM_BYTES)?;
+    }
     Ok(match &a[0] {
         Value::Nil => Value::set(ValueSet::default()),
         Value::Set(_) => std::mem::take(&mut a[0]),
-        Value::Vector(xs) => Value::set(xs.iter().cloned().collect()),
+        Value::Vector(xs) => Value::set(guard::charged(xs.iter()).cloned().collect()),
         other => return Err(type_error("set", "a vector or set", other).into()),
     })
 }

@@ -111,6 +111,10 @@ pub struct ToValue<'py> {
     shared: AHashMap<usize, Value>,
     /// Host input is not bounded by a run: it is bounded by the memory the process has left.
     watch: Option<crate::sysmem::Watch>,
+    /// The objects the caches above are keyed by (their addresses), kept alive for the whole
+    /// conversion: Python code run during it (a set subclass's `__iter__`) may make temporary
+    /// objects, whose addresses could otherwise be reused by others.
+    pinned: Vec<Bound<'py, PyAny>>,
 }
 
 /// Strings at least this long are shared by identity when converted.
@@ -127,6 +131,7 @@ impl<'py> ToValue<'py> {
             seen: 0,
             shared: AHashMap::new(),
             watch: None,
+            pinned: Vec::new(),
         })
     }
 
@@ -154,6 +159,7 @@ impl<'py> ToValue<'py> {
         }
         let v = convert(self)?;
         self.shared.insert(ptr, v.clone());
+        self.pinned.push(obj.clone());
         Ok(v)
     }
 
@@ -171,6 +177,7 @@ impl<'py> ToValue<'py> {
         self.reserve(text.len())?;
         let k = Str::from(text);
         self.long_strings.insert(ptr, k.clone());
+        self.pinned.push(s.clone().into_any());
         Ok(Value::Str(k))
     }
 
@@ -374,6 +381,7 @@ impl<'py> ToValue<'py> {
             };
             if self.key_objects.len() < 65_536 {
                 self.key_objects.insert(ptr, v.clone());
+                self.pinned.push(k.clone());
             }
             return Ok(v);
         }

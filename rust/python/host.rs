@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyList};
 
 use super::convert::{GcPause, ToPy, ToValue};
 use crate::eval::{Host, ToolCtx, ToolFailure};
-use crate::guard::{interrupted_error, Poll};
+use crate::guard::{self, interrupted_error, Poll};
 use crate::value::Value;
 
 pub struct PyHost {
@@ -62,23 +62,34 @@ fn named_args(args: &[Value]) -> Option<Vec<(Value, Value)>> {
 }
 
 /// Named-argument values: keyword keys become strings with `-` replaced by `_`, recursively.
+/// Like every conversion, bounded: nesting as for results, elements and memory charged.
 fn named_value<'py>(
     conv: &mut ToPy<'py>,
     py: Python<'py>,
     v: &Value,
+    depth: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if depth >= super::convert::MAX_OUTPUT_DEPTH {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "a tool argument is nested more than {} levels deep",
+            super::convert::MAX_OUTPUT_DEPTH
+        )));
+    }
     match v {
         Value::Map(m) => {
+            guard::charge_bytes(216 + 48 * m.len());
             let d = PyDict::new(py);
-            for (k, val) in m.iter() {
-                d.set_item(named_key(conv, k)?, named_value(conv, py, val)?)?;
+            for (k, val) in guard::charged(m.iter()) {
+                let val = guard::deeper(|| named_value(conv, py, val, depth + 1))?;
+                d.set_item(named_key(conv, k)?, val)?;
             }
             Ok(d.into_any())
         }
         Value::Vector(xs) => {
+            guard::charge_bytes(72 + 8 * xs.len());
             let l = PyList::empty(py);
-            for x in xs.iter() {
-                l.append(named_value(conv, py, x)?)?;
+            for x in guard::charged(xs.iter()) {
+                l.append(guard::deeper(|| named_value(conv, py, x, depth + 1))?)?;
             }
             Ok(l.into_any())
         }
@@ -231,7 +242,7 @@ impl RunHost {
                 for (k, v) in &pairs {
                     d.set_item(
                         named_key(&mut conv, k).map_err(fail)?,
-                        named_value(&mut conv, py, v).map_err(fail)?,
+                        named_value(&mut conv, py, v, 0).map_err(fail)?,
                     )
                     .map_err(fail)?;
                 }
@@ -243,11 +254,11 @@ impl RunHost {
         if SHUTTING_DOWN.load(Ordering::SeqCst) {
             return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
         }
-        let outer = IN_TOOL.with(|c| c.replace(self.session));
-        TOOLS_RUNNING.fetch_add(1, Ordering::SeqCst);
-        let result = f.bind(py).call1((positional, named));
-        TOOLS_RUNNING.fetch_sub(1, Ordering::SeqCst);
-        IN_TOOL.with(|c| c.set(outer));
+        let result = {
+            let _in_tool = InTool::enter(self.session);
+            // the tool's own code (which may call ptc again) is not part of this run's budget
+            guard::without_budget(|| f.bind(py).call1((positional, named)))
+        };
         let result = match result {
             Ok(r) => r,
             Err(e) if !e.is_instance_of::<PyException>(py) => {
@@ -271,6 +282,28 @@ impl RunHost {
                 describe_exception(py, &err)
             ))
         })
+    }
+}
+
+/// Marks the thread as running a tool of `session` for as long as it lives (restored however the
+/// call ends).
+struct InTool {
+    outer: usize,
+}
+
+impl InTool {
+    fn enter(session: usize) -> InTool {
+        TOOLS_RUNNING.fetch_add(1, Ordering::SeqCst);
+        InTool {
+            outer: IN_TOOL.with(|c| c.replace(session)),
+        }
+    }
+}
+
+impl Drop for InTool {
+    fn drop(&mut self) {
+        let _ = IN_TOOL.try_with(|c| c.set(self.outer));
+        TOOLS_RUNNING.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -66,6 +66,13 @@ fn cancelled(py: Python<'_>) -> PyErr {
 fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
+        Err(payload) if payload.is::<guard::Abort>() => Err(lisp_error(
+            py,
+            &Error::new(
+                ErrorKind::Internal,
+                "internal error: a limit stopped a walk outside the run it belongs to",
+            ),
+        )),
         Err(payload) => Err(lisp_error(py, &guard::panic_error(&payload))),
     }
 }
@@ -79,6 +86,49 @@ fn convert_within<T>(
 ) -> Result<PyResult<T>, Error> {
     let _gc = convert::GcPause::new(py);
     guard::with_budget(budget, || guard::catch(budget, f))
+}
+
+/// Notices Ctrl-C during work done on the calling thread outside a run (printing or
+/// converting a large value): Python's handler runs, and its exception is kept to be raised.
+#[derive(Default)]
+struct SignalPoll {
+    pending: Mutex<Option<PyErr>>,
+}
+
+impl guard::Poll for SignalPoll {
+    fn interrupted(&self) -> bool {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        }
+    }
+    fn here(&self) -> bool {
+        true
+    }
+}
+
+/// Runs work over values outside a run (printing, converting) within `limits` — time, fuel,
+/// memory — so that a value built from shared parts ends in a `LimitError` instead of holding
+/// the GIL for ever; Ctrl-C raises as usual. Panics become `ptc.InternalError`.
+fn bounded<T>(py: Python<'_>, limits: Limits, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    guarded(py, || {
+        let poll = Arc::new(SignalPoll::default());
+        let budget = Budget::new(limits, poll.clone(), None);
+        match convert_within(py, &budget, f) {
+            Ok(r) => r,
+            Err(e) => {
+                let pending = poll
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                Err(pending.unwrap_or_else(|| lisp_error(py, &e)))
+            }
+        }
+    })
 }
 
 /// One run of a Session at a time. Waiting happens with the GIL released; Ctrl-C while
@@ -248,6 +298,37 @@ fn definition_tuple<'py>(
     (name, kind, doc, params, ret, v.type_label(), s).into_pyobject(py)
 }
 
+/// Cancels the one run it is given to (`Session.run(..., cancel=token)`), from any thread.
+#[pyclass(module = "ptc._core", frozen, name = "CancelToken")]
+pub struct CancelToken {
+    flag: CancelFlag,
+}
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    fn new() -> Self {
+        CancelToken {
+            flag: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Stops the run this token was given to (it raises `ptc.Cancelled`), or the run it will
+    /// be given to, before it starts.
+    fn cancel(&self) {
+        self.flag.store(true, Relaxed);
+    }
+
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.flag.load(Relaxed)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("CancelToken(cancelled={})", self.cancelled())
+    }
+}
+
 #[pyclass(module = "ptc._core", frozen, name = "CoreSession")]
 pub struct CoreSession {
     state: Mutex<SessionState>,
@@ -341,8 +422,11 @@ impl CoreSession {
         py: Python<'py>,
         source: &str,
         limits: Limits,
+        cancel: CancelFlag,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let cancel: CancelFlag = Arc::new(AtomicBool::new(false));
+        if cancel.load(Relaxed) {
+            return Err(cancelled(py)); // cancelled before it started
+        }
         self.running
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -680,16 +764,21 @@ impl CoreSession {
     }
 
     /// Runs a program; returns a raw result tuple that `ptc.Result` wraps.
-    #[pyo3(signature = (source, limits=None))]
+    #[pyo3(signature = (source, limits=None, cancel=None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         source: &str,
         limits: Option<&Bound<'py, PyDict>>,
+        cancel: Option<&CancelToken>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
-            self.run_inner(py, source, limits)
+            let flag = match cancel {
+                Some(t) => t.flag.clone(),
+                None => Arc::new(AtomicBool::new(false)),
+            };
+            self.run_inner(py, source, limits, flag)
         })
     }
 
@@ -705,7 +794,7 @@ impl CoreSession {
     /// User definitions in first-definition order, as tuples
     /// (name, kind, doc, params, return_type, type_label, sample).
     fn definitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        guarded(py, || {
+        bounded(py, self.limits, || {
             let ns = self.lock().user.clone();
             let out = PyList::empty(py);
             for (name, d) in ns.iter() {
@@ -715,27 +804,23 @@ impl CoreSession {
         })
     }
 
-    fn names(&self) -> Vec<String> {
-        self.lock().user.keys().map(|k| k.to_string()).collect()
+    fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || {
+            Ok(self.lock().user.keys().map(|k| k.to_string()).collect())
+        })
     }
 
     /// A definition converted to Python, within the Session's limits (time, fuel, memory).
     fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        guarded(py, || {
-            let v = self.lock().user.get(name).map(|d| d.value.clone());
-            let Some(v) = v else {
-                return Err(PyKeyError::new_err(name.to_string()));
-            };
-            let budget = self.convert_budget();
-            match convert_within(py, &budget, || ToPy::new(py)?.convert(&v)) {
-                Ok(r) => r,
-                Err(e) => Err(lisp_error(py, &e)),
-            }
-        })
+        let v = self.lock().user.get(name).map(|d| d.value.clone());
+        let Some(v) = v else {
+            return Err(PyKeyError::new_err(name.to_string()));
+        };
+        bounded(py, self.limits, || ToPy::new(py)?.convert(&v))
     }
 
-    fn has(&self, name: &str) -> bool {
-        self.lock().user.contains_key(name)
+    fn has(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        guarded(py, || Ok(self.lock().user.contains_key(name)))
     }
 
     #[pyo3(signature = (name, limit=Some(3), printable_limit=Some(80)))]
@@ -748,7 +833,9 @@ impl CoreSession {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let v = self.lock().user.get(name).map(|d| d.value.clone());
         match v {
-            Some(v) => describe_tuple(py, &v, limit, printable_limit),
+            Some(v) => bounded(py, self.limits, || {
+                describe_tuple(py, &v, limit, printable_limit)
+            }),
             None => Err(PyKeyError::new_err(name.to_string())),
         }
     }
@@ -767,26 +854,30 @@ impl CoreSession {
             _ => None,
         };
         match v {
-            Some(v) => describe_tuple(py, &v, limit, printable_limit),
+            Some(v) => bounded(py, self.limits, || {
+                describe_tuple(py, &v, limit, printable_limit)
+            }),
             None => Err(PyKeyError::new_err(key.to_string())),
         }
     }
 
-    fn data_keys(&self) -> Vec<String> {
-        match &self.lock().data {
-            Value::Map(m) => m
-                .keys()
-                .filter_map(|k| match k {
-                    Value::Keyword(s) | Value::Str(s) => Some(s.to_string()),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
+    fn data_keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || {
+            Ok(match &self.lock().data {
+                Value::Map(m) => m
+                    .keys()
+                    .filter_map(|k| match k {
+                        Value::Keyword(s) | Value::Str(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+        })
     }
 
-    fn tool_names(&self) -> Vec<String> {
-        self.host.names()
+    fn tool_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.host.names()))
     }
 }
 
@@ -800,22 +891,28 @@ fn to_clojure(
     printable_limit: Option<usize>,
     hide_private: bool,
 ) -> PyResult<(String, bool)> {
-    let kw = convert::keyword_type(value.py())?.clone();
-    let node = printable::PyNode::new(value.clone(), kw);
-    Ok(print(
-        &node,
-        PrintOpts {
-            limit,
-            printable_limit,
-            hide_private,
-        },
-    ))
+    let py = value.py();
+    // within the default limits: a value built from shared parts ends in a LimitError
+    bounded(py, Limits::default(), || {
+        let kw = convert::keyword_type(py)?.clone();
+        let node = printable::PyNode::new(value.clone(), kw);
+        Ok(print(
+            &node,
+            PrintOpts {
+                limit,
+                printable_limit,
+                hide_private,
+            },
+        ))
+    })
 }
 
 #[pyfunction]
 fn type_label(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    let kw = convert::keyword_type(value.py())?.clone();
-    Ok(printable::PyNode::new(value.clone(), kw).type_label())
+    guarded(value.py(), || {
+        let kw = convert::keyword_type(value.py())?.clone();
+        Ok(printable::PyNode::new(value.clone(), kw).type_label())
+    })
 }
 
 /// Evaluates a program with no session state; returns the raw result tuple.
@@ -829,7 +926,7 @@ fn run_once<'py>(
     limits: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let s = CoreSession::new(py, data, tools, limits, None)?;
-    s.run(py, source, None)
+    s.run(py, source, None, None)
 }
 
 /// Registered with `atexit` by the Python package: waits for tool calls still running.
@@ -860,7 +957,9 @@ fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     }
     let text = text.to_string();
     let enc = encoding.to_string();
-    Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
+    guarded(py, || {
+        Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
+    })
 }
 
 /// Names of every builtin function and constant, in table order.
@@ -892,10 +991,11 @@ fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
     guarded(py, || panic!("deliberate panic at the boundary"))
 }
 
-#[pymodule(gil_used = false)]
+#[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;
+    m.add_class::<CancelToken>()?;
     m.add_function(wrap_pyfunction!(to_clojure, m)?)?;
     m.add_function(wrap_pyfunction!(type_label, m)?)?;
     m.add_function(wrap_pyfunction!(run_once, m)?)?;
