@@ -519,9 +519,11 @@ impl<'a> Interp<'a> {
     pub fn eval(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
         self.tick()?;
         // Every 32 nested evaluations, make sure enough native stack is left (growing it on the
-        // heap if not): deep programs and deep recursion never overflow the host's stack.
+        // heap if not): deep programs and deep recursion never overflow the host's stack. The
+        // first evaluation of every interpreter checks too: a parallel branch run on the calling
+        // thread starts a new interpreter, and recursion through such branches never reached 32.
         self.nest += 1;
-        let r = if self.nest % 32 == 0 {
+        let r = if self.nest % 32 == 1 {
             guard::deeper(|| self.eval_node(node, ctx))
         } else {
             self.eval_node(node, ctx)

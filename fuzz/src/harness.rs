@@ -1165,7 +1165,14 @@ impl ProgGen<'_, '_> {
         for k in 0..depth {
             let width = *self.s.pick(&[1u64, 2, 3, 4, 8, 16, 100, 1_000]);
             let v = format!("p{k}");
-            inner = match self.s.below(4) {
+            // The two-branch form doubles the text; nested through templates that doubling
+            // compounds, so it stops once the text is large (an 88-byte input asked for 2 GB).
+            let form = if inner.len() > 4096 {
+                1 + self.s.below(3)
+            } else {
+                self.s.below(4)
+            };
+            inner = match form {
                 0 => format!("(pcalls (fn [] {inner}) (fn [] {inner}))"),
                 1 => format!("(apply pcalls (map (fn [{v}] (fn [] {inner})) (range {width})))"),
                 2 => format!("(count (pmap (fn [{v}] {inner}) (range {width})))"),

@@ -629,6 +629,16 @@ C("through_filter", "(defn f [x] (filter f [x])) (f 1)", ERR(MD))
 C("through_reduce", "(defn f [x] (reduce (fn [a b] (f b)) 0 [x])) (f 1)", ERR(MD))
 C("through_pmap", "(defn f [x] (pmap f [x])) (f 1)", ERR(MD), solo=True)
 C("through_pcalls", "(defn f [] (first (pcalls f))) (f)", ERR(MD), solo=True)
+# found by the eval fuzzer: each level runs its branch on the calling thread in a new interpreter
+C(
+    "pcalls_inline_chain_20000",
+    "(pmap (fn [_] (defn f [n] (if (<= n 0) [] (pcalls #(f (dec n))))) (count (f 20000))) [1 2])",
+    OK(),
+    ERR("max_memory"),
+    max_depth=100_000,
+    max_memory=256 * MiB,
+    solo=True,
+)
 C("through_sort_comparator", "(defn f [a b] (count (sort f [1 2]))) (f 1 2)", ERR(MD))
 C("through_sort_by_key", "(defn f [x] (sort-by f [x x])) (f 1)", ERR(MD))
 C("through_update", "(defn f [m] (update m :a f)) (f {})", ERR(MD))
