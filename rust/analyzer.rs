@@ -37,7 +37,6 @@ fn unsupported_form(name: &str) -> Option<&'static str> {
         }
         "binding" => "dynamic vars are not supported; use let",
         "call" => "the (call \"name\" ...) form is not supported; write (tool/name ...)",
-        "." => "method syntax (. obj m) is not supported; write (.m obj)",
         "as->" | "some->" | "some->>" | "cond->" | "cond->>" => {
             "only -> and ->> exist; use let to name intermediate values"
         }
@@ -54,6 +53,28 @@ fn unsupported_form(name: &str) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// Whether a list after a function's name is one arity (`([x] body)`) rather than a parameter
+/// list written with parentheses (`(x y)`).
+fn is_arity(l: &[Form]) -> bool {
+    matches!(l.first().map(|f| &f.kind), Some(FormKind::Vector(_)))
+}
+
+/// The names of a parameter list written as a list, for the hint that shows it as a vector.
+fn names_of(l: &[Form]) -> String {
+    let names: Vec<&str> = l.iter().filter_map(Form::symbol_name).collect();
+    if names.is_empty() {
+        "x".to_string()
+    } else {
+        names.join(" ")
+    }
+}
+
+/// `[x for x in xs]`: Python's list comprehension written as a vector.
+fn is_comprehension(items: &[Form]) -> bool {
+    let at = |name: &str| items.iter().position(|f| f.symbol_name() == Some(name));
+    matches!((at("for"), at("in")), (Some(f), Some(i)) if f > 0 && f < i)
 }
 
 /// Namespace prefixes that are simply dropped before a builtin lookup (§7.17).
@@ -354,6 +375,13 @@ impl Analyzer {
             FormKind::VarRef(n) => Ok(Node::Const(Value::Var(n.clone()))),
             FormKind::Symbol(s) => self.symbol(s, f.pos),
             FormKind::Vector(items) => {
+                if is_comprehension(items) && self.resolve_local("for").is_none() {
+                    return Err(
+                        err_at(f.pos, "list comprehensions are not supported").with_hint(
+                            "use (map (fn [x] ...) coll), and (filter pred coll) for an if clause",
+                        ),
+                    );
+                }
                 let nodes = self.exprs(items)?;
                 Ok(match consts(&nodes) {
                     Some(vals) => Node::Const(Value::vector(vals)),
@@ -471,8 +499,13 @@ impl Analyzer {
     fn placeholder(&mut self, s: &str, idx: usize, pos: Pos) -> Result<Node> {
         let Some(ctx) = self.short_fn.as_mut() else {
             return Err(
-                err_at(pos, format!("{s} is only meaningful inside #( ... )"))
-                    .with_hint("use (fn [x] ...) to name parameters"),
+                err_at(pos, format!("{s} is only meaningful inside #( ... )")).with_hint(
+                    if s == "%" {
+                        "for a remainder use (mod a b); to name parameters use (fn [x] ...)"
+                    } else {
+                        "use (fn [x] ...) to name parameters"
+                    },
+                ),
             );
         };
         if idx == 0 {
@@ -571,6 +604,16 @@ impl Analyzer {
                 if let Some(node) = self.special(name, args, pos, tail)? {
                     return Ok(node);
                 }
+                if name == "." {
+                    // `(. s length)`: name the function that does what the method does
+                    let hint = match args.get(1).map(|f| &f.kind) {
+                        Some(FormKind::Symbol(m)) => crate::meant::method_hint(m),
+                        _ => crate::meant::method_hint(""),
+                    };
+                    return Err(
+                        err_at(pos, "method calls (. obj m) are not supported").with_hint(hint)
+                    );
+                }
                 if let Some(hint) = unsupported_form(name) {
                     return Err(err_at(pos, format!("{name} is not supported")).with_hint(hint));
                 }
@@ -584,7 +627,7 @@ impl Analyzer {
                             format!("unknown method .{method}"),
                         )
                         .at(pos)
-                        .with_hint("supported interop: (.getTime d), (java.util.Date. ...), (System/currentTimeMillis), (java.time.LocalDate/parse s)"));
+                        .with_hint(crate::meant::method_hint(method)));
                     }
                 }
                 if let Some((ns, nm)) = split_ns(name) {
@@ -840,8 +883,18 @@ impl Analyzer {
         match form.map(|f| &f.kind) {
             Some(FormKind::Vector(v)) => {
                 if v.len() % 2 != 0 {
+                    let hint = if v.len() == 3 && v[..2].iter().all(|f| f.symbol_name().is_some()) {
+                        // `(doseq [k v m] ...)`: one name per value; a map's entries destructure
+                        format!(
+                            "destructure each entry into two names: ({what} [[{} {}] coll] body)",
+                            v[0].symbol_name().unwrap_or("k"),
+                            v[1].symbol_name().unwrap_or("v")
+                        )
+                    } else {
+                        format!("({what} [a 1 b 2] body)")
+                    };
                     return Err(err_at(pos, format!("{what} bindings need an even number of forms (name value pairs), got {}", v.len()))
-                        .with_hint(format!("({what} [a 1 b 2] body)")));
+                        .with_hint(hint));
                 }
                 Ok(v)
             }
@@ -975,6 +1028,10 @@ impl Analyzer {
                         .with_hint("write (fn [x] ...), or use defn to define a named function"),
                 )
             }
+            Some(FormKind::List(l)) if !is_arity(l) => {
+                return Err(err_at(pos, "fn parameters go in a vector, not a list")
+                    .with_hint(format!("(fn [{}] body)", names_of(l))))
+            }
             Some(FormKind::List(_)) => {
                 return Err(
                     err_at(pos, "multi-arity functions are not supported").with_hint(
@@ -1035,6 +1092,11 @@ impl Analyzer {
                 }
                 Ok(s.clone())
             }
+            Some(FormKind::Vector(_) | FormKind::Map(_)) => Err(err_at(
+                pos,
+                format!("{what} names one value; it cannot destructure"),
+            )
+            .with_hint("def the whole value, or destructure with let: (let [[a b] v] body)")),
             _ => Err(err_at(pos, format!("{what} needs a name first"))
                 .with_hint(format!("({what} name ...)"))),
         }
@@ -1089,6 +1151,10 @@ impl Analyzer {
         }
         match rest.first().map(|f| &f.kind) {
             Some(FormKind::Vector(_)) => {}
+            Some(FormKind::List(l)) if !is_arity(l) => {
+                return Err(err_at(pos, format!("defn {name}: parameters go in a vector, not a list"))
+                    .with_hint(format!("(defn {name} [{}] body)", names_of(l))))
+            }
             Some(FormKind::List(_)) => {
                 return Err(err_at(pos, format!("multi-arity defn of {name} is not supported"))
                     .with_hint("use separate defn forms with different names, or one variadic [a & more] parameter list"))

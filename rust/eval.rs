@@ -921,15 +921,40 @@ impl<'a> Interp<'a> {
         args: &mut [Value],
     ) -> EvalResult {
         if args.len() < b.min || args.len() > b.max {
-            return Err(Error::arity(format!(
+            let mut e = Error::arity(format!(
                 "{} expects {} argument(s), got {}",
                 b.name,
                 b.arity_text(),
                 args.len()
-            ))
-            .into());
+            ));
+            if let Some(h) = crate::meant::builtin_arity_hint(b.name, args.len()) {
+                e = e.with_hint(h);
+            }
+            return Err(e.into());
         }
-        (b.f)(self, args)
+        match (b.f)(self, args) {
+            Err(mut flow) => {
+                if let Some(e) = flow.error_mut() {
+                    self.explain(b.name, args, e);
+                }
+                Err(flow)
+            }
+            ok => ok,
+        }
+    }
+
+    /// Adds what the LLM probably meant to an error a builtin raised itself (no position and
+    /// no hint yet: errors from deeper calls already carry theirs).
+    #[cold]
+    fn explain(&self, builtin: &str, args: &[Value], e: &mut Error) {
+        if e.pos.is_some() || e.hint.is_some() {
+            return;
+        }
+        e.hint = match e.kind {
+            ErrorKind::Arity => crate::meant::callback_arity_hint(builtin),
+            ErrorKind::Type => crate::meant::type_shape_hint(builtin, args, &e.message),
+            _ => None,
+        };
     }
 
     /// Calls any callable value with owned arguments.

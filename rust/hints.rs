@@ -1,30 +1,67 @@
-//! "Did you mean" hints from string similarity over the names a program can see.
+//! "Did you mean" hints for names a program wrote but cannot see.
 
-#[allow(unused_imports)]
-use crate::value::Str;
+//! The order: a curated table of what LLMs reach for from other languages (`crate::meant`),
+//! then edit distance (typos), then prefixes.
+
+use crate::meant;
+
 /// The candidate closest to `name`, if any is close enough to be a plausible typo.
 pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<String> {
     ranked(name, candidates, 1).into_iter().next()
 }
 
+fn base(name: &str) -> &str {
+    name.rsplit('/')
+        .next()
+        .filter(|b| !b.is_empty())
+        .unwrap_or(name)
+}
+
+/// How many edits a name of this length may be from what was meant: short names are only close
+/// to too many things.
+fn max_edits(len: usize) -> usize {
+    match len {
+        0..=2 => 0,
+        3..=4 => 1,
+        5..=8 => 2,
+        _ => 3,
+    }
+}
+
+/// Edit distance (transpositions count as one edit) when close enough to be a typo.
+fn typo_distance(name: &str, candidate: &str) -> Option<usize> {
+    let d = strsim::osa_distance(name, candidate);
+    (d > 0 && d <= max_edits(name.chars().count()) && d < candidate.chars().count()).then_some(d)
+}
+
+/// One name starts with the other and the shorter is most of the longer (`println-str` and
+/// `println`, not `strip-str` and `str`).
+fn is_prefix_match(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short.len() >= 4 && short.len() * 2 >= long.len() && long.starts_with(short)
+}
+
+/// Up to `n` candidates: the typos first (fewest edits), then names `name` is a prefix of or
+/// that are a prefix of it (closest length first).
 fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usize) -> Vec<String> {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    let mut scored: Vec<(f64, &str)> = candidates
-        .into_iter()
-        .filter(|c| *c != name)
-        .map(|c| {
-            let cb = c.rsplit('/').next().unwrap_or(c);
-            (strsim::jaro_winkler(base, cb), c)
-        })
-        .filter(|(s, _)| *s >= 0.85)
-        .collect();
-    scored.sort_by(|a, b| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.1.cmp(b.1))
-    });
+    let b = base(name);
+    let mut typos: Vec<(usize, &str)> = Vec::new();
+    let mut prefixes: Vec<(usize, &str)> = Vec::new();
+    for c in candidates {
+        if c == name {
+            continue;
+        }
+        let cb = base(c);
+        if let Some(d) = typo_distance(b, cb) {
+            typos.push((d, c));
+        } else if is_prefix_match(b, cb) {
+            prefixes.push((b.len().abs_diff(cb.len()), c));
+        }
+    }
+    typos.sort();
+    prefixes.sort();
     let mut out: Vec<String> = Vec::new();
-    for (_, c) in scored {
+    for (_, c) in typos.into_iter().chain(prefixes) {
         if !out.iter().any(|o| o == c) {
             out.push(c.to_string());
         }
@@ -35,126 +72,92 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
     out
 }
 
-/// Clojure functions outside the subset, with what to write instead. An LLM reaching for one
-/// learns the idiom here rather than a similar-looking but unrelated name.
-const ABSENT: &[(&str, &str)] = &[
-    (
-        "comp",
-        "there is no comp; write the composition: #(f (g %))",
-    ),
-    ("partial", "there is no partial; write #(f a %)"),
-    ("complement", "there is no complement; write #(not (f %))"),
-    ("constantly", "there is no constantly; write (fn [& _] x)"),
-    ("every-pred", "use (all-of p1 p2 ...)"),
-    ("some-fn", "use (any-of p1 p2 ...)"),
-    ("keep", "use (remove nil? (map f coll))"),
-    ("mapcat", "use (apply concat (map f coll))"),
-    ("quot", "use (int (/ a b))"),
-    ("rand", "there is no randomness: programs are deterministic"),
-    (
-        "rand-int",
-        "there is no randomness: programs are deterministic",
-    ),
-    (
-        "rand-nth",
-        "there is no randomness: programs are deterministic",
-    ),
-    (
-        "shuffle",
-        "there is no randomness: programs are deterministic",
-    ),
-    ("name", "for a keyword's text use (subs (str k) 1)"),
-    (
-        "keyword",
-        "write keywords literally (:k); data keys are already keywords",
-    ),
-    (
-        "symbol",
-        "there are no symbols as values; use strings or keywords",
-    ),
-    ("list", "use a vector [...]"),
-    ("list?", "vectors are the only sequences: use vector?"),
-    ("seq?", "vectors are the only sequences: use vector?"),
-    ("fn?", "there is no fn?; keep functions and data apart"),
-    ("integer?", "use (and (number? x) (= x (int x)))"),
-    ("butlast", "use (take (dec (count v)) v)"),
-    ("drop-last", "use (take (dec (count v)) v)"),
-    ("peek", "use last"),
-    ("pop", "use (take (dec (count v)) v)"),
-    ("subvec", "use (take n (drop start v))"),
-    ("zipmap", "use (into {} (zip ks vs))"),
-    ("merge-with", "use reduce over the entries with update"),
-    ("reduce-kv", "use (reduce (fn [acc [k v]] ...) init m)"),
-    ("partition-by", "use group-by, or loop/recur"),
-    (
-        "partition-all",
-        "use loop/recur with take and drop (partition drops an incomplete last chunk)",
-    ),
-    ("split-at", "use [(take n v) (drop n v)]"),
-    ("split-with", "use [(take-while p v) (drop-while p v)]"),
-    ("dedupe", "use distinct (it removes every repeat)"),
-    (
-        "update-keys",
-        "use (into {} (map (fn [[k v]] [(f k) v]) m))",
-    ),
-    (
-        "capitalize",
-        "use (str (upper-case (subs s 0 1)) (subs s 1))",
-    ),
-    ("blank?", "use (empty? (trim s))"),
-    ("triml", "use trim"),
-    ("trimr", "use trim"),
-    ("index-of", "use includes? or re-find"),
-    (
-        "repeat",
-        "there are no lazy sequences: use (map (fn [_] x) (range n))",
-    ),
-    ("hash-map", "use a map literal {...} or (into {} pairs)"),
-    ("hash-set", "use a set literal #{...} or (set v)"),
-    ("format", "build text with str, e.g. (str \"total: \" x); round with (/ (round (* x 100)) 100.0)"),
-    ("sorted-map", "maps keep insertion order; sort entries with (sort-by key (entries m)) or (sort-by first m)"),
-    ("sorted-set", "sets keep insertion order; use (sort s) for a sorted vector"),
-    ("parseInt", "use (parse-long s)"),
-    ("parseLong", "use (parse-long s)"),
-    ("parseDouble", "use (parse-double s)"),
-    ("valueOf", "use parse-long or parse-double"),
-    ("toUpperCase", "use upper-case"),
-    ("toLowerCase", "use lower-case"),
-    ("print", "use println"),
-    ("prn", "use println"),
-    ("pr-str", "use str"),
-    (
-        "slurp",
-        "there is no file or network access; use the tools you are given",
-    ),
-    (
-        "spit",
-        "there is no file or network access; use the tools you are given",
-    ),
-];
-
-/// The idiom for a well-known function outside the subset (`comp`, `format`, `Integer/parseInt`).
+/// The idiom for a well-known name from another language or from Clojure core outside the subset
+/// (`len`, `comp`, `format`, `Integer/parseInt`).
 pub fn absent_hint(name: &str) -> Option<String> {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    ABSENT
-        .iter()
-        .find(|(n, _)| *n == base)
-        .map(|(_, idiom)| format!("{name} is not part of PTC-Lisp; {idiom}"))
+    meant::idiom(name).map(|idiom| format!("{name} is not part of PTC-Lisp; {idiom}"))
 }
 
-/// The hint for an undefined name: the idiom for a Clojure function outside the subset, the
-/// hyphenated spelling of `snake_case`, else the nearest names among locals, definitions,
-/// builtins, tools and data keys.
-pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
-    if let Some(h) = absent_hint(name) {
-        return Some(h);
+/// Names of one namespace among the candidates (`data/…`, `tool/…`), for shape hints.
+fn listed(candidates: &[String], prefix: &str) -> String {
+    let names: Vec<&str> = candidates
+        .iter()
+        .filter(|c| c.starts_with(prefix))
+        .map(String::as_str)
+        .take(5)
+        .collect();
+    names.join(", ")
+}
+
+/// Names written in another language's shape: bare `data`/`tool`, `data.orders`, `name="x"`,
+/// `snake_case`.
+fn shape_hint(name: &str, candidates: &[String]) -> Option<String> {
+    if name == "data" || name == "tool" {
+        let have = listed(candidates, &format!("{name}/"));
+        return Some(match (name, have.is_empty()) {
+            ("data", true) => {
+                "input data is reached by key, as data/key; this run has no input data".to_string()
+            }
+            ("data", false) => format!("input data is reached by key, as data/key: {have}"),
+            (_, true) => "tools are called as (tool/name args); this run has no tools".to_string(),
+            _ => format!("tools are called as (tool/name args): {have}"),
+        });
     }
-    if name.contains('_') {
+    for ns in ["data.", "tool."] {
+        if let Some(rest) = name.strip_prefix(ns) {
+            let slash = format!("{}/{}", &ns[..4], rest.replace('.', "/"));
+            return Some(if ns == "tool." {
+                format!("tools are called as ({slash} args)")
+            } else {
+                format!("write {slash}: data/ is a namespace, not an object")
+            });
+        }
+    }
+    // `name="x"` reads as `name=` then a string; `limit=10` as one symbol
+    if let Some((key, _)) = name.split_once('=') {
+        if !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        {
+            return Some(format!(
+                "there are no keyword arguments; pass a map such as {{:{key} value}}"
+            ));
+        }
+    }
+    if name.contains('_') && name.chars().any(|c| c.is_alphanumeric()) {
         // LLMs often write Python-style names; PTC-Lisp names use hyphens
         let hyph = name.replace('_', "-");
         return Some(format!("names use hyphens: did you mean {hyph}?"));
     }
+    None
+}
+
+/// The hint for an undefined name: the idiom for a name from another language, a hint for a
+/// name written in another language's shape, else the nearest names among locals, definitions,
+/// builtins, tools and data keys (a misspelt foreign name gets its idiom).
+pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
+    if let Some(h) = absent_hint(name) {
+        return Some(h);
+    }
+    if let Some(h) = shape_hint(name, candidates) {
+        return Some(h);
+    }
     let near = ranked(name, candidates.iter().map(String::as_str), 3);
+    // a misspelt foreign name (`lenght`) when no name of the program is as close
+    let b = base(name);
+    let best_own = near.first().and_then(|c| typo_distance(b, base(c)));
+    let foreign = meant::NAMES
+        .iter()
+        .filter_map(|(f, idiom)| typo_distance(b, f).map(|d| (d, *f, *idiom)))
+        .min();
+    if let Some((d, f, idiom)) = foreign {
+        if best_own.map_or(true, |own| d < own) {
+            return Some(format!(
+                "did you mean {f}? {f} is not part of PTC-Lisp; {idiom}"
+            ));
+        }
+    }
     if near.is_empty() {
         None
     } else {

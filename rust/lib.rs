@@ -15,6 +15,7 @@ pub mod ir;
 pub mod json;
 pub mod limits;
 mod liveness;
+pub mod meant;
 pub mod reader;
 pub mod session;
 pub mod sysmem;

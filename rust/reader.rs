@@ -311,7 +311,14 @@ pub fn read_with_limits(src: &str, max_nesting: usize, max_symbols: usize) -> Re
                 return Err(Error::parse("deref (@) is not supported", pos)
                     .with_hint("there are no atoms or refs; use let bindings, loop/recur or def"))
             }
-            '^' => return Err(Error::parse("metadata (^) is not supported", pos)),
+            '^' => {
+                let e = Error::parse("metadata (^) is not supported", pos);
+                // `(^ 2 10)` is an exponent, `^:private` metadata
+                return Err(match r.src[r.i + 1..].chars().next() {
+                    Some(c) if c.is_whitespace() => e.with_hint("for a power use (pow a b)"),
+                    _ => e.with_hint("drop the metadata: definitions need none"),
+                });
+            }
             '\\' => read_char(&mut r)?,
             ':' => read_keyword(&mut r)?,
             _ => read_atom(&mut r)?,
@@ -453,10 +460,16 @@ fn read_string(r: &mut Reader) -> Result<Form> {
                 Some('t') => s.push('\t'),
                 Some('r') => s.push('\r'),
                 Some(c) => {
+                    let hint = if "dDwWsSbB.()[]{}+*?|^$".contains(c) {
+                        // a regex escape written in a string for re-pattern
+                        format!("in a string a regex backslash is doubled: \"\\\\{c}\"")
+                    } else {
+                        "only \\\\, \\\", \\n, \\t and \\r are supported".to_string()
+                    };
                     return Err(
                         Error::parse(format!("unsupported escape \\{c} in string"), here)
-                            .with_hint("only \\\\, \\\", \\n, \\t and \\r are supported"),
-                    )
+                            .with_hint(hint),
+                    );
                 }
                 None => {
                     return Err(Error::parse(
@@ -563,13 +576,20 @@ fn read_atom(r: &mut Reader) -> Result<Form> {
             } else if text.chars().next().is_some_and(is_symbol_start)
                 && text.chars().all(is_symbol_char)
             {
+                if matches!(text, "f" | "rf" | "fr" | "F") && r.src[end..].starts_with('"') {
+                    // Python's f"...{x}..." reads as the symbol f and a string
+                    return Err(Error::parse("f-strings are not supported", pos)
+                        .with_hint("build text with str: (str \"total: \" x)"));
+                }
                 FormKind::Symbol(Str::from(text))
             } else {
                 let bad = text.chars().find(|c| !is_symbol_char(*c)).unwrap_or(' ');
-                return Err(Error::parse(
-                    format!("unexpected character '{bad}' in {text}"),
-                    pos,
-                ));
+                let e = Error::parse(format!("unexpected character '{bad}' in {text}"), pos);
+                // an operator from another language (`||`)
+                return Err(match crate::meant::idiom(text) {
+                    Some(idiom) => e.with_hint(format!("{text} is not part of PTC-Lisp; {idiom}")),
+                    None => e,
+                });
             }
         }
     };

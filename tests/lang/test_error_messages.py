@@ -56,7 +56,7 @@ ERROR_TABLE: list[tuple[str, str, Message, str | None]] = [
         None,
     ),
     ('(call "geocode" {:city "Oslo"})', "analysis_error", ("call",), "tool/"),
-    ('(. "abc" toUpperCase)', "analysis_error", (), "(.m obj)"),
+    ('(. "abc" toUpperCase)', "analysis_error", (), "(upper-case s)"),
     # --- Clojure outside the subset: forms ⇒ analysis_error with the alternative
     ("(for [x [1 2]] (* x 2))", "analysis_error", ("for",), "map"),
     ("(case k :a 1 :b 2)", "analysis_error", ("case",), "cond"),
