@@ -965,7 +965,15 @@ impl<'a> Interp<'a> {
             Value::Builtin(b) => self.call_builtin(b, args),
             Value::Closure(c) => self.call_closure(c, args),
             Value::Tool(name) => self.call_tool(name, args),
-            Value::Native(n) => crate::builtins::call_native(self, n, args),
+            Value::Native(n) => {
+                // juxt/fnil/all-of chains nest calls without evaluating a node: they count as
+                // call depth and check the native stack like closures do
+                self.enter_call()?;
+                self.depth += 1;
+                let r = guard::deeper(|| crate::builtins::call_native(self, n, args));
+                self.depth -= 1;
+                r
+            }
             Value::Keyword(k) => {
                 if args.is_empty() || args.len() > 2 {
                     return Err(Error::arity(format!("keyword :{k} called with {} argument(s); expected 1 or 2 (a map and an optional default)", args.len())).into());
@@ -1022,6 +1030,23 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Refuses a call one level beyond `max_depth`.
+    fn enter_call(&self) -> EvalResult<()> {
+        if self.depth >= self.limits.max_depth {
+            return Err(Error::limit(
+                ErrorKind::Execution,
+                LimitName::Depth,
+                format!(
+                    "call depth limit of {} exceeded (max_depth)",
+                    self.limits.max_depth
+                ),
+            )
+            .with_hint("the recursion does not end soon enough; use loop/recur or reduce instead")
+            .into());
+        }
+        Ok(())
+    }
+
     pub fn call_closure(&mut self, c: &Arc<Closure>, args: &mut [Value]) -> EvalResult {
         let lambda = &c.lambda;
         let fixed = lambda.params.len();
@@ -1042,18 +1067,7 @@ impl<'a> Interp<'a> {
             ))
             .into());
         }
-        if self.depth >= self.limits.max_depth {
-            return Err(Error::limit(
-                ErrorKind::Execution,
-                LimitName::Depth,
-                format!(
-                    "call depth limit of {} exceeded (max_depth)",
-                    self.limits.max_depth
-                ),
-            )
-            .with_hint("the recursion does not end soon enough; use loop/recur or reduce instead")
-            .into());
-        }
+        self.enter_call()?;
         self.depth += 1;
         let base = self.stack.len();
         for _ in 0..lambda.frame_size {

@@ -2454,7 +2454,9 @@ pub fn run_json(data: &[u8]) {
         excerpt(&text)
     );
     if !full.contains("\\u") && !full.contains("##") && !truncated {
-        if let Err(e) = read_with_limit(&full, 512) {
+        // a JSON value may nest up to MAX_JSON_DEPTH levels, deeper than a program's default
+        // max_nesting: it must read back under the nesting it has, not the default
+        if let Err(e) = read_with_limit(&full, _core::json::MAX_JSON_DEPTH + 1) {
             panic!(
                 "FINDING printed JSON value does not read back: {}\n--- printed ---\n{}\n--- json ---\n{}",
                 e.message,

@@ -639,6 +639,29 @@ C(
     max_memory=256 * MiB,
     solo=True,
 )
+# found by the eval fuzzer: calling a chain of natives nests calls without evaluating a node
+C(
+    "call_juxt_chain_200000",
+    "((loop [f :k i 0] (if (< i 200000) (recur (juxt f) (inc i)) f)) {:k 1})",
+    ERR(MD),
+)
+C(
+    "call_fnil_chain_200000",
+    "((loop [f inc i 0] (if (< i 200000) (recur (fnil f 0) (inc i)) f)) 1)",
+    ERR(MD),
+)
+C(
+    "call_all_of_chain_200000",
+    "((loop [f odd? i 0] (if (< i 200000) (recur (all-of f) (inc i)) f)) 1)",
+    ERR(MD),
+    max_depth=100_000,
+)
+C(
+    "call_fnil_chain_90000",
+    "((loop [f inc i 0] (if (< i 90000) (recur (fnil f 0) (inc i)) f)) 1)",
+    OK(V(2)),
+    max_depth=100_000,
+)
 C("through_sort_comparator", "(defn f [a b] (count (sort f [1 2]))) (f 1 2)", ERR(MD))
 C("through_sort_by_key", "(defn f [x] (sort-by f [x x])) (f 1)", ERR(MD))
 C("through_update", "(defn f [m] (update m :a f)) (f {})", ERR(MD))
