@@ -4,7 +4,7 @@ error an LLM gets back: type, message and hint (issue 15: every error names the 
 One case per line. ``U(program, name, idiom)`` is an undefined name from another language:
 message "<name> is not defined", hint "<name> is not part of PTC-Lisp; <idiom>". ``M(program,
 type, message, hint)`` is any other error, exact. Every program runs with the same data
-(``data/orders``, ``data/customer``) and tool (``tool/search``).
+(``data/orders``, ``data/customer``, ``data/lines``) and tool (``tool/search``).
 """
 
 from __future__ import annotations
@@ -198,6 +198,21 @@ MISTAKES: list[Mistake] = [
     M("(.frobnicate 1)", UV, "unknown method .frobnicate", f"values have no methods; call a function on the value. {INTEROP}"),
     M('(. "abc" length)', AE, "method calls (. obj m) are not supported", f"values have no methods; call the function: (count s). {INTEROP}"),
     M('(. "abc" toUpperCase)', AE, "method calls (. obj m) are not supported", f"values have no methods; call the function: (upper-case s). {INTEROP}"),
+    # --- 4. nil reaching arithmetic or a string function: where the nil came from
+    M("(map (fn [o] (* (:qty o) (:unit_price o))) data/lines)", TE, "* expected a number, got nil", "(:unit_price ...) is nil: the map has no key :unit_price; did you mean :unit-price? Its keys: :qty, :unit-price"),
+    M("(map #(* (:qty %) (:unit_price %)) data/lines)", TE, "* expected a number, got nil", "(:unit_price ...) is nil: the map has no key :unit_price; did you mean :unit-price? Its keys: :qty, :unit-price"),
+    M("(reduce + (map #(* (:qty %) (:cost %)) data/lines))", TE, "* expected a number, got nil", "(:cost ...) is nil: the map has no key :cost; its keys: :qty, :unit-price"),
+    M("(+ 1 data/order)", TE, "+ expected a number, got nil", "data/order is nil: there is no such input; did you mean data/orders?"),
+    M("(inc data/totl)", TE, "inc expected a number, got nil", "data/totl is nil: there is no such input; inputs: data/orders, data/customer, data/lines"),
+    M("(upper-case (:nam data/customer))", TE, "upper-case expected a string, got nil", "(:nam ...) is nil: the map has no key :nam; did you mean :name? Its keys: :name, :id"),
+    M("(upper-case (:name data/custmer))", TE, "upper-case expected a string, got nil", "data/custmer is nil: there is no such input; did you mean data/customer?"),
+    M("(let [c data/customer] (upper-case (get c :nme)) c)", TE, "upper-case expected a string, got nil", "(get ... :nme) is nil: the map has no key :nme; did you mean :name? Its keys: :name, :id"),
+    M("(let [m {:a nil}] (+ 1 (:a m)))", TE, "+ expected a number, got nil", "(:a ...) is nil: the key is there and holds nil; give a default with (get m k default) or (or x default)"),
+    M("(let [m nil] (+ 1 (:a m)))", TE, "+ expected a number, got nil", "(:a ...) is nil: the map it reads is itself nil"),
+    M("(< (:qty (first data/lines)) (:qtyy (first data/lines)))", TE, "< expected numbers, got nil", "(:qtyy ...) is nil: no map in the input data has the key :qtyy; did you mean :qty?"),
+    M("(+ 1 (:missing {:a 1}))", TE, "+ expected a number, got nil", "(:missing ...) is nil: the map has no key :missing; its keys: :a"),
+    # a nil whose source cannot be read again gets no guess
+    M("(+ 1 (first []))", TE, "+ expected a number, got nil", None),
     # --- 5. argument order and threading
     M("(-> data/orders (filter :paid))", TE, "filter expected a function, got vector [1 2 3]", FN_FIRST.format("filter")),
     M("(-> data/orders (map inc))", TE, "map expected a function, got vector [1 2 3]", FN_FIRST.format("map")),
@@ -228,15 +243,19 @@ MISTAKES: list[Mistake] = [
     # an arity mistake inside the function is that function's own error, not map's
     M("(map (fn [x] (inc x 1)) [1])", AR, "inc expects 1 argument(s), got 2", None),
     # --- 8. data/ and tool/ confusion
-    M("(count data)", UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer"),
-    M('(get data "orders")', UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer"),
+    M("(count data)", UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer, data/lines"),
+    M('(get data "orders")', UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer, data/lines"),
     M("(count data.orders)", UV, "data.orders is not defined", "write data/orders: data/ is a namespace, not an object"),
     M("(tool.search 1)", UV, "tool.search is not defined", "tools are called as (tool/search args)"),
     M("(tool 1)", UV, "tool is not defined", "tools are called as (tool/name args): tool/search"),
 ]
 # fmt: on
 
-DATA = {"orders": [1, 2, 3], "customer": {"name": "Ada", "id": 7}}
+DATA = {
+    "orders": [1, 2, 3],
+    "customer": {"name": "Ada", "id": 7},
+    "lines": [{"qty": 2, "unit-price": 3.5}],
+}
 
 
 def _search(query: object = None) -> list[object]:
