@@ -1268,6 +1268,13 @@ impl Analyzer {
             }
             2 => Err(err_at(pos, "where is missing its operator")
                 .with_hint("write (where :field = value)")),
+            n if n > 3 => Err(err_at(
+                pos,
+                "where takes one condition: a field, an operator and a value",
+            )
+            .with_hint(
+                "combine conditions with all-of or any-of: (all-of (where :a > 1) (where :b < 2))",
+            )),
             _ => Err(err_at(pos, "where takes a field, an operator and a value").with_hint(usage)),
         }
     }

@@ -650,6 +650,9 @@ impl<'a> Interp<'a> {
             Node::Call(c) => {
                 let f = self.ev(&c.f, ctx)?;
                 let r = self.with_args(&c.args, ctx, |it, a| it.apply(&f, a));
+                if matches!(f, Value::Nil) && r.is_err() {
+                    return at(self.explain_nil_call(r, &c.f, ctx), c.pos);
+                }
                 at(r, c.pos)
             }
             Node::CallBuiltin(b, args, pos) => {
@@ -1071,6 +1074,29 @@ impl<'a> Interp<'a> {
         Err(flow)
     }
 
+    /// Calling nil: a `data/` name that is a tool, or any lookup whose nil can be explained.
+    #[cold]
+    fn explain_nil_call(&self, r: EvalResult, callee: &Node, ctx: &Ctx) -> EvalResult {
+        let mut flow = match r {
+            Err(f) => f,
+            ok => return ok,
+        };
+        if let Some(e) = flow.error_mut() {
+            if e.kind == ErrorKind::NotCallable {
+                let hint = match callee {
+                    Node::DataRef(name) if self.host.has_tool(name) => Some(format!(
+                        "data/{name} is input data, and there is none by that name; {name} is a tool: (tool/{name} ...)"
+                    )),
+                    _ => self.nil_source(callee, ctx),
+                };
+                if hint.is_some() {
+                    e.hint = hint;
+                }
+            }
+        }
+        Err(flow)
+    }
+
     /// Why `node` is nil, if it is a lookup whose source can be read again.
     fn nil_source(&self, node: &Node, ctx: &Ctx) -> Option<String> {
         let (key, src, shown) = match node {
@@ -1325,6 +1351,10 @@ impl<'a> Interp<'a> {
                         ),
                         )
                         .at(*pos)
+                        .with_hint(match other {
+                            Value::Map(_) => "a map destructures with {:keys [a b]}; a [k v] pattern takes one entry, as in (doseq [[k v] m] ...)",
+                            _ => "only vectors destructure with [a b]; bind the value to a plain name",
+                        })
                         .into())
                     }
                 };
@@ -1363,6 +1393,10 @@ impl<'a> Interp<'a> {
                             ),
                         )
                         .at(*pos)
+                        .with_hint(match other {
+                            Value::Vector(_) => "a vector destructures by position with [a b]; to take each map of a vector use map or doseq",
+                            _ => "only maps destructure with {:keys [...]}; bind the value to a plain name",
+                        })
                         .into())
                     }
                 };

@@ -141,6 +141,7 @@ pub const NAMES: &[(&str, &str)] = &[
     ("assert", "check with if and stop with fail: (if ok x (fail \"reason\"))"),
     ("doto", "there are no mutable objects; thread a value with -> instead"),
     ("nthrest", "use (drop n coll)"),
+    ("now", "the current time is (System/currentTimeMillis); a date comes from (java.time.LocalDate/parse s)"),
     ("last-index-of", "use re-seq or loop/recur"),
     ("vector-of", "use a vector [...]"),
     ("not-empty?", "use (not-empty coll) or (seq coll)"),
@@ -356,6 +357,10 @@ pub fn type_shape_hint(
         "concat" if args.iter().all(|a| matches!(shape(a), Shape::Str)) => {
             Some("to join text use (str a b)".to_string())
         }
+        "<" | ">" | "<=" | ">=" if message.contains("got date") => Some(
+            "dates compare with (compare a b), or as numbers: (< (.getTime a) (.getTime b))"
+                .to_string(),
+        ),
         _ => None,
     }
 }

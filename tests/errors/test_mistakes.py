@@ -243,6 +243,18 @@ MISTAKES: list[Mistake] = [
     # an arity mistake inside the function is that function's own error, not map's
     M("(map (fn [x] (inc x 1)) [1])", AR, "inc expects 1 argument(s), got 2", None),
     # --- 8. data/ and tool/ confusion
+    M('(data/search "x")', "not_callable", "nil is not a function and cannot be called", "data/search is input data, and there is none by that name; search is a tool: (tool/search ...)"),
+    M("(data/nothing 1)", "not_callable", "nil is not a function and cannot be called", "data/nothing is nil: there is no such input; inputs: data/orders, data/customer, data/lines"),
+    M("((:f {:g 1}) 2)", "not_callable", "nil is not a function and cannot be called", "(:f ...) is nil: the map has no key :f; its keys: :g"),
+    # --- 9. destructuring, dates, where, clocks
+    M("(let [{:keys [a]} [1 2]] a)", "destructure_error", "cannot destructure vector [1 2] with a map pattern; it needs a map or nil", "a vector destructures by position with [a b]; to take each map of a vector use map or doseq"),
+    M("(let [[a b] {:a 1}] a)", "destructure_error", "cannot destructure map {:a 1} with a vector pattern; it needs a vector or nil", "a map destructures with {:keys [a b]}; a [k v] pattern takes one entry, as in (doseq [[k v] m] ...)"),
+    M("(let [[a b] 5] a)", "destructure_error", "cannot destructure integer 5 with a vector pattern; it needs a vector or nil", "only vectors destructure with [a b]; bind the value to a plain name"),
+    M("(let [{:keys [a]} 5] a)", "destructure_error", "cannot destructure integer 5 with a map pattern; it needs a map or nil", "only maps destructure with {:keys [...]}; bind the value to a plain name"),
+    M("(< (java.util.Date. 0) (java.util.Date. 1))", TE, '< expected numbers, got date-time "1970-01-01T00:00:00Z"', "dates compare with (compare a b), or as numbers: (< (.getTime a) (.getTime b))"),
+    M("(filter (where :a > 1 :b < 2) [])", AE, "where takes one condition: a field, an operator and a value", "combine conditions with all-of or any-of: (all-of (where :a > 1) (where :b < 2))"),
+    M("(filter (where :a > 1 and :b < 2) [])", AE, "where takes one condition: a field, an operator and a value", "combine conditions with all-of or any-of: (all-of (where :a > 1) (where :b < 2))"),
+    M("(LocalDate/now)", AE, "now is not available. see the function list in the system prompt", "now is not part of PTC-Lisp; the current time is (System/currentTimeMillis); a date comes from (java.time.LocalDate/parse s)"),
     M("(count data)", UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer, data/lines"),
     M('(get data "orders")', UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer, data/lines"),
     M("(count data.orders)", UV, "data.orders is not defined", "write data/orders: data/ is a namespace, not an object"),
