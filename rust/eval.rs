@@ -161,6 +161,9 @@ fn key_text(k: &Value) -> Option<&str> {
 pub enum ToolFailure {
     /// The tool failed (the message is shown to the LLM); the run goes on.
     Failed(String),
+    /// The tool was called with arguments it does not take: the message says which, the hint
+    /// what it takes. The run goes on.
+    Misused { message: String, hint: String },
     /// The run must end now (its deadline passed, it was cancelled, or the host was
     /// interrupted while the tool ran); the call is abandoned and its eventual result discarded.
     Stopped(Error),
@@ -1458,6 +1461,12 @@ impl<'a> Interp<'a> {
             Err(ToolFailure::Failed(msg)) => {
                 let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {msg}"));
                 record.error = Some(msg);
+                Err(e.into())
+            }
+            Err(ToolFailure::Misused { message, hint }) => {
+                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {message}"))
+                    .with_hint(hint);
+                record.error = Some(message);
                 Err(e.into())
             }
             Err(ToolFailure::Stopped(e)) => {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -26,7 +27,17 @@ class ToolAdapter:
     receives the dict as its one argument.
     """
 
-    __slots__ = ("_kw_names", "_single_positional", "_var_kw", "fn", "name")
+    __slots__ = (
+        "_kw_names",
+        "_params",
+        "_positional_max",
+        "_required",
+        "_single_positional",
+        "_var_kw",
+        "_var_positional",
+        "fn",
+        "name",
+    )
 
     def __init__(self, name: str, fn: Callable[..., Any]) -> None:
         if not callable(fn):
@@ -36,6 +47,11 @@ class ToolAdapter:
         self._var_kw = False
         self._kw_names: frozenset[str] = frozenset()
         self._single_positional = False
+        # what the tool takes, when its signature can be read (None: unknown, not checked)
+        self._params: list[str] | None = None
+        self._required: list[str] = []
+        self._positional_max = 0
+        self._var_positional = False
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -43,6 +59,15 @@ class ToolAdapter:
         params = list(sig.parameters.values())
         kinds = inspect.Parameter
         self._var_kw = any(p.kind is kinds.VAR_KEYWORD for p in params)
+        self._var_positional = any(p.kind is kinds.VAR_POSITIONAL for p in params)
+        named_kinds = (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+        self._params = [p.name for p in params if p.kind in named_kinds]
+        self._required = [
+            p.name for p in params if p.kind in named_kinds and p.default is inspect.Parameter.empty
+        ]
+        self._positional_max = sum(
+            p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in params
+        )
         self._kw_names = frozenset(
             p.name for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
         )
@@ -59,14 +84,71 @@ class ToolAdapter:
             return True
         return not self._single_positional
 
+    def _takes(self) -> str:
+        params = self._params or []
+        needs = ", ".join(f":{p}" for p in params if p in self._required)
+        may = ", ".join(f":{p}" for p in params if p not in self._required)
+        if needs and may:
+            return f"{self.name} needs {needs} and may take {may}"
+        if needs:
+            return f"{self.name} needs {needs}"
+        if may:
+            return f"{self.name} may take {may}"
+        return f"{self.name} takes no arguments"
+
+    def _check_named(self, named: dict[str, Any]) -> None:
+        """Names the parameters a map of arguments gets wrong, before the tool runs: the LLM
+        sees what the tool takes instead of Python's TypeError."""
+        if self._params is None or self._var_kw:
+            return
+        unknown = [k for k in named if k not in self._params]
+        missing = [p for p in self._required if p not in named]
+        if not unknown and not missing:
+            return
+        if unknown:
+            message = f"{self.name} has no parameter " + ", ".join(f":{k}" for k in unknown)
+        else:
+            message = f"{self.name} is missing " + ", ".join(f":{p}" for p in missing)
+        hint = self._takes()
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), self._params, n=1, cutoff=0.6)
+            if near:
+                hint += f"; did you mean :{near[0]}?"
+                break
+        raise ToolArgumentError(message, hint)
+
+    def _check_positional(self, positional: list[Any]) -> None:
+        if self._params is None or self._var_positional:
+            return
+        n = len(positional)
+        if n > self._positional_max or n < len(self._required):
+            if not self._params:
+                hint = f"{self.name} takes no arguments: (tool/{self.name})"
+            else:
+                example = f"(tool/{self.name} {{:{self._params[0]} ...}})"
+                hint = f"{self._takes()}; call it with a map: {example}"
+            raise ToolArgumentError(f"{self.name} got {n} argument(s)", hint)
+
     def __call__(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
         if named is None:
+            self._check_positional(positional)
             return self.fn(*positional)
         if not named:
+            self._check_named(named)
             return self.fn()
         if self._takes_kwargs(named):
+            self._check_named(named)
             return self.fn(**named)
         return self.fn(named)
+
+
+class ToolArgumentError(TypeError):
+    """A tool called with arguments its signature does not take; ``ptc_hint`` is shown to the
+    LLM as the error's hint."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.ptc_hint = hint
 
 
 def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:

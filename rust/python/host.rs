@@ -267,7 +267,19 @@ impl RunHost {
                 self.set_pending(e);
                 return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
             }
-            Err(e) => return Err(fail(e)),
+            Err(e) => {
+                // ptc's own check of the arguments against the tool's signature (python/ptc/
+                // _tools.py) marks its exception with the hint to show
+                let value = e.value(py);
+                if let Ok(hint) = value
+                    .getattr("ptc_hint")
+                    .and_then(|h| h.extract::<String>())
+                {
+                    let message = value.str().map(|s| s.to_string()).unwrap_or_default();
+                    return Err(ToolFailure::Misused { message, hint });
+                }
+                return Err(fail(e));
+            }
         };
         let mut back = ToValue::new(py).map_err(fail)?;
         back.convert(&result).map_err(|e| {
@@ -378,7 +390,9 @@ impl Host for RunHost {
             i,
             match &r {
                 Ok(v) => Ok(v.clone()),
-                Err(ToolFailure::Failed(m)) => Err(m.clone()),
+                Err(ToolFailure::Failed(m) | ToolFailure::Misused { message: m, .. }) => {
+                    Err(m.clone())
+                }
                 Err(ToolFailure::Stopped(e)) => Err(e.message.clone()),
             },
         );

@@ -246,6 +246,15 @@ MISTAKES: list[Mistake] = [
     M('(data/search "x")', "not_callable", "nil is not a function and cannot be called", "data/search is input data, and there is none by that name; search is a tool: (tool/search ...)"),
     M("(data/nothing 1)", "not_callable", "nil is not a function and cannot be called", "data/nothing is nil: there is no such input; inputs: data/orders, data/customer, data/lines"),
     M("((:f {:g 1}) 2)", "not_callable", "nil is not a function and cannot be called", "(:f ...) is nil: the map has no key :f; its keys: :g"),
+    # --- 9. a tool called with arguments it does not take: what it takes
+    M('(tool/lookup {:id 1 :knd "a"})', "tool_error", "Tool 'lookup' failed: lookup has no parameter :knd", "lookup needs :id, :kind; did you mean :kind?"),
+    M('(tool/lookup {:ID 1 :kind "a" :limit 3})', "tool_error", "Tool 'lookup' failed: lookup has no parameter :ID, :limit", "lookup needs :id, :kind"),
+    M("(tool/lookup {:id 1})", "tool_error", "Tool 'lookup' failed: lookup is missing :kind", "lookup needs :id, :kind"),
+    M('(tool/page {:query "x" :limt 3})', "tool_error", "Tool 'page' failed: page has no parameter :limt", "page needs :query and may take :limit; did you mean :limit?"),
+    M('(tool/page "a" 1 2)', "tool_error", "Tool 'page' failed: page got 3 argument(s)", "page needs :query and may take :limit; call it with a map: (tool/page {:query ...})"),
+    M("(tool/ping 1)", "tool_error", "Tool 'ping' failed: ping got 1 argument(s)", "ping takes no arguments: (tool/ping)"),
+    # a one-parameter tool whose parameter is not among the keys gets the whole map (§8.2)
+    M('(tool/search {:q "x"})', None, "", None),
     # --- 9. destructuring, dates, where, clocks
     M("(let [{:keys [a]} [1 2]] a)", "destructure_error", "cannot destructure vector [1 2] with a map pattern; it needs a map or nil", "a vector destructures by position with [a b]; to take each map of a vector use map or doseq"),
     M("(let [[a b] {:a 1}] a)", "destructure_error", "cannot destructure map {:a 1} with a vector pattern; it needs a vector or nil", "a map destructures with {:keys [a b]}; a [k v] pattern takes one entry, as in (doseq [[k v] m] ...)"),
@@ -259,7 +268,7 @@ MISTAKES: list[Mistake] = [
     M('(get data "orders")', UV, "data is not defined", "input data is reached by key, as data/key: data/orders, data/customer, data/lines"),
     M("(count data.orders)", UV, "data.orders is not defined", "write data/orders: data/ is a namespace, not an object"),
     M("(tool.search 1)", UV, "tool.search is not defined", "tools are called as (tool/search args)"),
-    M("(tool 1)", UV, "tool is not defined", "tools are called as (tool/name args): tool/search"),
+    M("(tool 1)", UV, "tool is not defined", "tools are called as (tool/name args): tool/search, tool/ping, tool/lookup, tool/page"),
 ]
 # fmt: on
 
@@ -274,9 +283,24 @@ def _search(query: object = None) -> list[object]:
     return []
 
 
+def _ping() -> int:
+    return 1
+
+
+def _lookup(id: object, kind: object) -> None:
+    return None
+
+
+def _page(query: object, limit: int = 10) -> list[object]:
+    return []
+
+
+TOOLS = {"search": _search, "ping": _ping, "lookup": _lookup, "page": _page}
+
+
 @pytest.mark.parametrize("case", MISTAKES, ids=[m.program for m in MISTAKES])
 def test_mistake(case: Mistake) -> None:
-    r = ptc.run(case.program, data=DATA, tools={"search": _search})
+    r = ptc.run(case.program, data=DATA, tools=TOOLS)
     if case.type is None:
         assert r.ok, r.error
         return
