@@ -36,7 +36,7 @@ fn unsupported_form(name: &str) -> Option<&'static str> {
             "namespaces are fixed: tools are tool/name, input is data/name, your definitions are bare names"
         }
         "binding" => "dynamic vars are not supported; use let",
-        "call" => "the (call \"name\" ...) form is not supported; write (tool/name ...)",
+        "call" => "tools are called by name: write (tool/name ...)",
         "as->" | "some->" | "some->>" | "cond->" | "cond->>" => {
             "only -> and ->> exist; use let to name intermediate values"
         }

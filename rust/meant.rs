@@ -337,10 +337,12 @@ pub fn type_shape_hint(
             None
         }
         "get" | "get-in" | "contains?" | "select-keys" | "dissoc" | "assoc" | "update"
-            if matches!(first, Some(Shape::Keyword)) && matches!(args.get(1).map(shape), Some(Shape::Map)) =>
+            if (matches!(first, Some(Shape::Keyword))
+                && matches!(args.get(1).map(shape), Some(Shape::Map)))
+                || message.contains(" or nil, got keyword ") =>
         {
             Some(format!(
-                "the map comes first: ({builtin} m :k ...); (:k m) also reads a key"
+                "the map comes first: ({builtin} m :k ...); (:k m) also reads a key; in a pipeline use ->, which threads the value first"
             ))
         }
         "join" if matches!(first, Some(Shape::Coll)) && matches!(last, Some(Shape::Str)) => {

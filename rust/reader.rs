@@ -657,7 +657,7 @@ fn parse_number(text: &str, pos: Pos) -> Result<FormKind> {
                 format!("integer literal {text} does not fit in 64 bits"),
                 pos,
             )
-            .with_hint("integers range from -9223372036854775808 to 9223372036854775807; write a float (e.g. 1e20) if an approximation is fine")
+            .with_hint("integers range from -9223372036854775808 to 9223372036854775807; write a float such as 1e20 if an approximation is fine")
         })
     }
 }

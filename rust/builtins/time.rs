@@ -160,7 +160,7 @@ fn date_new(_: &mut Interp, a: &mut [Value]) -> EvalResult {
                 .or_else(|| parse_rfc2822(t));
             ms.map(Value::DateTime).ok_or_else(|| {
                 Error::exec(format!("cannot parse date {:?}", s.as_str()))
-                    .with_hint("use ISO-8601 (2031-05-04T06:07:08Z), YYYY-MM-DD, or RFC 2822 (Sat, 4 May 2031 06:07:08 +0200)")
+                    .with_hint("use ISO-8601 such as 2031-05-04T06:07:08Z, YYYY-MM-DD, or RFC 2822 such as Sat, 4 May 2031 06:07:08 +0200")
                     .into()
             })
         }

@@ -10,6 +10,7 @@ type, message, hint)`` is any other error, exact. Every program runs with the sa
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import NamedTuple
 
 import ptc
@@ -168,6 +169,36 @@ MISTAKES: list[Mistake] = [
     M("(search query=1)", UV, "query=1 is not defined", "there are no keyword arguments; pass a map such as {:query value}"),
     M("(let [order_total 1] order_total)", None, "", None),
     M("(+ order_total 1)", UV, "order_total is not defined", "names use hyphens: did you mean order-total?"),
+    # --- 1. Clojure forms outside the subset: the supported alternative
+    M("(for [x [1 2]] (inc x))", AE, "for is not supported", "`for` is not supported; use map/filter (or doseq for effects)"),
+    M("(case 1 1 :a :b)", AE, "case is not supported", "use cond: (cond (= x :a) ... (= x :b) ... :else ...)"),
+    M("(condp = 1 1 :a)", AE, "condp is not supported", "use cond: (cond (= x :a) ... (= x :b) ... :else ...)"),
+    M("(try (inc 1) (catch Exception e 0))", AE, "try is not supported", "there are no exceptions; check values with if/cond and end with (fail reason)"),
+    M('(throw "x")', AE, "throw is not supported", "there are no exceptions; check values with if/cond and end with (fail reason)"),
+    M("(letfn [(f [x] x)] (f 1))", AE, "letfn is not supported", "`letfn` is not supported; define helpers with defn, or bind fns in let"),
+    M("(defmacro m [x] x)", AE, "defmacro is not supported", "macros are not supported; use defn"),
+    M("(binding [x 1] x)", AE, "binding is not supported", "dynamic vars are not supported; use let"),
+    M("(quote (1 2))", AE, "quote is not supported", "quote is not supported; use a vector [...] for literal data"),
+    M("(atom 0)", AE, "atom is not supported", "there is no mutable state; thread values through loop/recur or reduce, or use def"),
+    M("(swap! a inc)", AE, "swap! is not supported", "there is no mutable state; thread values through loop/recur or reduce, or use def"),
+    M("(require clojure.string)", AE, "require is not supported", "namespaces are fixed: tools are tool/name, input is data/name, your definitions are bare names"),
+    M("(some-> {:a 1} :a inc)", AE, "some-> is not supported", "only -> and ->> exist; use let to name intermediate values"),
+    M("(iterate inc 0)", AE, "iterate is not supported", "there are no lazy or infinite sequences; use range with an end, or loop/recur"),
+    M("(repeatedly 3 (fn [] 1))", AE, "repeatedly is not supported", "there are no lazy or infinite sequences; use range with an end, or loop/recur"),
+    M("(defrecord P [x])", AE, "defrecord is not supported", "records, types, protocols and multimethods are not supported; use maps and defn"),
+    M('(eval (read-string "1"))', AE, "eval is not supported", "eval is not supported"),
+    M('(call "search" {:q 1})', AE, "call is not supported", "tools are called by name: write (tool/name ...)"),
+    # --- 1. snake_case names of builtins
+    M("(group_by :a [])", UV, "group_by is not defined", "names use hyphens: did you mean group-by?"),
+    M("(sort_by :a [])", UV, "sort_by is not defined", "names use hyphens: did you mean sort-by?"),
+    M("(starts_with? \"ab\" \"a\")", UV, "starts_with? is not defined", "names use hyphens: did you mean starts-with??"),
+    M("(parse_long \"1\")", UV, "parse_long is not defined", "names use hyphens: did you mean parse-long?"),
+    # --- 1. typos of builtins
+    M("(fitler odd? [1])", UV, "fitler is not defined", "Did you mean: filter"),
+    M("(reduec + [1])", UV, "reduec is not defined", "Did you mean: reduce"),
+    M("(gropu-by :a [])", UV, "gropu-by is not defined", "Did you mean: group-by"),
+    M("(frequences [1])", UV, "frequences is not defined", "Did you mean: frequencies"),
+    M("(uppercase \"a\")", UV, "uppercase is not defined", "Did you mean: upper-case, upcase"),
     # --- 2. curated equivalents rank before edit distance and prefixes
     # a short prefix is no suggestion: strip-str is not str
     M("(strip-str 1)", UV, "strip-str is not defined", None),
@@ -217,8 +248,10 @@ MISTAKES: list[Mistake] = [
     M("(-> data/orders (filter :paid))", TE, "filter expected a function, got vector [1 2 3]", FN_FIRST.format("filter")),
     M("(-> data/orders (map inc))", TE, "map expected a function, got vector [1 2 3]", FN_FIRST.format("map")),
     M("(-> data/orders (remove odd?))", TE, "remove expected a function, got vector [1 2 3]", FN_FIRST.format("remove")),
-    M("(get :name data/customer)", TE, "get expected a map, vector, set or nil, got keyword :name", "the map comes first: (get m :k ...); (:k m) also reads a key"),
-    M('(join ["ab"] ", ")', TE, 'join expected a string, got vector ["ab"]', 'the separator comes first: (join ", " coll)'),
+    M("(get :name data/customer)", TE, "get expected a map, vector, set or nil, got keyword :name", "the map comes first: (get m :k ...); (:k m) also reads a key; in a pipeline use ->, which threads the value first"),
+    M("(->> data/customer (get :name))", TE, "get expected a map, vector, set or nil, got keyword :name", "the map comes first: (get m :k ...); (:k m) also reads a key; in a pipeline use ->, which threads the value first"),
+    M("(->> data/customer (assoc :vip true))", TE, "assoc expected a map, vector or nil, got keyword :vip", "the map comes first: (assoc m :k ...); (:k m) also reads a key; in a pipeline use ->, which threads the value first"),
+    M('(join ["a" "b"] ", ")', TE, 'join expected a string, got vector ["a" "b"]', 'the separator comes first: (join ", " coll)'),
     M('(+ "a" "b")', TE, '+ expected a number, got string "a"', ARITH),
     M('(+ 1 "2")', TE, '+ expected a number, got string "2"', "convert text first with (parse-long s) or (parse-double s)"),
     M('(concat "a" "b")', TE, 'concat expected vectors, sets or maps, got string "a"', "to join text use (str a b)"),
@@ -333,4 +366,24 @@ def test_name_check_sees_foreign_names() -> None:
 def test_the_table_is_large_and_unique() -> None:
     programs = [m.program for m in MISTAKES]
     assert len(programs) == len(set(programs))
-    assert len(programs) >= 150
+    assert len(programs) >= 200
+
+
+def test_every_hint_in_the_source_names_what_the_language_has() -> None:
+    """Hints written anywhere in the core, not only those the table triggers."""
+    root = Path(__file__).resolve().parents[2] / "rust"
+    literal = re.compile(r'with_hint\(\s*(?:format!\(\s*)?"((?:[^"\\]|\\.)*)"')
+    known = set(_core.builtin_names()) | set(_core.special_forms())
+    bad = []
+    seen = 0
+    for path in sorted(root.rglob("*.rs")):
+        if "tests" in path.parts:
+            continue
+        for text in literal.findall(path.read_text()):
+            seen += 1
+            hint = re.sub(r"\{[^{}]*\}", "x", text.replace('\\"', '"'))
+            for name in _called_names(hint):
+                if name not in known and not name.startswith("tool/"):
+                    bad.append((path.name, name, text))
+    assert seen > 50, "the scan found too few hints to be checking anything"
+    assert not bad, bad
