@@ -144,6 +144,24 @@ fn at(r: EvalResult, pos: Pos) -> EvalResult {
     })
 }
 
+/// Gives an error of `kind` the hint `explain` finds, if it finds one.
+fn with_hint_if(
+    r: EvalResult,
+    kind: ErrorKind,
+    explain: impl FnOnce(&Error) -> Option<String>,
+) -> EvalResult {
+    r.map_err(|mut flow| {
+        if let Some(e) = flow.error_mut() {
+            if e.kind == kind {
+                if let Some(h) = explain(e) {
+                    e.hint = Some(h);
+                }
+            }
+        }
+        flow
+    })
+}
+
 /// A short printed form of a key, for hints.
 fn printed(v: &Value) -> String {
     crate::format::to_clojure(v, Some(3), Some(40)).0
@@ -1065,39 +1083,24 @@ impl<'a> Interp<'a> {
         args: impl IntoIterator<Item = &'n Node>,
         ctx: &Ctx,
     ) -> EvalResult {
-        let mut flow = match r {
-            Err(f) => f,
-            ok => return ok,
-        };
-        if let Some(e) = flow.error_mut() {
-            if e.kind == ErrorKind::Type && e.hint.is_none() && e.message.ends_with("got nil") {
-                e.hint = args.into_iter().find_map(|a| self.nil_source(a, ctx));
-            }
-        }
-        Err(flow)
+        with_hint_if(r, ErrorKind::Type, |e| {
+            (e.hint.is_none() && e.message.ends_with("got nil"))
+                .then(|| args.into_iter().find_map(|a| self.nil_source(a, ctx)))
+                .flatten()
+        })
     }
 
     /// Calling nil: a `data/` name that is a tool, or any lookup whose nil can be explained.
     #[cold]
     fn explain_nil_call(&self, r: EvalResult, callee: &Node, ctx: &Ctx) -> EvalResult {
-        let mut flow = match r {
-            Err(f) => f,
-            ok => return ok,
-        };
-        if let Some(e) = flow.error_mut() {
-            if e.kind == ErrorKind::NotCallable {
-                let hint = match callee {
-                    Node::DataRef(name) if self.host.has_tool(name) => Some(format!(
-                        "data/{name} is input data, and there is none by that name; {name} is a tool: (tool/{name} ...)"
-                    )),
-                    _ => self.nil_source(callee, ctx),
-                };
-                if hint.is_some() {
-                    e.hint = hint;
-                }
-            }
+        with_hint_if(r, ErrorKind::NotCallable, |_| {
+            match callee {
+            Node::DataRef(name) if self.host.has_tool(name) => Some(format!(
+                "data/{name} is input data, and there is none by that name; {name} is a tool: (tool/{name} ...)"
+            )),
+            _ => self.nil_source(callee, ctx),
         }
-        Err(flow)
+        })
     }
 
     /// Why `node` is nil, if it is a lookup whose source can be read again.

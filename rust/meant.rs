@@ -267,7 +267,6 @@ pub fn callback_arity_hint(builtin: &str) -> Option<String> {
         }
         "reduce" => "reduce calls its function with two arguments, the accumulator and the element: (fn [acc x] ...); over a map each element is a [k v] entry: (fn [acc [k v]] ...)".to_string(),
         "sort" => "a comparator takes two arguments: (fn [a b] ...)".to_string(),
-        "doseq" => return None,
         b if PER_ELEMENT.contains(&b) => format!(
             "{b} calls its function with one argument, the element; a map's elements are [k v] entries: (fn [[k v]] ...)"
         ),
@@ -283,7 +282,6 @@ pub fn builtin_arity_hint(builtin: &str, given: usize) -> Option<&'static str> {
         "get-in" | "assoc-in" | "update-in" if given > 3 => {
             Some("the path goes in one vector: (get-in m [:a :b])")
         }
-        "dissoc" | "assoc" => None,
         _ => None,
     }
 }
