@@ -14,6 +14,7 @@ Bounds (a case fails when any is broken; see README.md):
 from __future__ import annotations
 
 import collections
+import errno
 import json
 import os
 import select
@@ -79,6 +80,29 @@ def threads_of(pid: int) -> int:
     return 0
 
 
+# Spawning can fail transiently on a loaded machine (seen once in CI: execve of the Python
+# binary returned EFAULT); that is the harness, not the case, so it is retried a few times.
+SPAWN_ATTEMPTS = 4
+TRANSIENT_SPAWN_ERRNOS = {errno.EFAULT, errno.EAGAIN, errno.ENOMEM, errno.EINTR}
+
+
+def spawn_worker() -> subprocess.Popen[bytes]:
+    for attempt in range(SPAWN_ATTEMPTS):
+        try:
+            return subprocess.Popen(
+                [sys.executable, WORKER, str(ADDRESS_SPACE_BYTES)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as e:
+            if e.errno not in TRANSIENT_SPAWN_ERRNOS or attempt == SPAWN_ATTEMPTS - 1:
+                raise
+            print(f"hostile: spawning the worker failed ({e}); retrying", file=sys.stderr)
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 class Child:
     """One worker process for one case."""
 
@@ -91,12 +115,7 @@ class Child:
             "limits": case.limits,
             "checks": case.checks(),
         }
-        self.proc = subprocess.Popen(
-            [sys.executable, WORKER, str(ADDRESS_SPACE_BYTES)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        self.proc = spawn_worker()
         # stderr after the last phase marker: its head (a panic message) and its tail
         self.phase = "start"
         self.err_head: list[bytes] = []
