@@ -8,7 +8,6 @@ from typing import Any
 
 import ptc
 import pytest
-from ptc.session import _result
 
 # (source, error type) pairs covering every phase; none of them may raise from `ptc.run`.
 PROGRAM_ERRORS: list[tuple[str, str]] = [
@@ -198,11 +197,8 @@ def test_arithmetic_overflow_is_an_error_not_a_wrap() -> None:
 
 def test_panic_becomes_internal_error() -> None:
     """A panic inside the core becomes an `internal_error` result, never a crash."""
-    raw = ptc._core._panic_for_tests()
-    assert raw[0] == "error"
-    assert raw[2] is not None
-    assert raw[2][0] == "internal_error"
-    r = _result(raw)
+    r = ptc._core._panic_for_tests()
+    assert r.outcome == "error"
     assert r.ok is False
     assert isinstance(r.error, ptc.InternalError)
     assert r.error.type == "internal_error"

@@ -322,6 +322,8 @@ class _Runner:
         merged = {**agent.data, **(data or {})}
         tools = {name: self._wrap(name, tool) for name, tool in agent.tools}
         self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
+        # a turn's last value stays in the core unless read; with one turn it is the answer
+        self.lazy = agent.max_turns != 1
         mission = _fill(agent.prompt, merged).strip()
         if not mission:  # e.g. a prompt of only "{{task}}" filled with ""
             raise ValueError("the mission is empty after filling the prompt's placeholders")
@@ -485,12 +487,14 @@ class _Runner:
                 **base,
             )
         run_ms = (time.perf_counter() - t0) * 1000
+        lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
+        # arguments and results stay core values until a record is read (rendered in Rust)
         calls = tuple(
             ToolCallRecord(
                 c.name,
-                tuple(c.args),
-                self._args_text(c.args),
-                c.result,
+                c.lazy_args,
+                c.args_text(lim, plim),
+                c.lazy_result if c.error is None else None,
                 c.error,
                 c.duration_ms,
             )
@@ -511,8 +515,9 @@ class _Runner:
         ran = result.error is None
         return Turn(
             program=program,
-            result=result.value,
-            result_text=_result_text(result.value) if ran else "",
+            # converted only if read: a value that is not the answer may be large
+            result=result.lazy_value if ran else None,
+            result_text=_preview(result) if ran else "",
             prints=tuple(result.prints),
             tool_calls=calls,
             memory=self._snapshot() if ran else previous_memory,
@@ -538,10 +543,6 @@ class _Runner:
             "Fix the value and return again."
         )
         return TurnError("validation_error", message)
-
-    def _args_text(self, args: Sequence[Any]) -> str:
-        lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
-        return " ".join(ptc.to_clojure(a, lim, plim, hide_private=True)[0] for a in args)
 
     def _snapshot(self) -> tuple[MemoryEntry, ...]:
         lim, plim = self.opts["sample_limit"], self.opts["sample_printable_limit"]
@@ -586,8 +587,8 @@ def _text(value: Any) -> str:
     return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
 
 
-def _result_text(value: Any) -> str:
-    text = ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
+def _preview(result: ptc.Result) -> str:
+    text = result.preview(RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)
     if len(text) > RESULT_MAX_CHARS:
         text = text[:RESULT_MAX_CHARS] + "... (truncated)"
     return text
@@ -602,7 +603,7 @@ def _drive_sync(runner: _Runner) -> Step:
             if kind == "llm":
                 response: Any = call_llm(runner.llm, payload, runner.config.retry)
             else:
-                response = runner.session.run(payload)
+                response = runner.session.run(payload, lazy=runner.lazy)
         except Exception as exc:
             try:
                 request = gen.throw(exc)
@@ -626,7 +627,7 @@ async def _drive_async(runner: _Runner) -> Step:
                 response = await acall_llm(runner.llm, payload, runner.config.retry)
             else:
                 # off the event loop; cancelling the task cancels the run (Session.arun)
-                response = await runner.session.arun(payload)
+                response = await runner.session.arun(payload, lazy=runner.lazy)
         except Exception as exc:
             try:
                 request = gen.throw(exc)

@@ -7,46 +7,20 @@ import atexit
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from . import _core
 from ._core import CancelToken
 from ._tools import ToolAdapter, ToolsArg, normalize_tools
-from .errors import LispError, ProgramFailed, error_from_core
+from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 
 # A tool call abandoned at a run's deadline goes on in a worker thread; the interpreter must not
 # shut down under it (see rust/python/host.rs `wait_for_tools`): exit waits for it, as Python
 # waits for its executors' threads.
 atexit.register(_core._wait_for_tools)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call made by a run: the Lisp arguments as written, the result or the error."""
-
-    name: str
-    args: list[Any]
-    result: Any
-    error: str | None
-    duration_ms: float
-    abandoned: bool = False
-    """Still running when the run ended (deadline, cancel, Ctrl-C): its result is discarded."""
-
-
-@dataclass(frozen=True)
-class Definition:
-    """A user definition (``def``/``defn``) with the metadata host summaries need."""
-
-    name: str
-    kind: Literal["function", "value"]
-    doc: str | None
-    params: list[str] | None
-    return_type: str | None
-    type: str
-    sample: str | None
 
 
 @dataclass(frozen=True)
@@ -58,60 +32,14 @@ class Description:
     truncated: bool
 
 
+# `Result`, `ToolCall`, `Definition` and `LazyValue` are the core's classes (rust/python/
+# result.rs): values stay core values until read, and their text is rendered in Rust.
+Result = _core.Result
+ToolCall = _core.ToolCall
+Definition = _core.Definition
+LazyValue = _core.LazyValue
+
 Outcome = Literal["value", "return", "fail", "error"]
-
-
-@dataclass(frozen=True)
-class Result:
-    """What one run produced. ``ok`` is true when the program finished without an error and
-    without ``(fail ...)``; ``value`` is the last value, the returned value or the fail reason."""
-
-    ok: bool
-    value: Any
-    returned: bool
-    failed: bool
-    error: LispError | None
-    prints: list[str] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    defined: list[Definition] = field(default_factory=list)
-    duration_ms: float = 0.0
-    steps: int = 0
-
-    @property
-    def outcome(self) -> Outcome:
-        if self.error is not None:
-            return "error"
-        if self.failed:
-            return "fail"
-        return "return" if self.returned else "value"
-
-
-def _definition(raw: tuple[Any, ...]) -> Definition:
-    name, kind, doc, params, return_type, type_, sample = raw
-    return Definition(name, kind, doc, params, return_type, type_, sample)
-
-
-_new = object.__new__
-
-
-def _result(raw: tuple[Any, ...]) -> Result:
-    outcome, value, error, prints, calls, defined, duration_ms, steps = raw
-    # Built field by field: a frozen dataclass's generated __init__ costs more than the whole
-    # evaluation of a small program, and this runs once per run.
-    r = _new(Result)
-    r.__dict__.update(
-        ok=outcome == "value" or outcome == "return",
-        value=value,
-        returned=outcome == "return",
-        failed=outcome == "fail",
-        error=error_from_core(error) if error is not None else None,
-        prints=prints,
-        tool_calls=[ToolCall(*c) for c in calls] if calls else [],
-        defined=[_definition(d) for d in defined] if defined else [],
-        duration_ms=duration_ms,
-        steps=steps,
-    )
-    return r
 
 
 class Memory(Mapping[str, Any]):
@@ -184,9 +112,19 @@ class Session:
         return self
 
     def run(
-        self, source: str, *, limits: LimitsArg = None, cancel: CancelToken | None = None
+        self,
+        source: str,
+        *,
+        limits: LimitsArg = None,
+        cancel: CancelToken | None = None,
+        lazy: bool = False,
     ) -> Result:
         """Runs one program. Never raises for program errors: see ``Result.error``.
+
+        The result's value is converted to Python when the run ends, so a value Python cannot
+        hold makes the run an error and it commits nothing. With ``lazy=True`` a last value
+        (not a ``return`` or ``fail`` value) stays in the core until ``Result.value`` is read;
+        ``Result.preview()`` and ``Result.lazy_value`` show it without converting it.
 
         Runs of one Session happen one at a time (a call from another thread waits). Raises
         `Cancelled` when `cancel()` or the given `CancelToken` stops the run, and lets
@@ -195,10 +133,15 @@ class Session:
         """
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
-        return _result(self._core.run(source, limits_dict(limits), cancel))
+        return self._core.run(source, limits_dict(limits), cancel, lazy)
 
     async def arun(
-        self, source: str, *, limits: LimitsArg = None, cancel: CancelToken | None = None
+        self,
+        source: str,
+        *,
+        limits: LimitsArg = None,
+        cancel: CancelToken | None = None,
+        lazy: bool = False,
     ) -> Result:
         """`run` without blocking the event loop: the run goes to a worker thread. Cancelling
         the awaiting task cancels this run (only this one), and the Session is left unchanged."""
@@ -206,10 +149,10 @@ class Session:
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         token = cancel if cancel is not None else CancelToken()
         task = asyncio.ensure_future(
-            asyncio.to_thread(self._core.run, source, limits_dict(limits), token)
+            asyncio.to_thread(self._core.run, source, limits_dict(limits), token, lazy)
         )
         try:
-            return _result(await asyncio.shield(task))
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
             # the thread cannot be killed: stop the run, let the thread finish, then propagate
             token.cancel()
@@ -226,7 +169,7 @@ class Session:
     @property
     def definitions(self) -> list[Definition]:
         """User definitions in first-definition order (latest value wins)."""
-        return [_definition(d) for d in self._core.definitions()]
+        return self._core.definitions()
 
     @property
     def memory(self) -> Memory:

@@ -12,6 +12,47 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._core import LazyValue
+from .errors import LispError
+
+
+class _Lazy:
+    """A dataclass field that may hold a core `LazyValue`: converted to Python on first read,
+    then kept. A turn carries its run's value this way, so a value nobody reads (a large
+    intermediate result) is never converted."""
+
+    def __init__(self, default: Any = None, *, has_default: bool = True, convert: Any = None):
+        self._default, self._has_default, self._convert = default, has_default, convert
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            if self._has_default:
+                return self._default
+            raise AttributeError(self._name)  # dataclasses: the field has no default
+        v = obj.__dict__[self._name]
+        if isinstance(v, LazyValue):
+            v = v.get()
+            if self._convert is not None:
+                v = self._convert(v)
+            obj.__dict__[self._name] = v
+        return v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self._name] = value
+
+
+def _encode_lazy(obj: Any, name: str) -> Any:
+    """`encode_value` of a lazy field; a value Python cannot hold is kept as its preview."""
+    try:
+        return encode_value(getattr(obj, name))
+    except LispError:
+        raw = obj.__dict__[name]
+        return {"$repr": raw.preview() if isinstance(raw, LazyValue) else repr(raw)}
+
 
 @dataclass(frozen=True)
 class MemoryEntry:
@@ -55,18 +96,19 @@ class ToolCallRecord:
     """One tool call of a turn; ``args_text`` is the truncated Clojure rendering (TRN-003)."""
 
     name: str
-    args: tuple[Any, ...]
+    args: tuple[Any, ...] = _Lazy(has_default=False, convert=tuple)  # type: ignore[assignment]
     args_text: str
-    result: Any = None
+    result: Any = _Lazy(None)
     error: str | None = None
     duration_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        args = _encode_lazy(self, "args")
         return {
             "name": self.name,
-            "args": [encode_value(a) for a in self.args],
+            "args": args if isinstance(args, list) else [args],
             "args_text": self.args_text,
-            "result": encode_value(self.result),
+            "result": _encode_lazy(self, "result"),
             "error": self.error,
             "duration_ms": self.duration_ms,
         }
@@ -117,7 +159,7 @@ class Turn:
 
     number: int
     program: str | None
-    result: Any
+    result: Any = _Lazy(has_default=False)
     prints: tuple[str, ...]
     tool_calls: tuple[ToolCallRecord, ...]
     memory: tuple[MemoryEntry, ...]
@@ -140,7 +182,7 @@ class Turn:
         return {
             "number": self.number,
             "program": self.program,
-            "result": encode_value(self.result),
+            "result": _encode_lazy(self, "result"),
             "result_text": self.result_text,
             "prints": list(self.prints),
             "tool_calls": [c.to_dict() for c in self.tool_calls],

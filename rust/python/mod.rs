@@ -5,6 +5,7 @@
 mod convert;
 mod host;
 mod printable;
+mod result;
 mod workers;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::UserNs;
@@ -29,6 +30,7 @@ use crate::value::Value;
 use crate::value::Str;
 use convert::{ToPy, ToValue};
 use host::{PyHost, RunHost};
+use result::{Definition, LazyValue, RunOutcome, ToolCall};
 
 // ---- exceptions and the panic boundary ----
 
@@ -274,13 +276,12 @@ fn describe_tuple<'py>(
 
 /// `pending` holds return types a run recorded that are not committed yet (they are applied to
 /// the functions only when the run commits).
-fn definition_tuple<'py>(
-    py: Python<'py>,
+fn definition(
     name: &str,
     v: &Value,
     doc: Option<&str>,
     pending: &[(Arc<crate::value::Closure>, crate::value::TypeTag)],
-) -> PyResult<Bound<'py, PyTuple>> {
+) -> Definition {
     let (kind, params, ret) = match v {
         Value::Closure(c) => (
             "function",
@@ -294,8 +295,16 @@ fn definition_tuple<'py>(
         Value::Builtin(_) | Value::Native(_) | Value::Tool(_) => ("function", None, None),
         _ => ("value", None, None),
     };
-    let (s, _) = sample(v, Some(3), Some(80));
-    (name, kind, doc, params, ret, v.type_label(), s).into_pyobject(py)
+    let (sample, _) = sample(v, Some(3), Some(80));
+    Definition {
+        name: name.to_string(),
+        kind,
+        doc: doc.map(str::to_string),
+        params,
+        return_type: ret,
+        type_label: v.type_label(),
+        sample,
+    }
 }
 
 /// Cancels the one run it is given to (`Session.run(..., cancel=token)`), from any thread.
@@ -423,7 +432,8 @@ impl CoreSession {
         source: &str,
         limits: Limits,
         cancel: CancelFlag,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+        lazy: bool,
+    ) -> PyResult<RunOutcome> {
         if cancel.load(Relaxed) {
             return Err(cancelled(py)); // cancelled before it started
         }
@@ -474,7 +484,7 @@ impl CoreSession {
             if user_cancelled {
                 return Err(cancelled(py));
             }
-            return self.abandoned_result_tuple(py, &host, &budget);
+            return self.abandoned_outcome(py, &host, &budget);
         };
         if user_cancelled
             && result
@@ -495,7 +505,7 @@ impl CoreSession {
             budget.as_ref()
         };
         let converted = convert_within(py, conversion_budget, || {
-            run_result_tuple(py, &result, &view_ns)
+            run_outcome(py, &result, &view_ns, self.limits, lazy)
         });
         if let Some(e) = host.take_pending() {
             return Err(e);
@@ -508,7 +518,7 @@ impl CoreSession {
             Ok(Ok((t, false))) => Ok(t),
             Ok(Err(e)) => Err(e),
             Err(e) if e.kind == ErrorKind::Cancelled && cancel.load(Relaxed) => Err(cancelled(py)),
-            Err(e) => limit_result_tuple(py, &result, &e),
+            Err(e) => limit_outcome(py, &result, &e, self.limits),
         }
     }
 
@@ -568,57 +578,53 @@ impl CoreSession {
 
     /// The result of a run abandoned at its deadline: the timeout, and the tool calls made so
     /// far (the one still running marked abandoned).
-    fn abandoned_result_tuple<'py>(
+    fn abandoned_outcome(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         host: &RunHost,
         budget: &Budget,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<RunOutcome> {
         let error = budget
             .stop_reason()
             .unwrap_or_else(|| guard::timeout_error(budget.limits.timeout_ms));
-        let log = host.take_log();
-        let conversion = self.convert_budget();
-        let calls = convert_within(py, &conversion, || {
-            let mut conv = ToPy::new(py)?;
-            let calls = PyList::empty(py);
-            for c in &log {
-                let args = PyList::empty(py);
-                for a in &c.args {
-                    args.append(convert_or_text(&mut conv, a)?)?;
-                }
-                let (result, err) = match &c.outcome {
-                    Some(Ok(v)) => (convert_or_text(&mut conv, v)?, None),
-                    Some(Err(m)) => (py.None().into_bound(py), Some(m.clone())),
-                    None => (
-                        py.None().into_bound(py),
-                        Some(format!("abandoned: {}", error.message)),
-                    ),
+        let calls = host
+            .take_log()
+            .into_iter()
+            .map(|c| {
+                let abandoned = c.outcome.is_none();
+                let (result, err) = match c.outcome {
+                    Some(Ok(v)) => (Some(v), None),
+                    Some(Err(m)) => (None, Some(m)),
+                    None => (None, Some(format!("abandoned: {}", error.message))),
                 };
                 let duration = c.started.elapsed().as_secs_f64() * 1000.0;
-                calls.append((
-                    c.name.as_str(),
-                    args,
-                    result,
-                    err,
-                    duration,
-                    c.outcome.is_none(),
-                ))?;
-            }
-            Ok(calls)
-        })
-        .unwrap_or_else(|e| Err(lisp_error(py, &e)))?;
-        (
-            "error",
-            py.None(),
-            error_tuple(py, &error)?,
-            PyList::empty(py),
+                Py::new(
+                    py,
+                    ToolCall::new(
+                        c.name,
+                        c.args,
+                        result,
+                        err,
+                        duration,
+                        abandoned,
+                        self.limits,
+                    ),
+                )
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(RunOutcome::new(
+            Outcome::Error,
+            Py::new(
+                py,
+                LazyValue::converted(py, Value::Nil, self.limits, py.None()),
+            )?,
+            Some(error),
+            Vec::new(),
             calls,
-            PyList::empty(py),
+            Vec::new(),
             budget.started.elapsed().as_secs_f64() * 1000.0,
             budget.fuel_used(),
-        )
-            .into_pyobject(py)
+        ))
     }
 }
 
@@ -630,123 +636,103 @@ const WAIT_STEP: Duration = Duration::from_millis(10);
 /// How long it then gives the run to stop by itself (with its own records) before abandoning it.
 const STOP_GRACE: Duration = Duration::from_millis(20);
 
-/// A tool argument or result too deep for Python is recorded as its (truncated) printed text.
-fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    match conv.convert(v) {
-        Ok(o) => Ok(o),
-        Err(_) => {
-            let (text, _) = crate::format::to_clojure(v, Some(10), Some(200));
-            Ok(pyo3::types::PyString::new(conv.py(), &text).into_any())
-        }
-    }
-}
-
-/// The result tuple `ptc.Result` wraps, and whether the value converted (a value that cannot be
-/// converted turns the run into an error, so the run must not be committed).
-fn run_result_tuple<'py>(
-    py: Python<'py>,
+/// The `Result` of a finished run, and whether it may be committed (a value that must be
+/// converted now and cannot be turns the run into an error, so it must not be committed).
+/// With `lazy`, a last value (not a `return`/`fail` answer) stays a core value until read.
+fn run_outcome(
+    py: Python<'_>,
     r: &RunResult,
     ns: &UserNs,
-) -> PyResult<(Bound<'py, PyTuple>, bool)> {
-    let mut conv = ToPy::new(py)?;
-    let outcome = match r.outcome {
-        Outcome::Value => "value",
-        Outcome::Return => "return",
-        Outcome::Fail => "fail",
-        Outcome::Error => "error",
+    limits: Limits,
+    lazy: bool,
+) -> PyResult<(RunOutcome, bool)> {
+    let defer = lazy && r.outcome == Outcome::Value;
+    let converted = if defer || r.outcome == Outcome::Error {
+        Ok(None)
+    } else {
+        match result::to_python(py, &r.value) {
+            Ok(o) => Ok(Some(o.unbind())),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => Err(e),
+            Err(e) => return Err(e), // Ctrl-C during the conversion
+        }
     };
-    let (outcome, value, error) = match conv.convert(&r.value) {
-        Ok(v) => {
-            let error = match &r.error {
-                Some(e) => error_tuple(py, e)?.into_any(),
-                None => py.None().into_bound(py),
+    let (outcome, value, error, commit) = match converted {
+        Ok(obj) => {
+            let v = match obj {
+                Some(o) => LazyValue::converted(py, r.value.clone(), limits, o),
+                None => LazyValue::new(r.value.clone(), limits),
             };
-            (outcome, v, error)
+            (r.outcome, v, r.error.clone(), true)
         }
         // A result Python cannot hold is reported as the run's error, not raised.
         Err(e) => {
-            if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
-                return Err(e); // Ctrl-C during the conversion
-            }
-            let err = Error::exec(e.value(py).to_string())
-                .with_hint("return a flatter value, e.g. (flatten v) or a summary");
+            let message = e
+                .value(py)
+                .getattr("message")
+                .and_then(|m| m.extract::<String>())
+                .unwrap_or_else(|_| e.value(py).to_string());
+            let v = LazyValue::converted(py, Value::Nil, limits, py.None());
             (
-                "error",
-                py.None().into_bound(py),
-                error_tuple(py, &err)?.into_any(),
+                Outcome::Error,
+                v,
+                Some(result::unconvertible(message)),
+                false,
             )
         }
     };
-    let converted = outcome != "error" || r.outcome == Outcome::Error;
-    let prints = PyList::new(py, &r.prints)?;
-    let calls = PyList::empty(py);
-    for c in &r.tool_calls {
-        let args = PyList::empty(py);
-        for a in &c.args {
-            args.append(convert_or_text(&mut conv, a)?)?;
-        }
-        let result = match &c.result {
-            Some(v) => convert_or_text(&mut conv, v)?,
-            None => py.None().into_bound(py),
-        };
-        calls.append(
-            (
-                c.name.as_str(),
-                args,
-                result,
-                c.error.clone(),
-                c.duration.as_secs_f64() * 1000.0,
-                c.abandoned,
+    let calls = r
+        .tool_calls
+        .iter()
+        .map(|c| {
+            Py::new(
+                py,
+                ToolCall::new(
+                    c.name.to_string(),
+                    c.args.clone(),
+                    c.result.clone(),
+                    c.error.clone(),
+                    c.duration.as_secs_f64() * 1000.0,
+                    c.abandoned,
+                    limits,
+                ),
             )
-                .into_pyobject(py)?,
-        )?;
-    }
-    let defined = PyList::empty(py);
-    if converted {
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut defined = Vec::new();
+    if commit {
         for name in &r.defined {
             if let Some(d) = ns.get(name) {
-                defined.append(definition_tuple(
-                    py,
-                    name,
-                    &d.value,
-                    d.doc.as_deref(),
-                    &r.returns,
-                )?)?;
+                let def = definition(name, &d.value, d.doc.as_deref(), &r.returns);
+                defined.push(Py::new(py, def)?);
             }
         }
     }
-    let t = (
+    let out = RunOutcome::new(
         outcome,
-        value,
+        Py::new(py, value)?,
         error,
-        prints,
+        r.prints.clone(),
         calls,
         defined,
         r.duration.as_secs_f64() * 1000.0,
         r.steps,
-    )
-        .into_pyobject(py)?;
-    Ok((t, converted))
+    );
+    Ok((out, commit))
 }
 
-/// The result tuple of a run whose result could not be converted within its budget: the
-/// limit error and the prints, nothing else converted.
-fn limit_result_tuple<'py>(
-    py: Python<'py>,
-    r: &RunResult,
-    e: &Error,
-) -> PyResult<Bound<'py, PyTuple>> {
-    (
-        "error",
-        py.None(),
-        error_tuple(py, e)?,
-        PyList::new(py, &r.prints)?,
-        PyList::empty(py),
-        PyList::empty(py),
+/// The result of a run whose result could not be converted within its budget: the limit
+/// error and the prints, nothing else.
+fn limit_outcome(py: Python<'_>, r: &RunResult, e: &Error, limits: Limits) -> PyResult<RunOutcome> {
+    Ok(RunOutcome::new(
+        Outcome::Error,
+        Py::new(py, LazyValue::converted(py, Value::Nil, limits, py.None()))?,
+        Some(e.clone()),
+        r.prints.clone(),
+        Vec::new(),
+        Vec::new(),
         r.duration.as_secs_f64() * 1000.0,
         r.steps,
-    )
-        .into_pyobject(py)
+    ))
 }
 
 #[pymethods]
@@ -763,22 +749,23 @@ impl CoreSession {
         guarded(py, || Self::create(py, data, tools, limits, data_json))
     }
 
-    /// Runs a program; returns a raw result tuple that `ptc.Result` wraps.
-    #[pyo3(signature = (source, limits=None, cancel=None))]
+    /// Runs a program; returns its `ptc.Result`.
+    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         source: &str,
         limits: Option<&Bound<'py, PyDict>>,
         cancel: Option<&CancelToken>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+        lazy: bool,
+    ) -> PyResult<RunOutcome> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
             let flag = match cancel {
                 Some(t) => t.flag.clone(),
                 None => Arc::new(AtomicBool::new(false)),
             };
-            self.run_inner(py, source, limits, flag)
+            self.run_inner(py, source, limits, flag, lazy)
         })
     }
 
@@ -791,16 +778,14 @@ impl CoreSession {
         !running.is_empty()
     }
 
-    /// User definitions in first-definition order, as tuples
-    /// (name, kind, doc, params, return_type, type_label, sample).
-    fn definitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// User definitions in first-definition order.
+    fn definitions(&self, py: Python<'_>) -> PyResult<Vec<Definition>> {
         bounded(py, self.limits, || {
             let ns = self.lock().user.clone();
-            let out = PyList::empty(py);
-            for (name, d) in ns.iter() {
-                out.append(definition_tuple(py, name, &d.value, d.doc.as_deref(), &[])?)?;
-            }
-            Ok(out)
+            Ok(ns
+                .iter()
+                .map(|(name, d)| definition(name, &d.value, d.doc.as_deref(), &[]))
+                .collect())
         })
     }
 
@@ -915,7 +900,7 @@ fn type_label(value: &Bound<'_, PyAny>) -> PyResult<String> {
     })
 }
 
-/// Evaluates a program with no session state; returns the raw result tuple.
+/// Evaluates a program with no session state.
 #[pyfunction]
 #[pyo3(signature = (source, data=None, tools=None, limits=None))]
 fn run_once<'py>(
@@ -924,9 +909,9 @@ fn run_once<'py>(
     data: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyTuple>> {
+) -> PyResult<RunOutcome> {
     let s = CoreSession::new(py, data, tools, limits, None)?;
-    s.run(py, source, None, None)
+    s.run(py, source, None, None, false)
 }
 
 /// Registered with `atexit` by the Python package: waits for tool calls still running.
@@ -976,11 +961,11 @@ fn special_forms() -> Vec<&'static str> {
 
 /// Panics inside the interpreter boundary, to prove that panics become internal errors.
 #[pyfunction]
-fn _panic_for_tests<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
     let state = SessionState::new(Value::empty_map());
     let (r, ns) =
         py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
-    Ok(run_result_tuple(py, &r, &ns.unwrap_or_default())?.0)
+    Ok(run_outcome(py, &r, &ns.unwrap_or_default(), Limits::default(), false)?.0)
 }
 
 /// Panics at the Python boundary (outside any run), to prove that it reaches Python as
@@ -996,6 +981,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;
     m.add_class::<CancelToken>()?;
+    result::register(m)?;
     m.add_function(wrap_pyfunction!(to_clojure, m)?)?;
     m.add_function(wrap_pyfunction!(type_label, m)?)?;
     m.add_function(wrap_pyfunction!(run_once, m)?)?;

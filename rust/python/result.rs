@@ -1,0 +1,443 @@
+//! The typed boundary: what a run hands to Python. Results, tool-call records and definitions
+//! are classes whose values stay core values until read; their text (previews, argument text,
+//! samples) is rendered in Rust from the core values, O(shown).
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyString};
+
+use super::convert::ToPy;
+use super::{bounded, lisp_error};
+use crate::error::Error;
+use crate::format::{print, PrintOpts};
+use crate::limits::Limits;
+use crate::session::Outcome;
+use crate::value::Value;
+
+/// How a value Python cannot hold (too deep, keys that collide in Python, a date out of
+/// Python's range) is reported.
+pub fn unconvertible(message: String) -> Error {
+    Error::exec(message).with_hint("return a flatter value, e.g. (flatten v) or a summary")
+}
+
+/// Converts `v` to Python; an exception other than a program-level one (Ctrl-C) is raised
+/// as it is, the others become an `execution_error` naming what Python cannot hold.
+pub fn to_python<'py>(py: Python<'py>, v: &Value) -> Result<Bound<'py, PyAny>, PyErr> {
+    match ToPy::new(py)?.convert(v) {
+        Ok(o) => Ok(o),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+            Err(lisp_error(py, &unconvertible(e.value(py).to_string())))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn render(v: &Value, limit: Option<usize>, printable_limit: Option<usize>) -> String {
+    let opts = PrintOpts {
+        limit,
+        printable_limit,
+        hide_private: true,
+    };
+    print(&v, opts).0
+}
+
+/// A core value handed to Python unconverted: `get()` converts it on first call (within the
+/// Session's limits) and keeps the Python object; `preview()` renders it without converting.
+#[pyclass(module = "ptc", name = "LazyValue", frozen)]
+pub struct LazyValue {
+    value: Value,
+    limits: Limits,
+    converted: PyOnceLock<Py<PyAny>>,
+}
+
+impl LazyValue {
+    pub fn new(value: Value, limits: Limits) -> Self {
+        LazyValue {
+            value,
+            limits,
+            converted: PyOnceLock::new(),
+        }
+    }
+
+    /// A value already converted (the run converted it within its own budget).
+    pub fn converted(py: Python<'_>, value: Value, limits: Limits, obj: Py<PyAny>) -> Self {
+        let v = LazyValue::new(value, limits);
+        let _ = v.converted.set(py, obj);
+        v
+    }
+
+    pub fn core(&self) -> &Value {
+        &self.value
+    }
+
+    pub fn get_bound<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(o) = self.converted.get(py) {
+            return Ok(o.bind(py).clone());
+        }
+        let o = bounded(py, self.limits, || to_python(py, &self.value))?;
+        // another thread may have converted it meanwhile: keep the first
+        let kept = self.converted.get_or_init(py, || o.unbind());
+        Ok(kept.bind(py).clone())
+    }
+}
+
+#[pymethods]
+impl LazyValue {
+    /// The value as Python objects (converted once; raises an `ExecutionError` for a value
+    /// Python cannot hold and a `LimitError` when converting it exceeds the Session's limits).
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.get_bound(py)
+    }
+
+    /// Whether `get()` has converted the value already.
+    #[getter]
+    fn is_converted(&self, py: Python<'_>) -> bool {
+        self.converted.get(py).is_some()
+    }
+
+    /// The value in Clojure syntax, at most `limit` elements per collection and
+    /// `printable_limit` characters per string (private `_` keys hidden).
+    #[pyo3(signature = (limit=Some(10), printable_limit=Some(512)))]
+    fn preview(
+        &self,
+        py: Python<'_>,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<String> {
+        bounded(py, self.limits, || {
+            Ok(render(&self.value, limit, printable_limit))
+        })
+    }
+
+    /// The value's type label as shown to the LLM (`vector[3]`, `map`, `string`, ...).
+    #[getter]
+    fn type_label(&self) -> String {
+        self.value.type_label()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "LazyValue({})",
+            self.preview(py, Some(3), Some(40))?
+        ))
+    }
+}
+
+/// One tool call made by a run: the arguments as the program passed them, the result or the
+/// error. Arguments and result convert on first access.
+#[pyclass(module = "ptc", name = "ToolCall", frozen)]
+pub struct ToolCall {
+    #[pyo3(get)]
+    name: String,
+    args: Vec<Value>,
+    result: Option<Value>,
+    #[pyo3(get)]
+    error: Option<String>,
+    #[pyo3(get)]
+    duration_ms: f64,
+    /// Still running when the run ended (deadline, cancel, Ctrl-C): its result is discarded.
+    #[pyo3(get)]
+    abandoned: bool,
+    limits: Limits,
+    args_py: PyOnceLock<Py<PyList>>,
+    result_py: PyOnceLock<Py<PyAny>>,
+}
+
+impl ToolCall {
+    pub fn new(
+        name: String,
+        args: Vec<Value>,
+        result: Option<Value>,
+        error: Option<String>,
+        duration_ms: f64,
+        abandoned: bool,
+        limits: Limits,
+    ) -> Self {
+        ToolCall {
+            name,
+            args,
+            result,
+            error,
+            duration_ms,
+            abandoned,
+            limits,
+            args_py: PyOnceLock::new(),
+            result_py: PyOnceLock::new(),
+        }
+    }
+}
+
+/// A tool argument or result too deep for Python is shown as its (truncated) printed text.
+fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    match conv.convert(v) {
+        Ok(o) => Ok(o),
+        Err(e) if !e.is_instance_of::<pyo3::exceptions::PyException>(conv.py()) => Err(e),
+        Err(_) => {
+            let (text, _) = crate::format::to_clojure(v, Some(10), Some(200));
+            Ok(PyString::new(conv.py(), &text).into_any())
+        }
+    }
+}
+
+#[pymethods]
+impl ToolCall {
+    /// The arguments as Python objects (converted on first access).
+    #[getter]
+    fn args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = self.args_py.get_or_try_init(py, || {
+            bounded(py, self.limits, || {
+                let mut conv = ToPy::new(py)?;
+                let out = PyList::empty(py);
+                for a in &self.args {
+                    out.append(convert_or_text(&mut conv, a)?)?;
+                }
+                Ok(out.unbind())
+            })
+        })?;
+        Ok(list.bind(py).clone())
+    }
+
+    /// The tool's result as Python objects (None when it failed or was abandoned).
+    #[getter]
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(v) = &self.result else {
+            return Ok(py.None().into_bound(py));
+        };
+        let obj = self.result_py.get_or_try_init(py, || {
+            bounded(py, self.limits, || {
+                Ok(convert_or_text(&mut ToPy::new(py)?, v)?.unbind())
+            })
+        })?;
+        Ok(obj.bind(py).clone())
+    }
+
+    /// The arguments as one unconverted vector (`get()` converts them).
+    #[getter]
+    fn lazy_args(&self, py: Python<'_>) -> PyResult<Py<LazyValue>> {
+        Py::new(
+            py,
+            LazyValue::new(Value::vector(self.args.clone()), self.limits),
+        )
+    }
+
+    /// The result unconverted (nil when the call failed or was abandoned).
+    #[getter]
+    fn lazy_result(&self, py: Python<'_>) -> PyResult<Py<LazyValue>> {
+        let v = self.result.clone().unwrap_or(Value::Nil);
+        Py::new(py, LazyValue::new(v, self.limits))
+    }
+
+    /// The arguments in Clojure syntax separated by spaces, rendered from the core values.
+    #[pyo3(signature = (limit=Some(3), printable_limit=Some(60)))]
+    fn args_text(
+        &self,
+        py: Python<'_>,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<String> {
+        bounded(py, self.limits, || {
+            let parts: Vec<String> = self
+                .args
+                .iter()
+                .map(|a| render(a, limit, printable_limit))
+                .collect();
+            Ok(parts.join(" "))
+        })
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ToolCall(name={:?}, args=[{}], error={:?}, duration_ms={:.3}, abandoned={})",
+            self.name,
+            self.args_text(py, Some(3), Some(40))?,
+            self.error,
+            self.duration_ms,
+            if self.abandoned { "True" } else { "False" },
+        ))
+    }
+}
+
+/// A user definition (`def`/`defn`) with the metadata host summaries need; its sample is
+/// rendered from the core value.
+#[pyclass(module = "ptc", name = "Definition", frozen, eq)]
+#[derive(PartialEq, Clone)]
+pub struct Definition {
+    #[pyo3(get)]
+    pub name: String,
+    /// "function" or "value".
+    #[pyo3(get)]
+    pub kind: &'static str,
+    #[pyo3(get)]
+    pub doc: Option<String>,
+    #[pyo3(get)]
+    pub params: Option<Vec<String>>,
+    #[pyo3(get)]
+    pub return_type: Option<String>,
+    #[pyo3(get, name = "type")]
+    pub type_label: String,
+    #[pyo3(get)]
+    pub sample: Option<String>,
+}
+
+#[pymethods]
+impl Definition {
+    fn __repr__(&self) -> String {
+        format!(
+            "Definition(name={:?}, kind={:?}, type={:?}, sample={:?})",
+            self.name, self.kind, self.type_label, self.sample
+        )
+    }
+}
+
+/// What one run produced. `ok` is true when the program finished without an error and
+/// without `(fail ...)`; `value` is the last value, the returned value or the fail reason.
+#[pyclass(module = "ptc", name = "Result", frozen)]
+pub struct RunOutcome {
+    pub outcome: Outcome,
+    pub value: Py<LazyValue>,
+    pub error: Option<Error>,
+    pub prints: Vec<String>,
+    pub tool_calls: Vec<Py<ToolCall>>,
+    pub defined: Vec<Py<Definition>>,
+    pub duration_ms: f64,
+    pub steps: u64,
+    error_py: PyOnceLock<Py<PyAny>>,
+    prints_py: PyOnceLock<Py<PyList>>,
+}
+
+impl RunOutcome {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        outcome: Outcome,
+        value: Py<LazyValue>,
+        error: Option<Error>,
+        prints: Vec<String>,
+        tool_calls: Vec<Py<ToolCall>>,
+        defined: Vec<Py<Definition>>,
+        duration_ms: f64,
+        steps: u64,
+    ) -> Self {
+        RunOutcome {
+            outcome,
+            value,
+            error,
+            prints,
+            tool_calls,
+            defined,
+            duration_ms,
+            steps,
+            error_py: PyOnceLock::new(),
+            prints_py: PyOnceLock::new(),
+        }
+    }
+}
+
+#[pymethods]
+impl RunOutcome {
+    #[getter]
+    fn ok(&self) -> bool {
+        matches!(self.outcome, Outcome::Value | Outcome::Return)
+    }
+
+    /// The value as Python objects. Converted when the run ended, unless the run was made
+    /// with `lazy=True`: then on first access.
+    #[getter]
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.value.get().get_bound(py)
+    }
+
+    /// The value without converting it: `preview()`, `type_label`, `get()`.
+    #[getter]
+    fn lazy_value<'py>(&self, py: Python<'py>) -> Bound<'py, LazyValue> {
+        self.value.bind(py).clone()
+    }
+
+    #[getter]
+    fn returned(&self) -> bool {
+        self.outcome == Outcome::Return
+    }
+
+    #[getter]
+    fn failed(&self) -> bool {
+        self.outcome == Outcome::Fail
+    }
+
+    /// The program error (a `ptc.LispError` subclass), or None.
+    #[getter]
+    fn error<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(e) = &self.error else {
+            return Ok(py.None().into_bound(py));
+        };
+        let obj = self
+            .error_py
+            .get_or_init(py, || lisp_error(py, e).into_value(py).into_any());
+        Ok(obj.bind(py).clone())
+    }
+
+    #[getter]
+    fn prints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = self
+            .prints_py
+            .get_or_try_init(py, || PyList::new(py, &self.prints).map(Bound::unbind))?;
+        Ok(list.bind(py).clone())
+    }
+
+    #[getter]
+    fn tool_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.tool_calls.iter().map(|c| c.clone_ref(py)))
+    }
+
+    #[getter]
+    fn defined<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.defined.iter().map(|d| d.clone_ref(py)))
+    }
+
+    #[getter]
+    fn duration_ms(&self) -> f64 {
+        self.duration_ms
+    }
+
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// "value", "return", "fail" or "error".
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        match self.outcome {
+            Outcome::Value => "value",
+            Outcome::Return => "return",
+            Outcome::Fail => "fail",
+            Outcome::Error => "error",
+        }
+    }
+
+    /// The value in Clojure syntax, rendered from the core value without converting it.
+    #[pyo3(signature = (limit=Some(10), printable_limit=Some(512)))]
+    fn preview(
+        &self,
+        py: Python<'_>,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<String> {
+        self.value.get().preview(py, limit, printable_limit)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let head = match &self.error {
+            Some(e) => format!("error={:?}", e.message),
+            None => format!("value={}", self.preview(py, Some(3), Some(40))?),
+        };
+        Ok(format!("Result(outcome={:?}, {head})", self.outcome()))
+    }
+}
+
+/// The Python classes of this module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<RunOutcome>()?;
+    m.add_class::<LazyValue>()?;
+    m.add_class::<ToolCall>()?;
+    m.add_class::<Definition>()?;
+    Ok(())
+}
