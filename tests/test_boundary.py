@@ -210,3 +210,28 @@ def test_a_turn_to_dict_encodes_a_value_python_cannot_hold_as_its_preview() -> N
     d = step.turns[0].to_dict()
     assert d["result"] == {"$repr": '{:a 1, "a" 2}'}
     assert Turn.from_dict(d).result == '{:a 1, "a" 2}'
+
+
+# ---- the fixed cost per run: programs are cached by source ----
+
+
+def test_a_cached_program_sees_the_current_definitions() -> None:
+    """The same text run again skips reading and analysis, never the Session's state."""
+    s = ptc.Session()
+    first = s.run("(inc x)")
+    assert first.error is not None and first.error.type == "undefined_variable"
+    s.run("(def x 41)")
+    assert s.run("(inc x)").value == 42
+    s.run("(def x 1)")
+    assert s.run("(inc x)").value == 2
+    s.run("(defn x [] 5)")
+    second = s.run("(inc x)")
+    assert second.error is not None and second.error.type == "type_error"
+
+
+def test_a_cached_program_is_rechecked_under_stricter_limits() -> None:
+    s = ptc.Session()
+    src = "[[[[1]]]]"
+    assert s.run(src).value == [[[[1]]]]
+    r = s.run(src, limits={"max_nesting": 2})
+    assert r.error is not None and r.error.limit == "max_nesting"

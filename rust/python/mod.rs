@@ -9,7 +9,7 @@ mod result;
 mod workers;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -139,6 +139,8 @@ fn bounded<T>(py: Python<'_>, limits: Limits, f: impl FnOnce() -> PyResult<T>) -
 struct RunGate {
     busy: Mutex<bool>,
     free: Condvar,
+    /// Threads waiting for the gate: waking nobody would still cost a system call per run.
+    waiting: AtomicUsize,
 }
 
 struct GateGuard<'g>(&'g RunGate);
@@ -146,7 +148,9 @@ struct GateGuard<'g>(&'g RunGate);
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {
         *self.0.busy.lock().unwrap_or_else(|p| p.into_inner()) = false;
-        self.0.free.notify_one();
+        if self.0.waiting.load(SeqCst) > 0 {
+            self.0.free.notify_one();
+        }
     }
 }
 
@@ -161,6 +165,14 @@ impl RunGate {
             }
         }
         let main = host::is_main_thread();
+        self.waiting.fetch_add(1, SeqCst);
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, SeqCst);
+            }
+        }
+        let _waiting = Waiting(&self.waiting);
         py.detach(|| {
             let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
             while *busy {
@@ -307,6 +319,51 @@ fn definition(
     }
 }
 
+/// Programs this Session ran, by source and the limits reading depends on: running the same
+/// text again skips reading and analysis (analysis does not depend on the Session's state).
+#[derive(Default)]
+struct ProgramCache {
+    entries: Mutex<ahash::AHashMap<Box<str>, CachedProgram>>,
+}
+
+/// A prepared program and the reading limits it was prepared under.
+type CachedProgram = ([usize; 3], Arc<crate::ir::Program>);
+
+impl ProgramCache {
+    const MAX_ENTRIES: usize = 64;
+    const MAX_SOURCE: usize = 16 * 1024;
+
+    fn key(limits: &Limits) -> [usize; 3] {
+        [
+            limits.max_nesting,
+            limits.max_symbols,
+            limits.max_string_size,
+        ]
+    }
+
+    fn get(&self, source: &str, limits: &Limits) -> Option<Arc<crate::ir::Program>> {
+        if source.len() > Self::MAX_SOURCE {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match entries.get(source) {
+            Some((k, p)) if *k == Self::key(limits) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
+    fn put(&self, source: &str, limits: &Limits, program: Arc<crate::ir::Program>) {
+        if source.len() > Self::MAX_SOURCE {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= Self::MAX_ENTRIES {
+            entries.clear(); // bounded, and cheap: a workload that repeats refills it at once
+        }
+        entries.insert(source.into(), (Self::key(limits), program));
+    }
+}
+
 /// Cancels the one run it is given to (`Session.run(..., cancel=token)`), from any thread.
 #[pyclass(module = "ptc._core", frozen, name = "CancelToken")]
 pub struct CancelToken {
@@ -348,6 +405,7 @@ pub struct CoreSession {
     gate: RunGate,
     /// Cancel flags of the runs in progress (nested runs included), for `cancel()`.
     running: Mutex<Vec<CancelFlag>>,
+    programs: ProgramCache,
 }
 
 impl CoreSession {
@@ -423,6 +481,7 @@ impl CoreSession {
             limits: limits_from(Limits::default(), limits)?,
             gate: RunGate::default(),
             running: Mutex::new(Vec::new()),
+            programs: ProgramCache::default(),
         })
     }
 
@@ -462,7 +521,14 @@ impl CoreSession {
         let snapshot = self.lock().clone();
         let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
-        let prepared = py.detach(|| session::prepare(source, &budget));
+        let prepared = match self.programs.get(source, &limits) {
+            Some(program) => Ok(program),
+            None => py.detach(|| session::prepare(source, &budget)).map(|p| {
+                let p = Arc::new(p);
+                self.programs.put(source, &limits, p.clone());
+                p
+            }),
+        };
         let finished = match prepared {
             Err(failed) => Some((*failed, None)),
             // a program that cannot call a tool cannot block outside the evaluator's own
@@ -529,7 +595,7 @@ impl CoreSession {
     fn run_on_worker(
         &self,
         py: Python<'_>,
-        program: crate::ir::Program,
+        program: Arc<crate::ir::Program>,
         snapshot: SessionState,
         host: &Arc<RunHost>,
         budget: &Arc<Budget>,
