@@ -85,6 +85,110 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// The Python exception class of this kind (`ptc.errors`, generated from this table by
+    /// scripts/gen_errors.py): its name, the class it derives from and its docstring.
+    pub fn python_class(self) -> (&'static str, &'static str, &'static str) {
+        use ErrorKind::*;
+        match self {
+            Parse => ("ParseError", "LispError", ""),
+            Analysis => ("AnalysisError", "LispError", ""),
+            SymbolLimitExceeded => (
+                "SymbolLimitExceeded",
+                "LimitError",
+                "The program uses more distinct symbols and keywords than `max_symbols`.",
+            ),
+            UndefinedVariable => (
+                "UndefinedVariable",
+                "NameResolutionError",
+                "A name that is not defined (a typo, or a name from outside the language).",
+            ),
+            AmbiguousReference => (
+                "AmbiguousReference",
+                "NameResolutionError",
+                "A bare name that could mean a tool or a data key: write `tool/name` or `data/name`.",
+            ),
+            Type => (
+                "LispTypeError",
+                "ArgumentError",
+                "A value of the wrong type for a function (e.g. a number expected, nil given).",
+            ),
+            Arity => (
+                "ArityError",
+                "ArgumentError",
+                "A function called with the wrong number of arguments.",
+            ),
+            Arithmetic => (
+                "LispArithmeticError",
+                "LispError",
+                "Integer overflow or division by zero.",
+            ),
+            NotCallable => (
+                "NotCallable",
+                "ArgumentError",
+                "A value called as a function that is not one.",
+            ),
+            Destructure => (
+                "DestructureError",
+                "ArgumentError",
+                "A value that does not fit a destructuring pattern.",
+            ),
+            CannotShadowBuiltin => (
+                "CannotShadowBuiltin",
+                "AnalysisError",
+                "A definition that would replace a builtin's name.",
+            ),
+            LoopLimitExceeded => (
+                "LoopLimitExceeded",
+                "LimitError",
+                "A loop ran more iterations than `loop_limit`.",
+            ),
+            UnknownTool => (
+                "UnknownTool",
+                "NameResolutionError",
+                "A `tool/name` call of a tool the Session does not have.",
+            ),
+            Tool => ("ToolError", "LispError", ""),
+            Pmap => (
+                "PmapError",
+                "LispError",
+                "A `pmap` branch failed; the message names the element.",
+            ),
+            Pcalls => (
+                "PcallsError",
+                "LispError",
+                "A `pcalls` branch failed; the message names the function.",
+            ),
+            Execution => (
+                "ExecutionError",
+                "LispError",
+                "A runtime failure not covered by a more specific kind.",
+            ),
+            Timeout => (
+                "TimeoutExceeded",
+                "LimitError",
+                "The run (or one parallel branch) took longer than `timeout_ms`.",
+            ),
+            MemoryExceeded => (
+                "MemoryExceeded",
+                "LimitError",
+                "The run needed more memory than `max_memory` (or a size limit).",
+            ),
+            Validation => (
+                "ValidationError",
+                "LispError",
+                "A returned value that does not match the agent's signature.",
+            ),
+            Cancelled => (
+                "RunCancelled",
+                "LispError",
+                "A run stopped by `cancel()`, as recorded inside the run.",
+            ),
+            Internal => ("InternalError", "LispError", ""),
+        }
+    }
+}
+
 /// A source position (1-based line and column, counted in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pos {

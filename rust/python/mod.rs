@@ -1019,6 +1019,18 @@ fn builtin_names() -> Vec<&'static str> {
     crate::builtins::names().collect()
 }
 
+/// Every error kind with its Python class: (type, class name, base class name, docstring).
+#[pyfunction]
+fn error_kinds() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    ErrorKind::ALL
+        .iter()
+        .map(|k| {
+            let (class, base, doc) = k.python_class();
+            (k.as_str(), class, base, doc)
+        })
+        .collect()
+}
+
 /// Names of the special forms.
 #[pyfunction]
 fn special_forms() -> Vec<&'static str> {
@@ -1054,6 +1066,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_names, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
+    m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_wait_for_tools, m)?)?;
