@@ -1201,7 +1201,7 @@ impl<'a> Interp<'a> {
             return None;
         };
         let mut keys: Vec<&str> = Vec::new();
-        let mut add = |m: &'a crate::value::ValueMap| {
+        let mut add = |m: &'a crate::value::MapData| {
             for k in m.keys().filter_map(key_text) {
                 if !keys.contains(&k) {
                     keys.push(k);

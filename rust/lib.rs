@@ -14,6 +14,8 @@ pub mod hints;
 pub mod ir;
 pub mod json;
 pub mod limits;
+pub mod map;
+
 mod liveness;
 pub mod meant;
 pub mod reader;

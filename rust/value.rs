@@ -98,8 +98,7 @@ impl Clone for Value {
 #[derive(Clone, Default)]
 pub struct VecData(pub Vec<Value>);
 
-#[derive(Clone, Default)]
-pub struct MapData(pub ValueMap);
+pub use crate::map::MapData;
 
 #[derive(Clone, Default)]
 pub struct SetData(pub ValueSet);
@@ -127,7 +126,6 @@ macro_rules! deref_newtype {
     };
 }
 deref_newtype!(VecData, Vec<Value>);
-deref_newtype!(MapData, ValueMap);
 deref_newtype!(SetData, ValueSet);
 
 /// Drops values with a heap worklist instead of recursion, so dropping any value uses constant
@@ -152,7 +150,15 @@ fn drop_iteratively(first: Vec<Value>) {
                 Err(_) => continue,
             },
             Value::Map(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => Pending::Pairs(std::mem::take(&mut inner.0).into_iter(), None),
+                Ok(mut inner) => match &mut inner {
+                    // the keys live in the shared shape; only the values can nest
+                    MapData::Shaped { vals, .. } => {
+                        Pending::Values(std::mem::take(vals).into_vec().into_iter())
+                    }
+                    MapData::Hashed(m) => {
+                        Pending::Pairs(std::mem::take(&mut **m).into_iter(), None)
+                    }
+                },
                 Err(_) => continue,
             },
             Value::Set(a) => match Arc::try_unwrap(a) {
@@ -243,7 +249,7 @@ pub fn unshare_set(a: &mut Arc<SetData>) -> &mut SetData {
 fn is_nested(v: &Value) -> bool {
     match v {
         Value::Vector(a) => !a.0.is_empty(),
-        Value::Map(a) => !a.0.is_empty(),
+        Value::Map(a) => !a.is_empty(),
         Value::Set(a) => !a.0.is_empty(),
         Value::Closure(a) => !a.captures.is_empty(),
         Value::Native(_) => true,
@@ -261,9 +267,18 @@ impl Drop for VecData {
 
 impl Drop for MapData {
     fn drop(&mut self) {
-        if self.0.iter().any(|(k, v)| is_nested(k) || is_nested(v)) {
-            let m = std::mem::take(&mut self.0);
-            drop_iteratively(vec![Value::Map(Arc::new(MapData(m)))]);
+        match self {
+            MapData::Shaped { vals, .. } => {
+                if vals.iter().any(is_nested) {
+                    drop_iteratively(std::mem::take(vals).into_vec());
+                }
+            }
+            MapData::Hashed(m) => {
+                if m.iter().any(|(k, v)| is_nested(k) || is_nested(v)) {
+                    let m = std::mem::take(&mut **m);
+                    drop_iteratively(vec![Value::map(m)]);
+                }
+            }
         }
     }
 }
@@ -486,7 +501,7 @@ impl Value {
         Value::Vector(Arc::new(VecData(items)))
     }
     pub fn map(m: ValueMap) -> Value {
-        Value::Map(Arc::new(MapData(m)))
+        Value::Map(Arc::new(MapData::from(m)))
     }
     pub fn set(s: ValueSet) -> Value {
         Value::Set(Arc::new(SetData(s)))
@@ -809,7 +824,15 @@ fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
 }
 
 /// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.
-pub fn flex_get<'a>(m: &'a ValueMap, key: &Value) -> Option<&'a Value> {
+pub fn flex_get<'a>(m: &'a MapData, key: &Value) -> Option<&'a Value> {
+    if let MapData::Shaped { shape, vals } = m {
+        let i = shape.position(key).or_else(|| match key {
+            Value::Keyword(k) => shape.position(&Value::Str(k.clone())),
+            Value::Str(s) => shape.position(&Value::Keyword(s.clone())),
+            _ => None,
+        });
+        return i.map(|i| &vals[i]);
+    }
     // Records are small maps: a linear scan (pointer-equal interned keywords first) beats hashing.
     if m.len() <= 8 {
         if let Value::Keyword(k) | Value::Str(k) = key {
@@ -839,7 +862,7 @@ pub fn flex_get<'a>(m: &'a ValueMap, key: &Value) -> Option<&'a Value> {
 }
 
 /// The key actually present under flexible lookup (for write-back in `assoc-in`/`update-in`).
-pub fn flex_key(m: &ValueMap, key: &Value) -> Option<Value> {
+pub fn flex_key(m: &MapData, key: &Value) -> Option<Value> {
     if m.contains_key(key) {
         return Some(key.clone());
     }

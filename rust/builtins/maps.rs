@@ -216,7 +216,7 @@ fn dissoc(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             if a[1..].iter().any(|k| m.contains_key(k)) {
                 let mm = crate::value::unshare_map(&mut m);
                 for k in &a[1..] {
-                    mm.shift_remove(k);
+                    mm.hashed_mut().shift_remove(k);
                 }
             }
             Ok(Value::Map(m))

@@ -11,6 +11,9 @@ use pyo3::types::{
 
 #[allow(unused_imports)]
 use crate::value::Str;
+use std::sync::Arc;
+
+use crate::map::{MapData, Shape};
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
@@ -115,7 +118,16 @@ pub struct ToValue<'py> {
     /// conversion: Python code run during it (a set subclass's `__iter__`) may make temporary
     /// objects, whose addresses could otherwise be reused by others.
     pinned: Vec<Bound<'py, PyAny>>,
+    /// Record shapes by the key objects of their dicts (all cached in `key_objects`);
+    /// `None`: those keys collide once converted, so such dicts become hashed maps.
+    shapes: AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+    scratch: Vec<usize>,
 }
+
+/// Dicts with up to this many keys become records (wider ones are hashed maps).
+const MAX_SHAPED_KEYS: usize = 64;
+/// Distinct record shapes one conversion keeps (data with more is rarely records).
+const MAX_SHAPES: usize = 4096;
 
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
@@ -132,6 +144,8 @@ impl<'py> ToValue<'py> {
             shared: AHashMap::new(),
             watch: None,
             pinned: Vec::new(),
+            shapes: AHashMap::new(),
+            scratch: Vec::new(),
         })
     }
 
@@ -345,10 +359,15 @@ impl<'py> ToValue<'py> {
     fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Result<Value, ConvError> {
         let len = d.len();
         self.tick(d.py(), len)?;
+        if (1..=MAX_SHAPED_KEYS).contains(&len) {
+            if let Some(v) = self.record(d, len, depth)? {
+                return Ok(v);
+            }
+        }
         self.reserve(crate::guard::values_bytes(len).saturating_mul(3))?;
         let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
         dict_items(d, |k, v| {
-            let key = self.key(&k, depth)?;
+            let key = self.key(&k, depth)?.0;
             let val = self.value(&v, depth + 1).map_err(|e| {
                 let seg = match &key {
                     Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
@@ -362,15 +381,84 @@ impl<'py> ToValue<'py> {
         Ok(Value::map(m))
     }
 
+    /// A dict whose keys are all strings, as a record sharing its shape (key list) with the
+    /// other dicts that have the same key objects in the same order. `None`: not a record
+    /// (a key is not a string, or too many distinct keys to cache).
+    fn record(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        len: usize,
+        depth: usize,
+    ) -> Result<Option<Value>, ConvError> {
+        // pass 1: the key objects, each cached (and so kept alive) in `key_objects`
+        let mut ptrs = std::mem::take(&mut self.scratch);
+        ptrs.clear();
+        let mut all_keys = true;
+        dict_items(d, |k, _| {
+            if all_keys && k.is_instance_of::<PyString>() && self.key(&k, depth)?.1 {
+                ptrs.push(k.as_ptr() as usize);
+            } else {
+                all_keys = false;
+            }
+            Ok(())
+        })?;
+        if !all_keys || ptrs.len() != len {
+            self.scratch = ptrs;
+            return Ok(None);
+        }
+        let shape = match self.shapes.get(&ptrs[..]) {
+            Some(s) => s.clone(),
+            None if self.shapes.len() >= MAX_SHAPES => None,
+            None => {
+                let keys = ptrs.iter().map(|p| self.key_objects[p].clone()).collect();
+                let s = Shape::new(keys).map(Arc::new);
+                self.shapes
+                    .insert(ptrs.clone().into_boxed_slice(), s.clone());
+                s
+            }
+        };
+        let Some(shape) = shape else {
+            self.scratch = ptrs;
+            return Ok(None); // keys equal once converted ("a" and :a): a map decides
+        };
+        self.reserve(crate::guard::values_bytes(len))?;
+        // pass 2: the values, in the same order (a dict changed meanwhile is refused)
+        let mut vals = Vec::with_capacity(len);
+        let mut i = 0;
+        dict_items(d, |k, v| {
+            if ptrs.get(i) != Some(&(k.as_ptr() as usize)) {
+                return Err(ConvError::new(
+                    "the dict changed while it was being converted",
+                ));
+            }
+            i += 1;
+            let val = self.value(&v, depth + 1).map_err(|e| {
+                let text = k
+                    .cast::<PyString>()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                e.under(Seg::Key(text))
+            })?;
+            vals.push(val);
+            Ok(())
+        })?;
+        self.scratch = ptrs;
+        Ok(Some(Value::Map(Arc::new(MapData::shaped(
+            shape,
+            vals.into_boxed_slice(),
+        )))))
+    }
+
     /// A `str` key that is valid keyword text becomes a keyword, so JSON-shaped data reads and
     /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
-    fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
+    /// The key's value, and whether it is cached by object (so its pointer stays valid).
+    fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<(Value, bool), ConvError> {
         if let Ok(s) = k.cast::<PyString>() {
             // Records repeat the same key objects: a pointer lookup skips hashing the text.
-            // The input holds every key alive for the whole conversion, so pointers are stable.
+            // Cached keys are pinned, so their pointers are stable for the whole conversion.
             let ptr = k.as_ptr() as usize;
             if let Some(v) = self.key_objects.get(&ptr) {
-                return Ok(v.clone());
+                return Ok((v.clone(), true));
             }
             let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
             let interned = self.intern(text);
@@ -379,13 +467,14 @@ impl<'py> ToValue<'py> {
             } else {
                 Value::Str(interned)
             };
-            if self.key_objects.len() < 65_536 {
+            let cached = self.key_objects.len() < 65_536;
+            if cached {
                 self.key_objects.insert(ptr, v.clone());
                 self.pinned.push(k.clone());
             }
-            return Ok(v);
+            return Ok((v, cached));
         }
-        self.value(k, depth + 1)
+        Ok((self.value(k, depth + 1)?, false))
     }
 }
 

@@ -5,5 +5,6 @@ mod eval_tests;
 mod format_tests;
 mod fuzz_regressions;
 mod limits_tests;
+mod map_tests;
 mod meant_tests;
 mod reader_tests;

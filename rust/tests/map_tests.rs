@@ -1,0 +1,87 @@
+//! Records (shaped maps) behave as hashed maps: lookups, updates, equality, hashing, order.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use _core::map::{MapData, Shape};
+use _core::value::{Value, ValueMap};
+
+fn kw(s: &str) -> Value {
+    Value::kw(s)
+}
+
+fn record(keys: &[&str], vals: Vec<Value>) -> MapData {
+    let shape = Shape::new(keys.iter().map(|k| kw(k)).collect()).expect("distinct keys");
+    MapData::shaped(Arc::new(shape), vals.into_boxed_slice())
+}
+
+fn hashed(pairs: &[(&str, Value)]) -> Value {
+    let mut m = ValueMap::default();
+    for (k, v) in pairs {
+        m.insert(kw(k), v.clone());
+    }
+    Value::map(m)
+}
+
+fn hash_of(v: &Value) -> u64 {
+    let mut h = DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+#[test]
+fn lookups_and_order() {
+    let r = record(&["id", "name"], vec![Value::Int(1), Value::str("Ada")]);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r.get(&kw("name")), Some(&Value::str("Ada")));
+    assert_eq!(r.get(&kw("nope")), None);
+    assert_eq!(r.get_index_of(&kw("name")), Some(1));
+    let keys: Vec<_> = r.keys().cloned().collect();
+    assert_eq!(keys, vec![kw("id"), kw("name")]);
+    assert_eq!(r.last().map(|(k, _)| k.clone()), Some(kw("name")));
+}
+
+#[test]
+fn updating_a_key_keeps_the_shape_and_a_new_key_makes_a_hashed_map() {
+    let mut r = record(&["id", "name"], vec![Value::Int(1), Value::str("Ada")]);
+    assert_eq!(r.insert(kw("id"), Value::Int(2)), Some(Value::Int(1)));
+    assert!(matches!(r, MapData::Shaped { .. }));
+    assert_eq!(r.insert(kw("age"), Value::Int(36)), None);
+    assert!(matches!(r, MapData::Hashed(_)));
+    let keys: Vec<_> = r.keys().cloned().collect();
+    assert_eq!(keys, vec![kw("id"), kw("name"), kw("age")]);
+    assert_eq!(r.get(&kw("id")), Some(&Value::Int(2)));
+}
+
+#[test]
+fn records_equal_and_hash_as_hashed_maps_in_any_order() {
+    let r = Value::Map(Arc::new(record(
+        &["a", "b"],
+        vec![Value::Int(1), Value::Int(2)],
+    )));
+    let same = hashed(&[("b", Value::Int(2)), ("a", Value::Int(1))]);
+    let other = hashed(&[("a", Value::Int(1)), ("b", Value::Int(3))]);
+    assert!(r == same);
+    assert!(r != other);
+    assert_eq!(hash_of(&r), hash_of(&same));
+}
+
+#[test]
+fn colliding_keys_make_no_shape_and_wide_shapes_index_their_keys() {
+    assert!(Shape::new(vec![kw("a"), kw("a")]).is_none());
+    let names: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+    let keys: Vec<&str> = names.iter().map(String::as_str).collect();
+    let r = record(&keys, (0..40).map(Value::Int).collect());
+    assert_eq!(r.get(&kw("k33")), Some(&Value::Int(33)));
+    assert_eq!(r.get(&Value::str("k33")), None); // a string is not the keyword
+}
+
+#[test]
+fn dropping_a_deep_chain_of_records_does_not_overflow() {
+    let mut v = Value::Nil;
+    for _ in 0..200_000 {
+        v = Value::Map(Arc::new(record(&["next"], vec![v])));
+    }
+    drop(v);
+}
