@@ -6,11 +6,14 @@
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, NumberAny, NumberInt, Peek};
 
 use crate::error::{Error, ErrorKind};
 use crate::sysmem::Watch;
+use std::sync::Arc;
+
+use crate::map::{MapData, Shape};
 use crate::value::{intern_keyword, is_keyword_text, Str, Value, ValueMap};
 
 /// Nesting deeper than this is refused (the same bound as for Python input).
@@ -48,6 +51,8 @@ struct Builder<'j> {
     data: &'j [u8],
     strings: AHashSet<Str>,
     watch: Watch,
+    shapes: AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+    scratch: Vec<usize>,
 }
 
 /// A string value; short ones (categories, ids, statuses repeat across records) share one
@@ -152,18 +157,20 @@ impl<'j> Builder<'j> {
 
     fn object(&mut self, depth: usize) -> Result<Value, Problem> {
         let depth = self.deeper(depth)?;
-        let mut out = ValueMap::default();
+        let mut keys: Vec<Value> = Vec::new();
+        let mut vals: Vec<Value> = Vec::new();
         let mut next = match self.jiter.known_object() {
             Ok(k) => k.map(|k| key(&mut self.strings, k)),
             Err(e) => return Err(self.syntax(e)),
         };
         while let Some(kv) = next {
-            if out.len() == out.capacity() {
-                let grow = out.len().max(4);
+            if vals.len() == vals.capacity() {
+                let grow = vals.len().max(4);
                 self.watch
-                    .reserve(crate::guard::values_bytes(grow).saturating_mul(3))
+                    .reserve(crate::guard::values_bytes(grow).saturating_mul(2))
                     .map_err(|e| memory_problem(&e))?;
-                out.reserve(grow);
+                vals.reserve(grow);
+                keys.reserve(grow);
             }
             let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
             let v = crate::guard::deeper(|| self.value(peek, depth)).map_err(|p| {
@@ -173,15 +180,58 @@ impl<'j> Builder<'j> {
                 };
                 p.under(Seg::Key(name))
             })?;
-            out.insert(kv, v);
+            keys.push(kv);
+            vals.push(v);
             next = match self.jiter.next_key() {
                 Ok(k) => k.map(|k| key(&mut self.strings, k)),
                 Err(e) => return Err(self.syntax(e)),
             };
         }
+        if let Some(shape) = self.shape(&keys) {
+            return Ok(Value::Map(Arc::new(MapData::shaped(
+                shape,
+                vals.into_boxed_slice(),
+            ))));
+        }
+        // a repeated key: the last value wins, at the first key's place
+        let mut out = ValueMap::with_capacity_and_hasher(keys.len(), Default::default());
+        for (k, v) in keys.into_iter().zip(vals) {
+            out.insert(k, v);
+        }
         Ok(Value::map(out))
     }
+
+    /// The shared shape of an object with these keys (objects with the same keys in the same
+    /// order are records of one shape); `None` for an empty, wide or repeated-key object.
+    fn shape(&mut self, keys: &[Value]) -> Option<Arc<Shape>> {
+        if keys.is_empty() || keys.len() > MAX_SHAPED_KEYS {
+            return None;
+        }
+        // keyed by the keys' string pointers: interned, and kept alive by the cached shapes
+        self.scratch.clear();
+        for k in keys {
+            match k {
+                Value::Keyword(s) | Value::Str(s) => self.scratch.push(s.as_ptr() as usize),
+                _ => return None,
+            }
+        }
+        if let Some(s) = self.shapes.get(&self.scratch[..]) {
+            return s.clone();
+        }
+        if self.shapes.len() >= MAX_SHAPES {
+            return None;
+        }
+        let s = Shape::new(keys.to_vec()).map(Arc::new);
+        self.shapes
+            .insert(self.scratch.clone().into_boxed_slice(), s.clone());
+        s
+    }
 }
+
+/// Objects with up to this many keys become records (wider ones are hashed maps).
+const MAX_SHAPED_KEYS: usize = 64;
+/// Distinct record shapes one parse keeps.
+const MAX_SHAPES: usize = 4096;
 
 fn memory_problem(e: &Error) -> Problem {
     let mut p = Problem::new(e.message.clone());
@@ -221,6 +271,8 @@ pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
         data,
         strings: AHashSet::new(),
         watch: Watch::new(),
+        shapes: AHashMap::new(),
+        scratch: Vec::new(),
     };
     let result = b
         .jiter
