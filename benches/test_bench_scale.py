@@ -257,3 +257,54 @@ def test_threads_two_sessions_ptc(benchmark: Any, two_sessions: list[ptc.Session
     t0 = time.perf_counter()
     benchmark.pedantic(_run_many, args=(two_sessions, 8), rounds=3)
     assert time.perf_counter() - t0 > 0
+
+
+# ---- memory held, each measured in a fresh subprocess ----
+
+MEMORY_SCRIPT = r"""
+import gc, os, sys
+sys.path.insert(0, {bench_dir!r})
+import orjson
+from test_bench_scale import make_nested
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+n, how = {n}, {how!r}
+text = orjson.dumps({{"orders": make_nested(n)}})
+gc.collect()
+import ptc
+base = rss()
+if how == "python objects":
+    held = orjson.loads(text)
+elif how == "Session.from_json":
+    held = ptc.Session.from_json(text)
+else:
+    objs = orjson.loads(text)
+    held = ptc.Session(data=objs)
+    del objs
+    gc.collect()
+print((rss() - base) / n, len(text) / n)
+"""
+
+
+@pytest.mark.parametrize("how", ["python objects", "Session(data=...)", "Session.from_json"])
+@pytest.mark.parametrize("n", SIZES)
+def test_memory_held(benchmark: Any, n: int, how: str) -> None:
+    """Bytes held per record after loading (RSS growth in a fresh process); the JSON text's
+    own size per record is recorded alongside (goal: ptc ≤ 0.5× the Python objects)."""
+    import subprocess
+    import sys
+
+    script = MEMORY_SCRIPT.format(bench_dir=os.path.dirname(__file__), n=n, how=how)
+
+    def measure() -> tuple[float, float]:
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout.split()
+        return float(out[0]), float(out[1])
+
+    held, text = benchmark.pedantic(measure, rounds=1, iterations=1)
+    benchmark.extra_info.update(bytes_per_record=round(held), json_bytes_per_record=round(text))
+    print(f"\nmemory held, {how}, {n} records: {held:.0f} bytes/record (JSON: {text:.0f})")

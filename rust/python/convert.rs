@@ -122,6 +122,8 @@ pub struct ToValue<'py> {
     /// `None`: those keys collide once converted, so such dicts become hashed maps.
     shapes: AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
     scratch: Vec<usize>,
+    /// Short string values by object, for objects referenced from several places (pinned).
+    string_objects: AHashMap<usize, Str>,
 }
 
 /// Dicts with up to this many keys become records (wider ones are hashed maps).
@@ -146,6 +148,7 @@ impl<'py> ToValue<'py> {
             pinned: Vec::new(),
             shapes: AHashMap::new(),
             scratch: Vec::new(),
+            string_objects: AHashMap::new(),
         })
     }
 
@@ -180,9 +183,23 @@ impl<'py> ToValue<'py> {
     /// A string value: short ones interned by text, long ones shared by object identity.
     /// The input holds every object alive for the whole conversion, so pointers are stable.
     fn string_value(&mut self, s: &Bound<'py, PyString>) -> Result<Value, ConvError> {
+        // a string object referenced from elsewhere too (a category literal, an interned
+        // status) is usually referenced many times: found by its address, not its text
+        // SAFETY: reading the reference count of a live object while holding the GIL.
+        let shared = unsafe { pyo3::ffi::Py_REFCNT(s.as_ptr()) } > 2;
+        if shared {
+            if let Some(k) = self.string_objects.get(&(s.as_ptr() as usize)) {
+                return Ok(Value::Str(k.clone()));
+            }
+        }
         let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
         if text.len() < LONG_STRING {
-            return Ok(Value::Str(self.short_string(text)));
+            let k = self.short_string(text);
+            if shared && self.string_objects.len() < 65_536 {
+                self.string_objects.insert(s.as_ptr() as usize, k.clone());
+                self.pinned.push(s.clone().into_any());
+            }
+            return Ok(Value::Str(k));
         }
         let ptr = s.as_ptr() as usize;
         if let Some(k) = self.long_strings.get(&ptr) {
@@ -395,7 +412,7 @@ impl<'py> ToValue<'py> {
         ptrs.clear();
         let mut all_keys = true;
         dict_items(d, |k, _| {
-            if all_keys && k.is_instance_of::<PyString>() && self.key(&k, depth)?.1 {
+            if all_keys && self.key_is_cached(&k, depth)? {
                 ptrs.push(k.as_ptr() as usize);
             } else {
                 all_keys = false;
@@ -451,6 +468,19 @@ impl<'py> ToValue<'py> {
 
     /// A `str` key that is valid keyword text becomes a keyword, so JSON-shaped data reads and
     /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
+    /// Whether `k` is a string key cached by object (converting and caching it if there is
+    /// room), without touching the cached value.
+    #[inline]
+    fn key_is_cached(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<bool, ConvError> {
+        if self.key_objects.contains_key(&(k.as_ptr() as usize)) {
+            return Ok(true);
+        }
+        if !k.is_instance_of::<PyString>() {
+            return Ok(false);
+        }
+        Ok(self.key(k, depth)?.1)
+    }
+
     /// The key's value, and whether it is cached by object (so its pointer stays valid).
     fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<(Value, bool), ConvError> {
         if let Ok(s) = k.cast::<PyString>() {
