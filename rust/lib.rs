@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod analyzer;
 pub mod builtins;
+pub mod dropper;
 pub mod error;
 pub mod eval;
 pub mod format;

@@ -81,6 +81,12 @@ impl LazyValue {
     }
 }
 
+impl Drop for LazyValue {
+    fn drop(&mut self) {
+        crate::dropper::release(std::mem::take(&mut self.value));
+    }
+}
+
 #[pymethods]
 impl LazyValue {
     /// The value as Python objects (converted once; raises an `ExecutionError` for a value

@@ -85,3 +85,23 @@ fn dropping_a_deep_chain_of_records_does_not_overflow() {
     }
     drop(v);
 }
+
+#[test]
+fn a_released_large_value_is_freed_in_the_background() {
+    let before = _core::dropper::freed_in_background();
+    let big = Value::vector(
+        (0..100_000)
+            .map(|i| Value::vector(vec![Value::Int(i)]))
+            .collect(),
+    );
+    _core::dropper::release(big);
+    _core::dropper::release(Value::vector(vec![Value::Int(1)])); // small: freed at once
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while _core::dropper::freed_in_background() < before + 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the value was not freed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
