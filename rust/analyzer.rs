@@ -13,7 +13,7 @@ use crate::liveness;
 use crate::reader::{Form, FormKind};
 #[allow(unused_imports)]
 use crate::value::Str;
-use crate::value::{Value, ValueMap, ValueSet, WhereOp};
+use crate::value::{Value, ValueSet, WhereOp};
 
 /// Names analyzed as special forms (§5); they cannot be rebound, defined or used as values.
 pub const SPECIAL_FORMS: &[&str] = &[
@@ -398,19 +398,30 @@ impl Analyzer {
             FormKind::Map(items) => {
                 let nodes = self.exprs(items)?;
                 if let Some(vals) = consts(&nodes) {
-                    let mut m = ValueMap::default();
-                    let mut it = vals.into_iter();
-                    while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                        m.insert(k, v);
-                    }
-                    return Ok(Node::Const(Value::map(m)));
+                    let (keys, vals): (Vec<Value>, Vec<Value>) = vals
+                        .chunks_exact(2)
+                        .map(|kv| (kv[0].clone(), kv[1].clone()))
+                        .unzip();
+                    return Ok(Node::Const(crate::map::record_or_map(keys, vals)));
                 }
                 let mut pairs = Vec::with_capacity(nodes.len() / 2);
                 let mut it = nodes.into_iter();
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
                     pairs.push((k, v));
                 }
-                Ok(Node::MapLit(pairs.into_boxed_slice(), f.pos))
+                // constant, distinct keys: the literal builds a record of one shape
+                let keys: Option<Vec<Value>> = pairs
+                    .iter()
+                    .map(|(k, _)| match k {
+                        Node::Const(v) => Some(v.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let shape = keys
+                    .filter(|k| (1..=crate::map::MAX_SHAPED_KEYS).contains(&k.len()))
+                    .and_then(crate::map::Shape::new)
+                    .map(std::sync::Arc::new);
+                Ok(Node::MapLit(pairs.into_boxed_slice(), f.pos, shape))
             }
             FormKind::ShortFn(body) => self.short_fn(body, f.pos),
             FormKind::List(items) => self.list(items, f.pos, tail),

@@ -785,7 +785,17 @@ impl<'a> Interp<'a> {
                 }
                 Ok(Value::set(out))
             }
-            Node::MapLit(pairs, _) => {
+            Node::MapLit(pairs, _, Some(shape)) => {
+                let mut vals = Vec::with_capacity(pairs.len());
+                for (_, v) in pairs.iter() {
+                    vals.push(self.ev(v, ctx)?);
+                }
+                Ok(Value::Map(Arc::new(crate::map::MapData::shaped(
+                    shape.clone(),
+                    vals.into_boxed_slice(),
+                ))))
+            }
+            Node::MapLit(pairs, _, None) => {
                 let mut out = ValueMap::default();
                 for (k, v) in pairs.iter() {
                     let k = self.ev(k, ctx)?;

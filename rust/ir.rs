@@ -54,7 +54,12 @@ pub enum Node {
     Fail(Box<Node>),
     Doseq(Box<Doseq>),
     VecLit(Box<[Node]>),
-    MapLit(Box<[(Node, Node)]>, Pos),
+    /// A map literal; the shape when every key is a distinct constant (a record is built).
+    MapLit(
+        Box<[(Node, Node)]>,
+        Pos,
+        Option<std::sync::Arc<crate::map::Shape>>,
+    ),
     SetLit(Box<[Node]>),
     Where(Box<WhereNode>),
 }

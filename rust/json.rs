@@ -204,7 +204,7 @@ impl<'j> Builder<'j> {
     /// The shared shape of an object with these keys (objects with the same keys in the same
     /// order are records of one shape); `None` for an empty, wide or repeated-key object.
     fn shape(&mut self, keys: &[Value]) -> Option<Arc<Shape>> {
-        if keys.is_empty() || keys.len() > MAX_SHAPED_KEYS {
+        if keys.is_empty() || keys.len() > crate::map::MAX_SHAPED_KEYS {
             return None;
         }
         // keyed by the keys' string pointers: interned, and kept alive by the cached shapes
@@ -228,8 +228,6 @@ impl<'j> Builder<'j> {
     }
 }
 
-/// Objects with up to this many keys become records (wider ones are hashed maps).
-const MAX_SHAPED_KEYS: usize = 64;
 /// Distinct record shapes one parse keeps.
 const MAX_SHAPES: usize = 4096;
 

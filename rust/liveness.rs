@@ -149,7 +149,7 @@ fn collect_inner(n: &Node, reads: &mut Bits, binds: &mut Bits) {
             }
         }
         Node::Return(v) | Node::Fail(v) => collect(v, reads, binds),
-        Node::MapLit(pairs, _) => {
+        Node::MapLit(pairs, ..) => {
             for (k, v) in pairs.iter() {
                 collect(k, reads, binds);
                 collect(v, reads, binds);
@@ -276,7 +276,7 @@ fn visit_inner(node: &mut Node, live: &mut Bits, n: u32) {
             visit(&mut c.f, live, n);
         }
         Node::Return(v) | Node::Fail(v) => visit(v, live, n),
-        Node::MapLit(pairs, _) => {
+        Node::MapLit(pairs, ..) => {
             for (k, v) in pairs.iter_mut().rev() {
                 visit(v, live, n);
                 visit(k, live, n);

@@ -19,6 +19,27 @@ pub struct Shape {
     index: Option<ValueSet>,
 }
 
+/// Maps with up to this many keys may be records (wider ones are hashed maps).
+pub const MAX_SHAPED_KEYS: usize = 64;
+
+/// A record when the keys are distinct and few enough, else a hashed map (a repeated key:
+/// the last value wins, at the first key's place).
+pub fn record_or_map(keys: Vec<Value>, vals: Vec<Value>) -> Value {
+    if (1..=MAX_SHAPED_KEYS).contains(&keys.len()) {
+        if let Some(shape) = Shape::new(keys.clone()) {
+            return Value::Map(Arc::new(MapData::shaped(
+                Arc::new(shape),
+                vals.into_boxed_slice(),
+            )));
+        }
+    }
+    let mut m = ValueMap::with_capacity_and_hasher(keys.len(), Default::default());
+    for (k, v) in keys.into_iter().zip(vals) {
+        m.insert(k, v);
+    }
+    Value::map(m)
+}
+
 /// Shapes this wide or wider find keys by hash instead of by scanning.
 const SCAN_MAX: usize = 12;
 

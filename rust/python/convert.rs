@@ -126,8 +126,6 @@ pub struct ToValue<'py> {
     string_objects: AHashMap<usize, Str>,
 }
 
-/// Dicts with up to this many keys become records (wider ones are hashed maps).
-const MAX_SHAPED_KEYS: usize = 64;
 /// Distinct record shapes one conversion keeps (data with more is rarely records).
 const MAX_SHAPES: usize = 4096;
 
@@ -376,7 +374,7 @@ impl<'py> ToValue<'py> {
     fn dict(&mut self, d: &Bound<'py, PyDict>, depth: usize) -> Result<Value, ConvError> {
         let len = d.len();
         self.tick(d.py(), len)?;
-        if (1..=MAX_SHAPED_KEYS).contains(&len) {
+        if (1..=crate::map::MAX_SHAPED_KEYS).contains(&len) {
             if let Some(v) = self.record(d, len, depth)? {
                 return Ok(v);
             }
