@@ -4,14 +4,26 @@ use std::time::Instant;
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let progs = [
-        ("loop", "(loop [i 0] (if (< i 1000000) (recur (inc i)) i))"),
+        ("loop", "(loop [i 0] (if (< i 1000000) (recur (inc i)) i))", 1e6),
         (
             "filter-closure",
             "(count (filter (fn [o] true) (range 1000000)))",
+            1e6,
         ),
-        ("map-reduce", "(reduce + (map inc (range 1000000)))"),
+        ("map-reduce", "(reduce + (map inc (range 1000000)))", 1e6),
+        // issue 9: map literals with constant keys build records (one shape, values only)
+        (
+            "record-build-read",
+            "(reduce + (map :b (mapv (fn [i] {:a i :b (inc i) :c \"x\"}) (range 300000))))",
+            3e5,
+        ),
+        (
+            "hashed-build-read",
+            "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",
+            3e5,
+        ),
     ];
-    for (name, p) in progs {
+    for (name, p, n) in progs {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {
             continue;
         }
@@ -28,6 +40,6 @@ fn main() {
             best = best.min(t.elapsed().as_secs_f64());
             std::hint::black_box(v);
         }
-        println!("{:8.2} ns/iter  {name}: {p}", best * 1e9 / 1e6);
+        println!("{:8.2} ns/iter  {name}: {p}", best * 1e9 / n);
     }
 }
