@@ -52,7 +52,7 @@ def test_result_fields_of_an_error_and_a_fail() -> None:
 
 def test_result_repr_shows_a_preview_not_the_whole_value() -> None:
     r = ptc.Session().run("(range 1000000)", lazy=True)
-    assert repr(r) == 'Result(outcome="value", value=[0 1 2 ...] (1000000 items, showing first 3))'
+    assert repr(r) == "Result(outcome='value', value=[0 1 2 ...] (1000000 items, showing first 3))"
     assert r.lazy_value.is_converted is False
 
 
@@ -235,3 +235,12 @@ def test_a_cached_program_is_rechecked_under_stricter_limits() -> None:
     assert s.run(src).value == [[[[1]]]]
     r = s.run(src, limits={"max_nesting": 2})
     assert r.error is not None and r.error.limit == "max_nesting"
+
+
+def test_definitions_compare_and_hash_by_content() -> None:
+    s = ptc.Session()
+    s.run('(def a "doc" 1) (defn f [x] x)')
+    first, again = s.definitions, s.definitions
+    assert first == again and first[0] is not again[0]
+    assert len({*first, *again}) == 2
+    assert repr(first[0]) == "Definition(name='a', kind='value', type='integer', sample='1')"

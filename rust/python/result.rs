@@ -32,6 +32,17 @@ pub fn to_python<'py>(py: Python<'py>, v: &Value) -> Result<Bound<'py, PyAny>, P
     }
 }
 
+/// Python's `repr` of a text (or `None`), for the classes' reprs.
+fn text_repr(py: Python<'_>, s: Option<&str>) -> String {
+    match s {
+        None => "None".into(),
+        Some(s) => PyString::new(py, s)
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| format!("{s:?}")),
+    }
+}
+
 fn render(v: &Value, limit: Option<usize>, printable_limit: Option<usize>) -> String {
     let opts = PrintOpts {
         limit,
@@ -253,10 +264,10 @@ impl ToolCall {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "ToolCall(name={:?}, args=[{}], error={:?}, duration_ms={:.3}, abandoned={})",
-            self.name,
+            "ToolCall(name={}, args=[{}], error={}, duration_ms={:.3}, abandoned={})",
+            text_repr(py, Some(&self.name)),
             self.args_text(py, Some(3), Some(40))?,
-            self.error,
+            text_repr(py, self.error.as_deref()),
             self.duration_ms,
             if self.abandoned { "True" } else { "False" },
         ))
@@ -265,8 +276,8 @@ impl ToolCall {
 
 /// A user definition (`def`/`defn`) with the metadata host summaries need; its sample is
 /// rendered from the core value.
-#[pyclass(module = "ptc", name = "Definition", frozen, eq)]
-#[derive(PartialEq, Clone)]
+#[pyclass(module = "ptc", name = "Definition", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash, Clone)]
 pub struct Definition {
     #[pyo3(get)]
     pub name: String,
@@ -287,10 +298,13 @@ pub struct Definition {
 
 #[pymethods]
 impl Definition {
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "Definition(name={:?}, kind={:?}, type={:?}, sample={:?})",
-            self.name, self.kind, self.type_label, self.sample
+            "Definition(name={}, kind={}, type={}, sample={})",
+            text_repr(py, Some(&self.name)),
+            text_repr(py, Some(self.kind)),
+            text_repr(py, Some(&self.type_label)),
+            text_repr(py, self.sample.as_deref()),
         )
     }
 }
@@ -432,10 +446,13 @@ impl RunOutcome {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let head = match &self.error {
-            Some(e) => format!("error={:?}", e.message),
+            Some(e) => format!("error={}", text_repr(py, Some(&e.message))),
             None => format!("value={}", self.preview(py, Some(3), Some(40))?),
         };
-        Ok(format!("Result(outcome={:?}, {head})", self.outcome()))
+        Ok(format!(
+            "Result(outcome={}, {head})",
+            text_repr(py, Some(self.outcome()))
+        ))
     }
 }
 
