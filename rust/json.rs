@@ -6,14 +6,14 @@
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
 
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashSet;
 use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, NumberAny, NumberInt, Peek};
 
 use crate::error::{Error, ErrorKind};
 use crate::sysmem::Watch;
 use std::sync::Arc;
 
-use crate::map::{MapData, Shape};
+use crate::map::{MapData, Shape, ShapeCache};
 use crate::value::{intern_keyword, is_keyword_text, Str, Value, ValueMap};
 
 /// Nesting deeper than this is refused (the same bound as for Python input).
@@ -51,7 +51,7 @@ struct Builder<'j> {
     data: &'j [u8],
     strings: AHashSet<Str>,
     watch: Watch,
-    shapes: AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+    shapes: ShapeCache,
     scratch: Vec<usize>,
 }
 
@@ -215,21 +215,9 @@ impl<'j> Builder<'j> {
                 _ => return None,
             }
         }
-        if let Some(s) = self.shapes.get(&self.scratch[..]) {
-            return s.clone();
-        }
-        if self.shapes.len() >= MAX_SHAPES {
-            return None;
-        }
-        let s = Shape::new(keys.to_vec()).map(Arc::new);
-        self.shapes
-            .insert(self.scratch.clone().into_boxed_slice(), s.clone());
-        s
+        self.shapes.get(&self.scratch, || keys.to_vec())
     }
 }
-
-/// Distinct record shapes one parse keeps.
-const MAX_SHAPES: usize = 4096;
 
 fn memory_problem(e: &Error) -> Problem {
     let mut p = Problem::new(e.message.clone());
@@ -269,7 +257,7 @@ pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
         data,
         strings: AHashSet::new(),
         watch: Watch::new(),
-        shapes: AHashMap::new(),
+        shapes: ShapeCache::default(),
         scratch: Vec::new(),
     };
     let result = b

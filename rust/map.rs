@@ -40,6 +40,33 @@ pub fn record_or_map(keys: Vec<Value>, vals: Vec<Value>) -> Value {
     Value::map(m)
 }
 
+/// The shapes one conversion (or parse) has made, by the identities of their keys — pointers
+/// the caller keeps valid for the cache's life (pinned key objects, interned key strings) —
+/// so records with the same keys share one shape. `None`: those keys collide once converted.
+#[derive(Default)]
+pub struct ShapeCache {
+    shapes: ahash::AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+}
+
+impl ShapeCache {
+    /// Distinct shapes one cache keeps (data with more is rarely records).
+    const MAX: usize = 4096;
+
+    /// The shape for keys identified by `ids`, made from `keys()` on first sight; `None` when
+    /// the keys are not distinct or the cache is full.
+    pub fn get(&mut self, ids: &[usize], keys: impl FnOnce() -> Vec<Value>) -> Option<Arc<Shape>> {
+        if let Some(s) = self.shapes.get(ids) {
+            return s.clone();
+        }
+        if self.shapes.len() >= Self::MAX {
+            return None;
+        }
+        let s = Shape::new(keys()).map(Arc::new);
+        self.shapes.insert(ids.into(), s.clone());
+        s
+    }
+}
+
 /// Shapes this wide or wider find keys by hash instead of by scanning.
 const SCAN_MAX: usize = 12;
 
@@ -260,17 +287,17 @@ impl MapData {
 
     /// The map as an `IndexMap` to change freely (a record becomes hashed, order kept).
     pub fn hashed_mut(&mut self) -> &mut ValueMap {
-        if let MapData::Shaped { shape, vals } = self {
-            let vals = std::mem::take(vals);
-            let mut m = ValueMap::with_capacity_and_hasher(vals.len(), Default::default());
-            for (k, v) in shape.keys().iter().zip(vals.into_vec()) {
-                m.insert(k.clone(), v);
-            }
-            *self = MapData::Hashed(Box::new(m));
-        }
         match self {
             MapData::Hashed(m) => m,
-            MapData::Shaped { .. } => unreachable!("converted above"),
+            MapData::Shaped { shape, vals } => {
+                let vals = std::mem::take(vals);
+                let mut m = ValueMap::with_capacity_and_hasher(vals.len(), Default::default());
+                for (k, v) in shape.keys().iter().zip(vals.into_vec()) {
+                    m.insert(k.clone(), v);
+                }
+                *self = MapData::Hashed(Box::new(m));
+                self.hashed_mut() // now hashed: returns at once
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use pyo3::types::{
 use crate::value::Str;
 use std::sync::Arc;
 
-use crate::map::{MapData, Shape};
+use crate::map::{MapData, ShapeCache};
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
@@ -118,16 +118,12 @@ pub struct ToValue<'py> {
     /// conversion: Python code run during it (a set subclass's `__iter__`) may make temporary
     /// objects, whose addresses could otherwise be reused by others.
     pinned: Vec<Bound<'py, PyAny>>,
-    /// Record shapes by the key objects of their dicts (all cached in `key_objects`);
-    /// `None`: those keys collide once converted, so such dicts become hashed maps.
-    shapes: AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+    /// Record shapes by the key objects of their dicts (all pinned in `key_objects`).
+    shapes: ShapeCache,
     scratch: Vec<usize>,
     /// Short string values by object, for objects referenced from several places (pinned).
     string_objects: AHashMap<usize, Str>,
 }
-
-/// Distinct record shapes one conversion keeps (data with more is rarely records).
-const MAX_SHAPES: usize = 4096;
 
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
@@ -144,7 +140,7 @@ impl<'py> ToValue<'py> {
             shared: AHashMap::new(),
             watch: None,
             pinned: Vec::new(),
-            shapes: AHashMap::new(),
+            shapes: ShapeCache::default(),
             scratch: Vec::new(),
             string_objects: AHashMap::new(),
         })
@@ -421,17 +417,10 @@ impl<'py> ToValue<'py> {
             self.scratch = ptrs;
             return Ok(None);
         }
-        let shape = match self.shapes.get(&ptrs[..]) {
-            Some(s) => s.clone(),
-            None if self.shapes.len() >= MAX_SHAPES => None,
-            None => {
-                let keys = ptrs.iter().map(|p| self.key_objects[p].clone()).collect();
-                let s = Shape::new(keys).map(Arc::new);
-                self.shapes
-                    .insert(ptrs.clone().into_boxed_slice(), s.clone());
-                s
-            }
-        };
+        let key_objects = &self.key_objects;
+        let shape = self.shapes.get(&ptrs, || {
+            ptrs.iter().map(|p| key_objects[p].clone()).collect()
+        });
         let Some(shape) = shape else {
             self.scratch = ptrs;
             return Ok(None); // keys equal once converted ("a" and :a): a map decides
