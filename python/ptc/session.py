@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from . import _core
 from ._core import CancelToken
@@ -38,8 +38,6 @@ Result = _core.Result
 ToolCall = _core.ToolCall
 Definition = _core.Definition
 LazyValue = _core.LazyValue
-
-Outcome = Literal["value", "return", "fail", "error"]
 
 
 class Memory(Mapping[str, Any]):

@@ -716,11 +716,7 @@ fn run_outcome(
     let converted = if defer || r.outcome == Outcome::Error {
         Ok(None)
     } else {
-        match result::to_python(py, &r.value) {
-            Ok(o) => Ok(Some(o.unbind())),
-            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => Err(e),
-            Err(e) => return Err(e), // Ctrl-C during the conversion
-        }
+        result::try_to_python(py, &r.value)?.map(|o| Some(o.unbind()))
     };
     let (outcome, value, error, commit) = match converted {
         Ok(obj) => {
@@ -732,18 +728,8 @@ fn run_outcome(
         }
         // A result Python cannot hold is reported as the run's error, not raised.
         Err(e) => {
-            let message = e
-                .value(py)
-                .getattr("message")
-                .and_then(|m| m.extract::<String>())
-                .unwrap_or_else(|_| e.value(py).to_string());
             let v = LazyValue::converted(py, Value::Nil, limits, py.None());
-            (
-                Outcome::Error,
-                v,
-                Some(result::unconvertible(message)),
-                false,
-            )
+            (Outcome::Error, v, Some(e), false)
         }
     };
     let calls = r

@@ -16,20 +16,28 @@ use crate::value::Value;
 
 /// How a value Python cannot hold (too deep, keys that collide in Python, a date out of
 /// Python's range) is reported.
-pub fn unconvertible(message: String) -> Error {
+fn unconvertible(message: String) -> Error {
     Error::exec(message).with_hint("return a flatter value, e.g. (flatten v) or a summary")
 }
 
-/// Converts `v` to Python; an exception other than a program-level one (Ctrl-C) is raised
-/// as it is, the others become an `execution_error` naming what Python cannot hold.
-pub fn to_python<'py>(py: Python<'py>, v: &Value) -> Result<Bound<'py, PyAny>, PyErr> {
+/// Converts `v` to Python. `Ok(Err(..))`: Python cannot hold it (the explained error);
+/// `Err`: an exception to raise as it is (Ctrl-C during the conversion).
+pub fn try_to_python<'py>(
+    py: Python<'py>,
+    v: &Value,
+) -> PyResult<Result<Bound<'py, PyAny>, Error>> {
     match ToPy::new(py)?.convert(v) {
-        Ok(o) => Ok(o),
+        Ok(o) => Ok(Ok(o)),
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
-            Err(lisp_error(py, &unconvertible(e.value(py).to_string())))
+            Ok(Err(unconvertible(e.value(py).to_string())))
         }
         Err(e) => Err(e),
     }
+}
+
+/// Converts `v` to Python; a value Python cannot hold raises its `ExecutionError`.
+pub fn to_python<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    try_to_python(py, v)?.map_err(|e| lisp_error(py, &e))
 }
 
 /// Python's `repr` of a text (or `None`), for the classes' reprs.
