@@ -6,15 +6,15 @@
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
 
-use ahash::AHashSet;
 use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, NumberAny, NumberInt, Peek};
 
 use crate::error::{Error, ErrorKind};
 use crate::sysmem::Watch;
 use std::sync::Arc;
 
+use crate::intern::Interner;
 use crate::map::{MapData, Shape, ShapeCache};
-use crate::value::{intern_keyword, is_keyword_text, Str, Value, ValueMap};
+use crate::value::{is_keyword_text, Value, ValueMap};
 
 /// Nesting deeper than this is refused (the same bound as for Python input).
 pub const MAX_JSON_DEPTH: usize = 1_000;
@@ -49,34 +49,14 @@ impl Problem {
 struct Builder<'j> {
     jiter: Jiter<'j>,
     data: &'j [u8],
-    strings: AHashSet<Str>,
+    interner: Interner,
     watch: Watch,
     shapes: ShapeCache,
     scratch: Vec<usize>,
-}
-
-/// A string value; short ones (categories, ids, statuses repeat across records) share one
-/// allocation per distinct text.
-fn string(strings: &mut AHashSet<Str>, s: &str) -> Str {
-    if s.len() > 32 {
-        return Str::from(s);
-    }
-    if let Some(k) = strings.get(s) {
-        return k.clone();
-    }
-    let k = Str::from(s);
-    if strings.len() < 65_536 {
-        strings.insert(k.clone());
-    }
-    k
-}
-
-fn key(strings: &mut AHashSet<Str>, s: &str) -> Value {
-    if is_keyword_text(s) {
-        Value::Keyword(intern_keyword(s))
-    } else {
-        Value::Str(string(strings, s))
-    }
+    /// The keys and values of the objects being read, innermost last: each object takes its
+    /// own off the top into one allocation of the exact size.
+    keys: Vec<Value>,
+    vals: Vec<Value>,
 }
 
 impl<'j> Builder<'j> {
@@ -112,7 +92,7 @@ impl<'j> Builder<'j> {
                 Ok(Value::Bool(b))
             }
             Peek::String => match self.jiter.known_str() {
-                Ok(s) => Ok(Value::Str(string(&mut self.strings, s))),
+                Ok(s) => Ok(Value::Str(self.interner.string(s))),
                 Err(e) => Err(self.syntax(e)),
             },
             Peek::Array => self.array(depth),
@@ -133,6 +113,28 @@ impl<'j> Builder<'j> {
         Ok(depth + 1)
     }
 
+    /// Room for one more value on the stack; growing doubles it at once, so the process must
+    /// have room for that first.
+    #[inline]
+    fn room(&mut self) -> Result<(), Error> {
+        if self.vals.len() == self.vals.capacity() {
+            let grow = self.vals.len().max(64);
+            self.watch
+                .reserve(crate::guard::values_bytes(grow).saturating_mul(2))?;
+            self.vals.reserve(grow);
+        }
+        Ok(())
+    }
+
+    /// The values above `base`, moved into one allocation of their size.
+    fn take(&mut self, base: usize) -> Result<Vec<Value>, Error> {
+        self.watch
+            .reserve(crate::guard::values_bytes(self.vals.len() - base))?;
+        Ok(self.vals.drain(base..).collect())
+    }
+
+    /// An array: its own buffer, grown by doubling and kept as it is (a copy into one
+    /// exact allocation would need twice the memory of a huge array at once).
     fn array(&mut self, depth: usize) -> Result<Value, Problem> {
         let depth = self.deeper(depth)?;
         let mut out = Vec::new();
@@ -157,21 +159,14 @@ impl<'j> Builder<'j> {
 
     fn object(&mut self, depth: usize) -> Result<Value, Problem> {
         let depth = self.deeper(depth)?;
-        let mut keys: Vec<Value> = Vec::new();
-        let mut vals: Vec<Value> = Vec::new();
+        let base = self.vals.len();
+        let kbase = self.keys.len();
         let mut next = match self.jiter.known_object() {
-            Ok(k) => k.map(|k| key(&mut self.strings, k)),
+            Ok(k) => k.map(|k| self.interner.key(k)),
             Err(e) => return Err(self.syntax(e)),
         };
         while let Some(kv) = next {
-            if vals.len() == vals.capacity() {
-                let grow = vals.len().max(4);
-                self.watch
-                    .reserve(crate::guard::values_bytes(grow).saturating_mul(2))
-                    .map_err(|e| memory_problem(&e))?;
-                vals.reserve(grow);
-                keys.reserve(grow);
-            }
+            self.room().map_err(|e| memory_problem(&e))?;
             let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
             let v = crate::guard::deeper(|| self.value(peek, depth)).map_err(|p| {
                 let name = match &kv {
@@ -180,22 +175,24 @@ impl<'j> Builder<'j> {
                 };
                 p.under(Seg::Key(name))
             })?;
-            keys.push(kv);
-            vals.push(v);
+            self.keys.push(kv);
+            self.vals.push(v);
             next = match self.jiter.next_key() {
-                Ok(k) => k.map(|k| key(&mut self.strings, k)),
+                Ok(k) => k.map(|k| self.interner.key(k)),
                 Err(e) => return Err(self.syntax(e)),
             };
         }
-        if let Some(shape) = self.shape(&keys) {
+        let vals = self.take(base).map_err(|e| memory_problem(&e))?;
+        if let Some(shape) = self.shape(kbase) {
+            self.keys.truncate(kbase);
             return Ok(Value::Map(Arc::new(MapData::shaped(
                 shape,
                 vals.into_boxed_slice(),
             ))));
         }
         // a repeated key: the last value wins, at the first key's place
-        let mut out = ValueMap::with_capacity_and_hasher(keys.len(), Default::default());
-        for (k, v) in keys.into_iter().zip(vals) {
+        let mut out = ValueMap::with_capacity_and_hasher(vals.len(), Default::default());
+        for (k, v) in self.keys.drain(kbase..).zip(vals) {
             out.insert(k, v);
         }
         Ok(Value::map(out))
@@ -203,7 +200,8 @@ impl<'j> Builder<'j> {
 
     /// The shared shape of an object with these keys (objects with the same keys in the same
     /// order are records of one shape); `None` for an empty, wide or repeated-key object.
-    fn shape(&mut self, keys: &[Value]) -> Option<Arc<Shape>> {
+    fn shape(&mut self, kbase: usize) -> Option<Arc<Shape>> {
+        let keys = &self.keys[kbase..];
         if keys.is_empty() || keys.len() > crate::map::MAX_SHAPED_KEYS {
             return None;
         }
@@ -255,10 +253,12 @@ pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
     let mut b = Builder {
         jiter: Jiter::new(data).with_allow_inf_nan(),
         data,
-        strings: AHashSet::new(),
+        interner: Interner::default(),
         watch: Watch::new(),
         shapes: ShapeCache::default(),
         scratch: Vec::new(),
+        keys: Vec::new(),
+        vals: Vec::new(),
     };
     let result = b
         .jiter

@@ -12,6 +12,7 @@ pub mod eval;
 pub mod format;
 pub mod guard;
 pub mod hints;
+pub mod intern;
 pub mod ir;
 pub mod json;
 pub mod limits;

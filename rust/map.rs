@@ -40,23 +40,49 @@ pub fn record_or_map(keys: Vec<Value>, vals: Vec<Value>) -> Value {
     Value::map(m)
 }
 
+/// What a cache knows about one set of key ids: their shape, or that they make none.
+type Known = Option<Arc<Shape>>;
+
 /// The shapes one conversion (or parse) has made, by the identities of their keys — pointers
 /// the caller keeps valid for the cache's life (pinned key objects, interned key strings) —
 /// so records with the same keys share one shape. `None`: those keys collide once converted.
 #[derive(Default)]
 pub struct ShapeCache {
-    shapes: ahash::AHashMap<Box<[usize]>, Option<Arc<Shape>>>,
+    shapes: ahash::AHashMap<Box<[usize]>, Known>,
+    /// The last few shapes found, compared before hashing: records of a kind come in runs
+    /// (an order, its customer, its items, the next order...).
+    recent: Vec<(Box<[usize]>, Known)>,
 }
 
 impl ShapeCache {
     /// Distinct shapes one cache keeps (data with more is rarely records).
     const MAX: usize = 4096;
+    const RECENT: usize = 4;
+
+    /// The shape for keys identified by `ids` if they were seen before (`Some(None)`: seen,
+    /// and not a record).
+    pub fn find(&mut self, ids: &[usize]) -> Option<Option<Arc<Shape>>> {
+        if let Some(i) = self.recent.iter().position(|(k, _)| **k == *ids) {
+            // move to the front so the commonest kinds are compared first
+            if i > 0 {
+                self.recent[..=i].rotate_right(1);
+            }
+            return Some(self.recent[0].1.clone());
+        }
+        let (k, s) = self.shapes.get_key_value(ids)?;
+        let entry = (k.clone(), s.clone());
+        if self.recent.len() == Self::RECENT {
+            self.recent.pop();
+        }
+        self.recent.insert(0, entry);
+        Some(s.clone())
+    }
 
     /// The shape for keys identified by `ids`, made from `keys()` on first sight; `None` when
     /// the keys are not distinct or the cache is full.
     pub fn get(&mut self, ids: &[usize], keys: impl FnOnce() -> Vec<Value>) -> Option<Arc<Shape>> {
-        if let Some(s) = self.shapes.get(ids) {
-            return s.clone();
+        if let Some(s) = self.find(ids) {
+            return s;
         }
         if self.shapes.len() >= Self::MAX {
             return None;

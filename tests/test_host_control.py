@@ -686,6 +686,24 @@ def test_a_dict_mutated_during_conversion_is_an_error_not_a_panic() -> None:
         ptc.Session(data={"d": inner})
 
 
+def test_a_value_replaced_during_conversion_is_converted_as_it_was() -> None:
+    """A set subclass whose iteration replaces another value of the dict being converted
+    (same size): the record holds the values it read, so the replaced list is converted as
+    it was when the dict's conversion began, and nothing freed is read."""
+    inner: dict[str, Any] = {}
+
+    class Meddling(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            inner["b"] = "replaced"
+            return super().__iter__()
+
+    inner["a"] = Meddling({1})
+    inner["b"] = [10, 20, 30]
+    s = ptc.Session(data={"d": inner})
+    assert s.run("(:b data/d)").value == [10, 20, 30]
+    assert s.run("(:a data/d)").value == {1}
+
+
 def test_a_panic_at_the_boundary_is_an_internal_error() -> None:
     """STYLE 12: no PanicException (a BaseException) reaches Python."""
     with pytest.raises(ptc.InternalError, match="deliberate panic at the boundary"):

@@ -1,7 +1,7 @@
 //! Python <-> core value conversion. Dispatches on exact types first (the common JSON shapes),
 //! interns map keys, and builds the error path (`data.orders[3].created`) only when failing.
 
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashMap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -13,8 +13,9 @@ use pyo3::types::{
 use crate::value::Str;
 use std::sync::Arc;
 
-use crate::map::{MapData, ShapeCache};
+use crate::map::{MapData, Shape, ShapeCache};
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
+use smallvec::SmallVec;
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
 /// Values nested deeper than this are not converted to Python objects (Python itself could
@@ -100,9 +101,8 @@ impl ConvError {
 
 /// Converts Python data to core values, interning strings used as map keys.
 pub struct ToValue<'py> {
-    keys: AHashSet<Str>,
+    interner: crate::intern::Interner,
     key_objects: AHashMap<usize, Value>,
-    values: AHashSet<Str>,
     /// Long strings already converted, by object: a list holding one big string many times
     /// becomes many references to one core string, not many copies.
     long_strings: AHashMap<usize, Str>,
@@ -120,7 +120,6 @@ pub struct ToValue<'py> {
     pinned: Vec<Bound<'py, PyAny>>,
     /// Record shapes by the key objects of their dicts (all pinned in `key_objects`).
     shapes: ShapeCache,
-    scratch: Vec<usize>,
     /// Short string values by object, for objects referenced from several places (pinned).
     string_objects: AHashMap<usize, Str>,
 }
@@ -131,9 +130,8 @@ const LONG_STRING: usize = 256;
 impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(ToValue {
-            keys: AHashSet::new(),
+            interner: Default::default(),
             key_objects: AHashMap::new(),
-            values: AHashSet::new(),
             long_strings: AHashMap::new(),
             kw_type: keyword_type(py)?.clone(),
             seen: 0,
@@ -141,7 +139,6 @@ impl<'py> ToValue<'py> {
             watch: None,
             pinned: Vec::new(),
             shapes: ShapeCache::default(),
-            scratch: Vec::new(),
             string_objects: AHashMap::new(),
         })
     }
@@ -188,7 +185,7 @@ impl<'py> ToValue<'py> {
         }
         let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
         if text.len() < LONG_STRING {
-            let k = self.short_string(text);
+            let k = self.interner.string(text);
             if shared && self.string_objects.len() < 65_536 {
                 self.string_objects.insert(s.as_ptr() as usize, k.clone());
                 self.pinned.push(s.clone().into_any());
@@ -232,37 +229,6 @@ impl<'py> ToValue<'py> {
         }
         crate::guard::reserve(bytes);
         Ok(())
-    }
-
-    /// Short strings (categories, ids, statuses) repeat across records: sharing one allocation
-    /// per distinct text saves memory and keeps the data cache-friendly.
-    fn short_string(&mut self, s: &str) -> Str {
-        if s.len() > 32 {
-            return Str::from(s);
-        }
-        if let Some(k) = self.values.get(s) {
-            return k.clone();
-        }
-        let k = Str::from(s);
-        if self.values.len() < 65_536 {
-            self.values.insert(k.clone());
-        }
-        k
-    }
-
-    fn intern(&mut self, s: &str) -> Str {
-        if let Some(k) = self.keys.get(s) {
-            return k.clone();
-        }
-        let k: Str = if is_keyword_text(s) {
-            crate::value::intern_keyword(s)
-        } else {
-            Str::from(s)
-        };
-        if self.keys.len() < 100_000 {
-            self.keys.insert(k.clone());
-        }
-        k
     }
 
     pub fn convert(&mut self, obj: &Bound<'py, PyAny>) -> Result<Value, ConvError> {
@@ -324,7 +290,7 @@ impl<'py> ToValue<'py> {
             let s: String = obj
                 .extract()
                 .map_err(|e: PyErr| ConvError::new(e.to_string()))?;
-            return Ok(Value::Keyword(self.intern(&s)));
+            return Ok(Value::Keyword(crate::value::intern_keyword(&s)));
         }
         if let Ok(s) = obj.cast::<PyString>() {
             return self.string_value(s);
@@ -401,73 +367,75 @@ impl<'py> ToValue<'py> {
         len: usize,
         depth: usize,
     ) -> Result<Option<Value>, ConvError> {
-        // pass 1: the key objects, each cached (and so kept alive) in `key_objects`
-        let mut ptrs = std::mem::take(&mut self.scratch);
-        ptrs.clear();
-        let mut all_keys = true;
-        dict_items(d, |k, _| {
-            if all_keys && self.key_is_cached(&k, depth)? {
-                ptrs.push(k.as_ptr() as usize);
-            } else {
-                all_keys = false;
-            }
+        // one walk of the dict: key addresses, and the values held (Python code run while
+        // converting one value cannot free the others)
+        let mut ptrs: SmallVec<[usize; 16]> = SmallVec::with_capacity(len);
+        let mut held: SmallVec<[Bound<'py, PyAny>; 16]> = SmallVec::with_capacity(len);
+        dict_items(d, |k, v| {
+            ptrs.push(k.as_ptr() as usize);
+            held.push(v);
             Ok(())
         })?;
-        if !all_keys || ptrs.len() != len {
-            self.scratch = ptrs;
-            return Ok(None);
-        }
-        let key_objects = &self.key_objects;
-        let shape = self.shapes.get(&ptrs, || {
-            ptrs.iter().map(|p| key_objects[p].clone()).collect()
-        });
+        let shape = match self.shapes.find(&ptrs) {
+            // the addresses are of pinned key objects (a shape is only made from those)
+            Some(found) => found,
+            None => self.new_shape(d, &ptrs, depth)?,
+        };
         let Some(shape) = shape else {
-            self.scratch = ptrs;
-            return Ok(None); // keys equal once converted ("a" and :a): a map decides
+            return Ok(None);
         };
         self.reserve(crate::guard::values_bytes(len))?;
-        // pass 2: the values, in the same order (a dict changed meanwhile is refused)
         let mut vals = Vec::with_capacity(len);
-        let mut i = 0;
-        dict_items(d, |k, v| {
-            if ptrs.get(i) != Some(&(k.as_ptr() as usize)) {
-                return Err(ConvError::new(
-                    "the dict changed while it was being converted",
-                ));
-            }
-            i += 1;
-            let val = self.value(&v, depth + 1).map_err(|e| {
-                let text = k
-                    .cast::<PyString>()
-                    .map(|s| s.to_string())
-                    .unwrap_or_default();
+        for (i, v) in held.iter().enumerate() {
+            let val = self.value(v, depth + 1).map_err(|e| {
+                let text = match &shape.keys()[i] {
+                    Value::Str(s) | Value::Keyword(s) => s.to_string(),
+                    other => format!("{other:?}"),
+                };
                 e.under(Seg::Key(text))
             })?;
             vals.push(val);
-            Ok(())
-        })?;
-        self.scratch = ptrs;
+        }
+        if d.len() != len {
+            return Err(ConvError::new(
+                "the dict changed size while it was being converted",
+            ));
+        }
         Ok(Some(Value::Map(Arc::new(MapData::shaped(
             shape,
             vals.into_boxed_slice(),
         )))))
     }
 
-    /// A `str` key that is valid keyword text becomes a keyword, so JSON-shaped data reads and
-    /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
-    /// Whether `k` is a string key cached by object (converting and caching it if there is
-    /// room), without touching the cached value.
-    #[inline]
-    fn key_is_cached(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<bool, ConvError> {
-        if self.key_objects.contains_key(&(k.as_ptr() as usize)) {
-            return Ok(true);
+    /// The shape of a dict whose key objects were not seen together before: every key must be
+    /// a string cached (so pinned) by object.
+    #[inline(never)]
+    fn new_shape(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        ptrs: &[usize],
+        depth: usize,
+    ) -> Result<Option<Arc<Shape>>, ConvError> {
+        for &p in ptrs {
+            if self.key_objects.contains_key(&p) {
+                continue;
+            }
+            // SAFETY: `p` is a key of `d`, which is alive and unchanged since it was read
+            // (no Python code ran in between); the reference is borrowed for this check only.
+            let k = unsafe { Bound::from_borrowed_ptr(d.py(), p as *mut pyo3::ffi::PyObject) };
+            if !k.is_instance_of::<PyString>() || !self.key(&k, depth)?.1 {
+                return Ok(None);
+            }
         }
-        if !k.is_instance_of::<PyString>() {
-            return Ok(false);
-        }
-        Ok(self.key(k, depth)?.1)
+        let key_objects = &self.key_objects;
+        // keys equal once converted ("a" and :a) make no shape: a map decides
+        Ok(self.shapes.get(ptrs, || {
+            ptrs.iter().map(|p| key_objects[p].clone()).collect()
+        }))
     }
 
+    /// A `str` key that is valid keyword text becomes a keyword, so JSON-shaped data reads and
+    /// prints as idiomatic Clojure (`{:name "Ada"}`, `(:name p)`).
     /// The key's value, and whether it is cached by object (so its pointer stays valid).
     fn key(&mut self, k: &Bound<'py, PyAny>, depth: usize) -> Result<(Value, bool), ConvError> {
         if let Ok(s) = k.cast::<PyString>() {
@@ -478,12 +446,7 @@ impl<'py> ToValue<'py> {
                 return Ok((v.clone(), true));
             }
             let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
-            let interned = self.intern(text);
-            let v = if is_keyword_text(text) {
-                Value::Keyword(interned)
-            } else {
-                Value::Str(interned)
-            };
+            let v = self.interner.key(text);
             let cached = self.key_objects.len() < 65_536;
             if cached {
                 self.key_objects.insert(ptr, v.clone());

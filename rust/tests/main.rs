@@ -4,6 +4,7 @@ mod common;
 mod eval_tests;
 mod format_tests;
 mod fuzz_regressions;
+mod intern_tests;
 mod limits_tests;
 mod map_tests;
 mod meant_tests;
