@@ -10,10 +10,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Union
 
+from ptc.llm._adapter import retry_after
+from ptc.llm._anthropic import anthropic
+from ptc.llm._litellm import litellm
+from ptc.llm._openai import openai
+from ptc.llm.reply import LLMError, LLMReply, TransientLLMError, normalize_reply
 from ptc.llm.scripted import AsyncScriptedLLM, ScriptedLLM, ScriptExhausted
 
 Messages = list[dict[str, str]]
@@ -30,69 +35,16 @@ __all__ = [
     "ScriptedLLM",
     "TransientLLMError",
     "acall_llm",
+    "anthropic",
     "attempts_of",
     "call_llm",
     "is_async_llm",
     "is_transient",
+    "litellm",
     "normalize_reply",
+    "openai",
+    "retry_after",
 ]
-
-
-class LLMError(Exception):
-    """The LLM could not be called, or its reply had no usable shape."""
-
-
-class TransientLLMError(LLMError):
-    """Raise this from an LLM callable to ask for a retry (rate limit, timeout, overload)."""
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    """A normalized reply: its text and the token usage the provider reported (if any)."""
-
-    content: str
-    usage: Mapping[str, int] = field(default_factory=dict)
-
-
-_USAGE_KEYS = {
-    "input_tokens": "input_tokens",
-    "prompt_tokens": "input_tokens",
-    "output_tokens": "output_tokens",
-    "completion_tokens": "output_tokens",
-}
-
-
-def _usage(raw: Any) -> dict[str, int]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raw = {k: getattr(raw, k) for k in _USAGE_KEYS if hasattr(raw, k)}
-    out: dict[str, int] = {}
-    for key, norm in _USAGE_KEYS.items():
-        value = raw.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[norm] = out.get(norm, 0) + value
-    return out
-
-
-def normalize_reply(reply: Any) -> LLMReply:
-    """Accept ``str``, ``{"content": str, "usage": {...}}``, an :class:`LLMReply`, or an object
-    with ``.content`` (and optionally ``.usage``). OpenAI and Anthropic usage keys are both read."""
-    if isinstance(reply, LLMReply):
-        return reply
-    if isinstance(reply, str):
-        return LLMReply(reply)
-    if isinstance(reply, Mapping):
-        content = reply.get("content")
-        usage = reply.get("usage")
-    else:
-        content = getattr(reply, "content", None)
-        usage = getattr(reply, "usage", None)
-    if not isinstance(content, str):
-        raise LLMError(
-            "LLM reply must be a str or have a str 'content', got " + type(reply).__name__
-        )
-    return LLMReply(content, _usage(usage))
 
 
 _TRANSIENT_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
@@ -129,8 +81,23 @@ class RetryPolicy:
     max_delay: float = 8.0
     retry_if: Callable[[BaseException], bool] = is_transient
 
+    #: The longest ``Retry-After`` waited for; a server asking for longer is not retried.
+    max_retry_after: float = 60.0
+
     def delay(self, retry_number: int) -> float:
         return min(self.initial_delay * self.multiplier ** (retry_number - 1), self.max_delay)
+
+    def wait_before(self, retry_number: int, exc: BaseException) -> float | None:
+        """Seconds to wait before retry ``retry_number`` after ``exc``: the backoff, or longer
+        when the server said ``Retry-After``; ``None`` to give up instead."""
+        if retry_number >= self.attempts or not self.retry_if(exc):
+            return None
+        asked = retry_after(exc)
+        if asked is None:
+            return self.delay(retry_number)
+        if asked > self.max_retry_after:
+            return None
+        return max(asked, self.delay(retry_number))
 
 
 def is_async_llm(llm: Any) -> bool:
@@ -171,10 +138,11 @@ def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply
                 raw = asyncio.run(_await(raw))
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
-            if attempt >= retry.attempts or not retry.retry_if(exc):
+            wait = retry.wait_before(attempt, exc)
+            if wait is None:
                 _note_attempts(exc, attempt)
                 raise
-            time.sleep(retry.delay(attempt))
+            time.sleep(wait)
 
 
 async def _await(aw: Awaitable[Any]) -> Any:
@@ -187,7 +155,10 @@ async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[L
     while True:
         attempt += 1
         try:
-            if is_async_llm(llm):
+            acall = getattr(llm, "acall", None)
+            if acall is not None and inspect.iscoroutinefunction(acall):
+                raw = await acall(_copy(messages))  # an adapter's async twin
+            elif is_async_llm(llm):
                 raw = await llm(_copy(messages))  # type: ignore[misc]
             else:
                 raw = await asyncio.to_thread(llm, _copy(messages))
@@ -195,7 +166,8 @@ async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[L
                     raw = await raw
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
-            if attempt >= retry.attempts or not retry.retry_if(exc):
+            wait = retry.wait_before(attempt, exc)
+            if wait is None:
                 _note_attempts(exc, attempt)
                 raise
-            await asyncio.sleep(retry.delay(attempt))
+            await asyncio.sleep(wait)

@@ -1,0 +1,136 @@
+"""What the provider adapters share: the lazy SDK import, retries left to ptc, usage mapping.
+
+An adapter is a callable (sync ``__call__``) with an async twin ``acall``; both take the
+agent's OpenAI-shaped ``[{"role", "content"}]`` messages and return an :class:`LLMReply`.
+The SDK's own retries are switched off so that one policy (:class:`ptc.llm.RetryPolicy`,
+which honours ``Retry-After``) governs every provider and is counted in ``Usage.llm_retries``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import importlib
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ptc.llm.reply import LLMError, LLMReply
+
+Messages = list[dict[str, str]]
+
+
+def require(module: str, extra: str) -> Any:
+    """Imports an optional SDK, or says which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"the {module!r} package is needed for this adapter: pip install 'ptc-runtime[{extra}]'"
+        ) from exc
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait before retrying (``Retry-After`` or ``retry-after-ms``
+    on the error's HTTP response, or a ``retry_after`` attribute), if it said."""
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return max(float(value), 0.0)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    text = headers.get("retry-after")
+    if text is None:
+        return None
+    try:
+        return max(float(text), 0.0)
+    except ValueError:
+        pass
+    try:  # an HTTP date
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
+def _get(obj: Any, key: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def openai_usage(raw: Any) -> dict[str, int]:
+    """OpenAI's usage: ``prompt_tokens`` already includes the cached ones."""
+    out = {
+        "input_tokens": _int(_get(raw, "prompt_tokens")),
+        "output_tokens": _int(_get(raw, "completion_tokens")),
+    }
+    cached = _int(_get(_get(raw, "prompt_tokens_details"), "cached_tokens"))
+    if cached:
+        out["cache_read_tokens"] = cached
+    return out
+
+
+def anthropic_usage(raw: Any) -> dict[str, int]:
+    """Anthropic's usage: ``input_tokens`` excludes cache reads and writes, which are added so
+    ``input_tokens`` means the whole prompt for every provider."""
+    read = _int(_get(raw, "cache_read_input_tokens"))
+    write = _int(_get(raw, "cache_creation_input_tokens"))
+    out = {
+        "input_tokens": _int(_get(raw, "input_tokens")) + read + write,
+        "output_tokens": _int(_get(raw, "output_tokens")),
+    }
+    if read:
+        out["cache_read_tokens"] = read
+    if write:
+        out["cache_write_tokens"] = write
+    return out
+
+
+def openai_reply(response: Any) -> LLMReply:
+    """The text of a chat completion's first choice and its usage."""
+    choices = _get(response, "choices") or []
+    if not choices:
+        raise LLMError("the chat completion has no choices")
+    content = _get(_get(choices[0], "message"), "content")
+    text = content if isinstance(content, str) else ""
+    return LLMReply(text, openai_usage(_get(response, "usage")))
+
+
+def anthropic_reply(response: Any) -> LLMReply:
+    """The text blocks of an Anthropic message, joined, and its usage."""
+    blocks = _get(response, "content") or []
+    text = "".join(
+        t for b in blocks if _get(b, "type") == "text" and isinstance(t := _get(b, "text"), str)
+    )
+    return LLMReply(text, anthropic_usage(_get(response, "usage")))
+
+
+class Adapter:
+    """Base of the provider adapters: a sync call and its async twin."""
+
+    provider = "llm"
+
+    def __init__(self, model: str, params: Mapping[str, Any]) -> None:
+        self.model = model
+        self.params = dict(params)
+
+    def __repr__(self) -> str:
+        return f"ptc.llm.{self.provider}({self.model!r})"
+
+    def __call__(self, messages: Messages) -> LLMReply:
+        raise NotImplementedError
+
+    async def acall(self, messages: Messages) -> LLMReply:
+        raise NotImplementedError

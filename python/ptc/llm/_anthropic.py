@@ -1,0 +1,134 @@
+"""Anthropic's Messages API: ``ptc.llm.anthropic(model)``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ptc.llm._adapter import Adapter, Messages, anthropic_reply, require
+from ptc.llm.reply import LLMReply
+
+#: Sent first when a conversation would otherwise open with an assistant message, which the
+#: Messages API refuses.
+OPENING = "Continue."
+
+
+def anthropic_request(messages: Messages, *, cache: bool) -> tuple[Any, list[dict[str, Any]]]:
+    """The ``system`` parameter and the messages the Messages API accepts: system messages
+    joined into ``system`` (marked as a cache breakpoint when ``cache``: it is the prefix every
+    turn repeats), consecutive messages of one role merged, and a user message first."""
+    system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+    rest: list[dict[str, Any]] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "system":
+            continue
+        role = "assistant" if role == "assistant" else "user"
+        if rest and rest[-1]["role"] == role:
+            rest[-1]["content"] += "\n\n" + m["content"]
+        else:
+            rest.append({"role": role, "content": m["content"]})
+    if not rest or rest[0]["role"] != "user":
+        rest.insert(0, {"role": "user", "content": OPENING})
+    if not system:
+        return None, rest
+    if cache:
+        return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}], rest
+    return system, rest
+
+
+class AnthropicChat(Adapter):
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 4096,
+        cache: bool = True,
+        **params: Any,
+    ) -> None:
+        super().__init__(model, params)
+        self.max_tokens = max_tokens
+        self.cache = cache
+        self._base_url = base_url
+        self._api_key = api_key
+        self._sync: Any = None
+        self._async: Any = None
+        if client is not None:
+            sdk = require("anthropic", "anthropic")
+            quiet = client.with_options(max_retries=0)  # ptc's retry policy retries
+            if isinstance(client, sdk.AsyncAnthropic):
+                self._async = quiet
+            else:
+                self._sync = quiet
+
+    def _options(self) -> dict[str, Any]:
+        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        return {"base_url": self._base_url, "api_key": key, "max_retries": 0}
+
+    def _client(self) -> Any:
+        if self._sync is None:
+            self._sync = require("anthropic", "anthropic").Anthropic(**self._options())
+        return self._sync
+
+    def _aclient(self) -> Any:
+        if self._async is None:
+            self._async = require("anthropic", "anthropic").AsyncAnthropic(**self._options())
+        return self._async
+
+    def _kwargs(self, messages: Messages) -> dict[str, Any]:
+        system, rest = anthropic_request(messages, cache=self.cache)
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": rest,
+            **self.params,
+        }
+        if system is not None:
+            kwargs["system"] = system
+        return kwargs
+
+    def __call__(self, messages: Messages) -> LLMReply:
+        if self._sync is None and self._async is not None:
+            return asyncio.run(self.acall(messages))
+        return anthropic_reply(self._client().messages.create(**self._kwargs(messages)))
+
+    async def acall(self, messages: Messages) -> LLMReply:
+        if self._async is None and self._sync is not None:
+            return await asyncio.to_thread(self, messages)
+        response = await self._aclient().messages.create(**self._kwargs(messages))
+        return anthropic_reply(response)
+
+
+def anthropic(
+    model: str,
+    *,
+    client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int = 4096,
+    cache: bool = True,
+    **params: Any,
+) -> AnthropicChat:
+    """An LLM for an agent, on Anthropic's Messages API.
+
+    The agent's system message goes to ``system=`` and, with ``cache`` (the default), carries a
+    cache breakpoint: it is the prefix every turn repeats, so prompt caching reads it back.
+    ``client`` may be an ``anthropic.Anthropic`` or ``AsyncAnthropic`` you configured; otherwise
+    one is made from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``). Requires
+    ``pip install 'ptc-runtime[anthropic]'``.
+    """
+    return AnthropicChat(
+        model,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        max_tokens=max_tokens,
+        cache=cache,
+        **params,
+    )

@@ -1,0 +1,164 @@
+"""Loopback HTTP servers that speak the providers' wire formats (OpenAI chat completions,
+Anthropic messages), for running the adapters with their real SDKs over real HTTP.
+
+Each server answers from a script of replies (a text, or an error with a status and headers)
+and records every request it received (path, headers, JSON body, arrival time).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Error:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float
+
+
+Usage = dict[str, int]
+
+
+class WireServer:
+    """A scripted provider on 127.0.0.1 (a free port)."""
+
+    def __init__(self) -> None:
+        self.script: list[str | Error] = []
+        self.usage: Usage = {}
+        self.received: list[Received] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.received.append(
+                        Received(
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                            time.monotonic(),
+                        )
+                    )
+                    step = (
+                        server.script.pop(0)
+                        if server.script
+                        else Error(500, server.error_body("the test script is exhausted"))
+                    )
+                if isinstance(step, Error):
+                    self._send(step.status, step.body, step.headers)
+                else:
+                    self._send(200, server.reply_body(step, body), {})
+
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def error_body(self, message: str, kind: str = "server_error") -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class OpenAIServer(WireServer):
+    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+        u = {"prompt_tokens": 11, "completion_tokens": 7, "cached_tokens": 0, **self.usage}
+        usage: dict[str, Any] = {
+            "prompt_tokens": u["prompt_tokens"],
+            "completion_tokens": u["completion_tokens"],
+            "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+        }
+        if u["cached_tokens"]:
+            usage["prompt_tokens_details"] = {"cached_tokens": u["cached_tokens"]}
+        return {
+            "id": f"chatcmpl-{len(self.received)}",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": request.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+
+    def error_body(self, message: str, kind: str = "server_error") -> dict[str, Any]:
+        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+class AnthropicServer(WireServer):
+    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+        u = {
+            "input_tokens": 13,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            **self.usage,
+        }
+        return {
+            "id": f"msg_{len(self.received)}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", ""),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": u,
+        }
+
+    def error_body(self, message: str, kind: str = "api_error") -> dict[str, Any]:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def serve(kind: type[WireServer]) -> Iterator[WireServer]:
+    server = kind().start()
+    try:
+        yield server
+    finally:
+        server.stop()
