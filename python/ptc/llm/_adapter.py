@@ -8,8 +8,10 @@ which honours ``Retry-After``) governs every provider and is counted in ``Usage.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import importlib
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -134,3 +136,71 @@ class Adapter:
 
     async def acall(self, messages: Messages) -> LLMReply:
         raise NotImplementedError
+
+
+class SDKAdapter(Adapter):
+    """An adapter over a provider SDK with a sync and an async client class. A client the user
+    passes is used as given (either kind serves both paths), with its own retries off."""
+
+    module = ""  # the SDK's import name (also the extra that installs it)
+    sync_class = ""
+    async_class = ""
+    key_variable = ""
+
+    def __init__(
+        self,
+        model: str,
+        params: Mapping[str, Any],
+        *,
+        client: Any,
+        base_url: str | None,
+        api_key: str | None,
+    ) -> None:
+        super().__init__(model, params)
+        self._base_url = base_url
+        self._api_key = api_key
+        self._sync: Any = None
+        self._async: Any = None
+        if client is not None:
+            sdk = require(self.module, self.module)
+            # ptc's retry policy retries, so the SDK must not retry as well
+            quiet = client.with_options(max_retries=0)
+            if isinstance(client, getattr(sdk, self.async_class)):
+                self._async = quiet
+            else:
+                self._sync = quiet
+
+    def _options(self) -> dict[str, Any]:
+        key = self._api_key or os.environ.get(self.key_variable)
+        if key is None and self._base_url is not None:
+            key = "unused"  # local servers take any key; the SDKs insist on one
+        return {"base_url": self._base_url, "api_key": key, "max_retries": 0}
+
+    def _client(self) -> Any:
+        if self._sync is None:
+            sdk = require(self.module, self.module)
+            self._sync = getattr(sdk, self.sync_class)(**self._options())
+        return self._sync
+
+    def _aclient(self) -> Any:
+        if self._async is None:
+            sdk = require(self.module, self.module)
+            self._async = getattr(sdk, self.async_class)(**self._options())
+        return self._async
+
+    def _create(self, client: Any, messages: Messages) -> Any:
+        """The SDK call that sends ``messages`` (a coroutine for an async client)."""
+        raise NotImplementedError
+
+    def _reply(self, response: Any) -> LLMReply:
+        raise NotImplementedError
+
+    def __call__(self, messages: Messages) -> LLMReply:
+        if self._sync is None and self._async is not None:
+            return asyncio.run(self.acall(messages))  # only an async client was given
+        return self._reply(self._create(self._client(), messages))
+
+    async def acall(self, messages: Messages) -> LLMReply:
+        if self._async is None and self._sync is not None:
+            return await asyncio.to_thread(self, messages)  # only a sync client was given
+        return self._reply(await self._create(self._aclient(), messages))

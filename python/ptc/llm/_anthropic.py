@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import Any
 
-from ptc.llm._adapter import Adapter, Messages, anthropic_reply, require
+from ptc.llm._adapter import Messages, SDKAdapter, anthropic_reply
 from ptc.llm.reply import LLMReply
 
 #: Sent first when a conversation would otherwise open with an assistant message, which the
@@ -38,50 +36,27 @@ def anthropic_request(messages: Messages, *, cache: bool) -> tuple[Any, list[dic
     return system, rest
 
 
-class AnthropicChat(Adapter):
-    provider = "anthropic"
+class AnthropicChat(SDKAdapter):
+    provider = module = "anthropic"
+    sync_class, async_class = "Anthropic", "AsyncAnthropic"
+    key_variable = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
         model: str,
+        params: dict[str, Any],
         *,
-        client: Any = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_tokens: int = 4096,
-        cache: bool = True,
-        **params: Any,
+        client: Any,
+        base_url: str | None,
+        api_key: str | None,
+        max_tokens: int,
+        cache: bool,
     ) -> None:
-        super().__init__(model, params)
+        super().__init__(model, params, client=client, base_url=base_url, api_key=api_key)
         self.max_tokens = max_tokens
         self.cache = cache
-        self._base_url = base_url
-        self._api_key = api_key
-        self._sync: Any = None
-        self._async: Any = None
-        if client is not None:
-            sdk = require("anthropic", "anthropic")
-            quiet = client.with_options(max_retries=0)  # ptc's retry policy retries
-            if isinstance(client, sdk.AsyncAnthropic):
-                self._async = quiet
-            else:
-                self._sync = quiet
 
-    def _options(self) -> dict[str, Any]:
-        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-        return {"base_url": self._base_url, "api_key": key, "max_retries": 0}
-
-    def _client(self) -> Any:
-        if self._sync is None:
-            self._sync = require("anthropic", "anthropic").Anthropic(**self._options())
-        return self._sync
-
-    def _aclient(self) -> Any:
-        if self._async is None:
-            self._async = require("anthropic", "anthropic").AsyncAnthropic(**self._options())
-        return self._async
-
-    def _kwargs(self, messages: Messages) -> dict[str, Any]:
+    def _create(self, client: Any, messages: Messages) -> Any:
         system, rest = anthropic_request(messages, cache=self.cache)
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -91,17 +66,9 @@ class AnthropicChat(Adapter):
         }
         if system is not None:
             kwargs["system"] = system
-        return kwargs
+        return client.messages.create(**kwargs)
 
-    def __call__(self, messages: Messages) -> LLMReply:
-        if self._sync is None and self._async is not None:
-            return asyncio.run(self.acall(messages))
-        return anthropic_reply(self._client().messages.create(**self._kwargs(messages)))
-
-    async def acall(self, messages: Messages) -> LLMReply:
-        if self._async is None and self._sync is not None:
-            return await asyncio.to_thread(self, messages)
-        response = await self._aclient().messages.create(**self._kwargs(messages))
+    def _reply(self, response: Any) -> LLMReply:
         return anthropic_reply(response)
 
 
@@ -125,10 +92,10 @@ def anthropic(
     """
     return AnthropicChat(
         model,
+        params,
         client=client,
         base_url=base_url,
         api_key=api_key,
         max_tokens=max_tokens,
         cache=cache,
-        **params,
     )
