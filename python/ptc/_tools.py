@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import difflib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 ToolsArg = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | None
@@ -16,6 +19,51 @@ def lisp_name(fn: Callable[..., Any]) -> str:
     if not isinstance(name, str) or name == "<lambda>":
         raise TypeError(f"tool {fn!r} has no usable name; pass tools as a dict of name -> callable")
     return name.replace("_", "-")
+
+
+class EventLoopRef:
+    """The event loop of the ``arun()`` in progress, shared by a Session's tool adapters: an
+    ``async def`` tool called during it is awaited on that loop (the run's own thread, or a
+    ``pmap`` branch's, waits), so tools share the caller's clients and run concurrently."""
+
+    __slots__ = ("_lock", "loop", "pending")
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.pending: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
+
+    def resolve(self, awaitable: Awaitable[Any]) -> Any:
+        """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
+        loop = self.loop
+        if loop is not None and loop.is_running():
+            future = asyncio.run_coroutine_threadsafe(_awaited(awaitable), loop)
+            with self._lock:
+                self.pending.add(future)
+            try:
+                return future.result()
+            finally:
+                with self._lock:
+                    self.pending.discard(future)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(_awaited(awaitable))
+        # `run()` called from a coroutine: this thread's loop is busy waiting for the run
+        with concurrent.futures.ThreadPoolExecutor(1, "ptc-async-tool") as pool:
+            return pool.submit(asyncio.run, _awaited(awaitable)).result()
+
+    def cancel_pending(self) -> None:
+        """Cancels the tool coroutines still running for a run that ended (cancelled, or
+        past its deadline)."""
+        with self._lock:
+            pending, self.pending = self.pending, set()
+        for f in pending:
+            f.cancel()
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 class ToolAdapter:
@@ -36,14 +84,18 @@ class ToolAdapter:
         "_var_kw",
         "_var_positional",
         "fn",
+        "loop_ref",
         "name",
     )
 
-    def __init__(self, name: str, fn: Callable[..., Any]) -> None:
+    def __init__(
+        self, name: str, fn: Callable[..., Any], loop_ref: EventLoopRef | None = None
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"tool {name!r} is not callable: {fn!r}")
         self.name = name
         self.fn = fn
+        self.loop_ref = loop_ref if loop_ref is not None else EventLoopRef()
         self._var_kw = False
         self._kw_names: frozenset[str] = frozenset()
         self._single_positional = False
@@ -130,6 +182,12 @@ class ToolAdapter:
             raise ToolArgumentError(f"{self.name} got {n} argument(s)", hint)
 
     def __call__(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
+        result = self._call(positional, named)
+        if inspect.isawaitable(result):  # an `async def` tool (or one returning an awaitable)
+            return self.loop_ref.resolve(result)
+        return result
+
+    def _call(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
         if named is None:
             self._check_positional(positional)
             return self.fn(*positional)

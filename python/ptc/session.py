@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _core
 from ._core import CancelToken
-from ._tools import ToolAdapter, ToolsArg, normalize_tools
+from ._tools import EventLoopRef, ToolAdapter, ToolsArg, normalize_tools
 from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 
@@ -78,10 +78,13 @@ class Session:
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
         self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
-        adapters = {name: ToolAdapter(name, fn) for name, fn in self._tools.items()}
+        self._loop_ref = EventLoopRef()
         self._core = _core.CoreSession(
-            dict(data) if data is not None else None, adapters, limits_dict(limits)
+            dict(data) if data is not None else None, self._adapters(), limits_dict(limits)
         )
+
+    def _adapters(self) -> dict[str, ToolAdapter]:
+        return {name: ToolAdapter(name, fn, self._loop_ref) for name, fn in self._tools.items()}
 
     @classmethod
     def from_json(
@@ -105,8 +108,8 @@ class Session:
             )
         self = cls.__new__(cls)
         self._tools = normalize_tools(tools)
-        adapters = {name: ToolAdapter(name, fn) for name, fn in self._tools.items()}
-        self._core = _core.CoreSession(None, adapters, limits_dict(limits), text)
+        self._loop_ref = EventLoopRef()
+        self._core = _core.CoreSession(None, self._adapters(), limits_dict(limits), text)
         return self
 
     def run(
@@ -146,6 +149,8 @@ class Session:
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         token = cancel if cancel is not None else CancelToken()
+        # `async def` tools called during the run are awaited on this loop
+        outer, self._loop_ref.loop = self._loop_ref.loop, asyncio.get_running_loop()
         task = asyncio.ensure_future(
             asyncio.to_thread(self._core.run, source, limits_dict(limits), token, lazy)
         )
@@ -154,9 +159,14 @@ class Session:
         except asyncio.CancelledError:
             # the thread cannot be killed: stop the run, let the thread finish, then propagate
             token.cancel()
+            self._loop_ref.cancel_pending()
             with contextlib.suppress(BaseException):
                 await task
             raise
+        finally:
+            self._loop_ref.loop = outer
+            if outer is None:
+                self._loop_ref.cancel_pending()  # left behind by a deadline
 
     def cancel(self) -> bool:
         """Stops every run of this Session in progress, from any thread, within milliseconds;
