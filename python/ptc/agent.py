@@ -10,13 +10,16 @@ so the sync and async drivers share every decision.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+import uuid
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ptc
+from ptc.checkpoint import CheckpointSource, Sink
 from ptc.compression import (
     Compression,
     DataEntry,
@@ -44,6 +47,7 @@ from ptc.llm import (
     call_llm,
     is_async_llm,
 )
+from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
@@ -193,6 +197,12 @@ class SubAgent:
         limits: Any = None,
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
+        on_turn: Callable[[Turn], Any] | None = None,
+        on_llm_call: Callable[[LLMCall], Any] | None = None,
+        on_tool_call: Callable[[ToolCallEvent], Any] | None = None,
+        checkpoint: Sink | None = None,
+        telemetry: bool = False,
+        name: str = "ptc-agent",
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -210,6 +220,9 @@ class SubAgent:
         self.limits = limits
         self.retry = retry
         self.system_prompt = system_prompt
+        self.name = name
+        # what a run reports to while it happens (ptc.observe), and where turns are saved
+        self.hooks = Hooks(on_turn, on_llm_call, on_tool_call, checkpoint, telemetry)
         self._compression_spec = compression
         # Normalize now so a bad option fails at construction, not mid-run.
         self._compression = None if compression is UNSET else normalize(compression)
@@ -255,15 +268,31 @@ class SubAgent:
         """Async twin of :meth:`run`; sync LLM callables and programs run in worker threads."""
         return await _drive_async(_Runner(self, self._config(None), data))
 
-    def resume(self, step: Step) -> Step:
-        """Continue a stored run: the Session state is rebuilt by replaying the programs of its
-        turns with their recorded tool results (no tool is called again), then the loop goes on."""
-        runner = _Runner(self, self._config(None), None, previous=step)
+    def resume(self, checkpoint: Step | CheckpointSource, run_id: str | None = None) -> Step:
+        """Continue a stored run: a Step, or a checkpoint (``JsonlCheckpoint``,
+        ``SqliteCheckpoint``; ``run_id`` picks the run, default the last one). The Session state
+        is rebuilt by replaying the programs of its turns with their recorded tool results (no
+        tool is called again), then the loop goes on, saving to this agent's checkpoint."""
+        step, run_id = _resume_point(checkpoint, run_id)
+        runner = _Runner(self, self._config(None), None, previous=step, run_id=run_id)
         return self._run_sync(runner)
 
-    async def aresume(self, step: Step) -> Step:
-        runner = _Runner(self, self._config(None), None, previous=step)
+    async def aresume(self, checkpoint: Step | CheckpointSource, run_id: str | None = None) -> Step:
+        step, run_id = _resume_point(checkpoint, run_id)
+        runner = _Runner(self, self._config(None), None, previous=step, run_id=run_id)
         return await _drive_async(runner)
+
+    def iter(self, data: Mapping[str, Any] | None = None) -> AgentRun:
+        """Runs the loop, yielding each Turn as it completes; the Step is ``.step`` after the
+        last one (``for turn in agent.iter(): ...``)."""
+        runner = _Runner(self, self._config(None), data)
+        if is_async_llm(runner.llm):
+            raise RuntimeError("this agent's LLM is async; use 'async for turn in agent.aiter()'")
+        return AgentRun(_drive_sync_turns(runner))
+
+    def aiter(self, data: Mapping[str, Any] | None = None) -> AsyncAgentRun:
+        """Async twin of :meth:`iter`: ``async for turn in agent.aiter(): ...``."""
+        return AsyncAgentRun(_drive_async_turns(_Runner(self, self._config(None), data)))
 
     def _run_sync(self, runner: _Runner) -> Step:
         if runner.config.llm is not None and is_async_llm(runner.config.llm):
@@ -309,12 +338,15 @@ class _Runner:
         config: _Config,
         data: Mapping[str, Any] | None,
         previous: Step | None = None,
+        run_id: str | None = None,
     ) -> None:
         if config.llm is None:
             raise ValueError("SubAgent needs an llm (or a parent agent to inherit one from)")
         self.agent = agent
         self.config = config
         self.llm: LLM = config.llm
+        self.run_id = run_id or uuid.uuid4().hex
+        self.observer = Observer(agent.hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
         self._replay: list[ToolCallRecord] | None = None
         self.strategy, opts = config.compression
@@ -360,10 +392,26 @@ class _Runner:
         else:
             target = tool.fn
 
+        observer = self.observer
+
         def call(*args: Any, **kwargs: Any) -> Any:
             if self._replay is not None:
                 return self._replayed(name)
-            return target(*args, **kwargs)
+            if not observer.wants_tool_calls():
+                return target(*args, **kwargs)
+            start_ns = time.time_ns()
+            t0 = time.perf_counter()
+            try:
+                result = target(*args, **kwargs)
+                if inspect.isawaitable(result):  # an async tool: awaited here to time it
+                    result = self.session._loop_ref.resolve(result)
+            except Exception as exc:
+                ms = (time.perf_counter() - t0) * 1000
+                observer.tool_call(ToolCallEvent(name, args, kwargs, None, exc, ms), start_ns)
+                raise
+            ms = (time.perf_counter() - t0) * 1000
+            observer.tool_call(ToolCallEvent(name, args, kwargs, result, None, ms), start_ns)
+            return result
 
         call.__name__ = getattr(target, "__name__", name)
         call.__doc__ = getattr(target, "__doc__", None)
@@ -435,18 +483,24 @@ class _Runner:
             self.messages.append(messages)
             self.usage = self.usage.with_stats(stats)
             t0 = time.perf_counter()
+            self.observer.llm_started()
             try:
                 reply, retries = yield ("llm", messages)
             except Exception as exc:
                 # The request counts even though it failed: its messages are recorded above, so
                 # usage.llm_calls stays equal to len(step.messages), also after a resume.
                 self.usage = self.usage.add({}, attempts_of(exc) - 1)
+                self.observer.llm_ended(
+                    len(self.messages), messages, None, exc, attempts_of(exc) - 1
+                )
                 msg = f"LLM call failed: {type(exc).__name__}: {exc}"
                 return self._finish(StepError("llm_error", msg))
             llm_ms = (time.perf_counter() - t0) * 1000
             self.usage = self.usage.add(reply.usage, retries)
+            self.observer.llm_ended(len(self.messages), messages, reply, None, retries)
             turn = yield from self._turn(reply, llm_ms)
             self.turns.append(turn)
+            self.observer.turn(turn, lambda: self._step_now(None, None))
             if turn.failed:
                 reason = turn.result
                 return self._finish(StepError("fail", _text(reason), value=reason))
@@ -569,8 +623,14 @@ class _Runner:
         return StepError("max_turns_exceeded", message)
 
     def _finish(self, error: StepError | None, value: Any = None) -> Step:
+        step = self._step_now(error, value, ok=error is None)
+        self.observer.finished(step)
+        return step
+
+    def _step_now(self, error: StepError | None, value: Any, *, ok: bool = False) -> Step:
+        """The Step as it stands (``ok`` False and no error while the run goes on)."""
         return Step(
-            ok=error is None,
+            ok=ok,
             value=value,
             error=error,
             turns=tuple(self.turns),
@@ -594,9 +654,11 @@ def _preview(result: ptc.Result) -> str:
     return text
 
 
-def _drive_sync(runner: _Runner) -> Step:
+def _drive_sync_turns(runner: _Runner) -> Generator[Turn, None, Step]:
+    """Drives the loop, yielding each Turn once it is complete; returns the Step."""
     gen = runner.loop()
     request = next(gen)
+    seen = len(runner.turns)
     while True:
         kind, payload = request
         try:
@@ -608,18 +670,34 @@ def _drive_sync(runner: _Runner) -> Step:
             try:
                 request = gen.throw(exc)
             except StopIteration as stop:
+                yield from runner.turns[seen:]
                 return stop.value
             continue
         try:
             request = gen.send(response)
         except StopIteration as stop:
+            yield from runner.turns[seen:]
+            return stop.value
+        yield from runner.turns[seen:]
+        seen = len(runner.turns)
+
+
+def _drive_sync(runner: _Runner) -> Step:
+    gen = _drive_sync_turns(runner)
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
             return stop.value
 
 
-async def _drive_async(runner: _Runner) -> Step:
+async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
+    """Async twin of :func:`_drive_sync_turns`; the Step comes last (async generators cannot
+    return a value)."""
     runner.loop_ref = asyncio.get_running_loop()
     gen = runner.loop()
     request = next(gen)
+    seen = len(runner.turns)
     while True:
         kind, payload = request
         try:
@@ -632,9 +710,74 @@ async def _drive_async(runner: _Runner) -> Step:
             try:
                 request = gen.throw(exc)
             except StopIteration as stop:
-                return stop.value
+                for turn in runner.turns[seen:]:
+                    yield turn
+                yield stop.value
+                return
             continue
         try:
             request = gen.send(response)
         except StopIteration as stop:
-            return stop.value
+            for turn in runner.turns[seen:]:
+                yield turn
+            yield stop.value
+            return
+        for turn in runner.turns[seen:]:
+            yield turn
+        seen = len(runner.turns)
+
+
+async def _drive_async(runner: _Runner) -> Step:
+    step = None
+    async for item in _drive_async_turns(runner):
+        step = item
+    assert isinstance(step, Step)
+    return step
+
+
+class AgentRun:
+    """The turns of a run as they complete (``agent.iter()``); ``step`` once it is over."""
+
+    def __init__(self, gen: Generator[Turn, None, Step]) -> None:
+        self._gen = gen
+        self.step: Step | None = None
+
+    def __iter__(self) -> AgentRun:
+        return self
+
+    def __next__(self) -> Turn:
+        try:
+            return next(self._gen)
+        except StopIteration as stop:
+            self.step = stop.value
+            raise StopIteration from None
+
+
+class AsyncAgentRun:
+    """The turns of a run as they complete (``agent.aiter()``); ``step`` once it is over."""
+
+    def __init__(self, gen: AsyncGenerator[Turn | Step, None]) -> None:
+        self._gen = gen
+        self.step: Step | None = None
+
+    def __aiter__(self) -> AsyncAgentRun:
+        return self
+
+    async def __anext__(self) -> Turn:
+        item = await self._gen.__anext__()
+        if isinstance(item, Step):
+            self.step = item
+            raise StopAsyncIteration
+        return item
+
+
+def _resume_point(
+    checkpoint: Step | CheckpointSource, run_id: str | None
+) -> tuple[Step, str | None]:
+    if isinstance(checkpoint, Step):
+        return checkpoint, run_id
+    if isinstance(checkpoint, CheckpointSource):
+        return checkpoint.load(run_id)
+    raise TypeError(
+        f"resume needs a Step or a checkpoint with load(), got {type(checkpoint).__name__}"
+    )

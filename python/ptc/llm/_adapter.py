@@ -26,8 +26,9 @@ def require(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        package = module.split(".")[0]
         raise ImportError(
-            f"the {module!r} package is needed for this adapter: pip install 'ptc-runtime[{extra}]'"
+            f"the {package!r} package is needed for this: pip install 'ptc-runtime[{extra}]'"
         ) from exc
 
 

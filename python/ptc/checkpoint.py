@@ -1,0 +1,249 @@
+"""Durable turns: every completed Turn of a run is saved, so a run interrupted at turn N (a
+crash, a deploy, SIGKILL) is continued from turn N-1 by ``SubAgent.resume(checkpoint)``.
+
+A checkpoint sink is anything with ``save(step, run_id)``, or a plain callable taking the
+``Step`` so far (``step.error is None and not step.ok`` while the run goes on). Two sinks are
+built in: :class:`JsonlCheckpoint` (one JSON line per event, appended and flushed to disk) and
+:class:`SqliteCheckpoint` (a table per database, one row per turn; the history store's database
+file may be shared). Both are idempotent: saving the same turn twice keeps one copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ptc.step import FORMAT_VERSION, Step
+
+
+@runtime_checkable
+class CheckpointSink(Protocol):
+    def save(self, step: Step, run_id: str) -> None: ...
+
+
+@runtime_checkable
+class CheckpointSource(Protocol):
+    def load(self, run_id: str | None = None) -> tuple[Step, str]: ...
+
+
+Sink = CheckpointSink | Callable[[Step], Any]
+
+
+def save_to(sink: Sink, step: Step, run_id: str) -> None:
+    if isinstance(sink, CheckpointSink):
+        sink.save(step, run_id)
+    else:
+        sink(step)
+
+
+def _step_from(context: Mapping[str, Any], turns: list[Any], calls: int, usage: Any) -> Step:
+    """The Step of a run in progress, from its saved parts (messages are rendered again from
+    the turns: rendering is deterministic)."""
+    return Step.from_dict(
+        {
+            "version": FORMAT_VERSION,
+            "ok": False,
+            "value": None,
+            "error": None,
+            "turns": turns,
+            "calls": calls,
+            "usage": usage,
+            "context": context,
+        }
+    )
+
+
+def _finished(step: Step) -> bool:
+    return step.ok or step.error is not None
+
+
+class JsonlCheckpoint:
+    """Appends a run's events to a JSON-lines file: ``start`` (the run's context), one ``turn``
+    line per completed turn (with the LLM requests and usage so far) and ``end``. Each line is
+    flushed and fsynced before ``save`` returns, so what was saved survives a killed process."""
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self._written: dict[str, int] = {}  # run id -> turns on file
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"JsonlCheckpoint({str(self.path)!r})"
+
+    def _append(self, lines: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            if self.fsync:
+                os.fsync(f.fileno())
+
+    def save(self, step: Step, run_id: str) -> None:
+        with self._lock:
+            if run_id not in self._written:
+                self._written[run_id] = self._turns_on_file(run_id)
+            done = self._written[run_id]
+            lines: list[dict[str, Any]] = []
+            if done == 0 and not self._started(run_id):
+                lines.append(
+                    {"run_id": run_id, "event": "start", "context": step.context.to_dict()}
+                )
+            for turn in step.turns[done:]:
+                lines.append(
+                    {
+                        "run_id": run_id,
+                        "event": "turn",
+                        "turn": turn.to_dict(),
+                        "calls": len(step.messages),
+                        "usage": step.usage.to_dict(),
+                    }
+                )
+            if _finished(step):
+                lines.append({"run_id": run_id, "event": "end", "step": step.to_dict()})
+            if lines:
+                self._append(lines)
+            self._written[run_id] = len(step.turns)
+
+    def _events(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with self.path.open(encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    break  # a line cut short by a crash: what came before it stands
+        return out
+
+    def _started(self, run_id: str) -> bool:
+        return any(e["run_id"] == run_id and e["event"] == "start" for e in self._events())
+
+    def _turns_on_file(self, run_id: str) -> int:
+        return sum(1 for e in self._events() if e["run_id"] == run_id and e["event"] == "turn")
+
+    def runs(self) -> list[str]:
+        """Run ids on file, in the order they started."""
+        return [e["run_id"] for e in self._events() if e["event"] == "start"]
+
+    def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        """The Step saved for ``run_id`` (default: the last run started), and its run id."""
+        events = self._events()
+        if run_id is None:
+            starts = [e["run_id"] for e in events if e["event"] == "start"]
+            if not starts:
+                raise LookupError(f"{self.path}: no run has been saved here")
+            run_id = starts[-1]
+        mine = [e for e in events if e["run_id"] == run_id]
+        start = next((e for e in mine if e["event"] == "start"), None)
+        if start is None:
+            raise LookupError(f"{self.path}: no run {run_id!r}")
+        end = next((e for e in mine if e["event"] == "end"), None)
+        if end is not None:
+            return Step.from_dict(end["step"]), run_id
+        turns = {e["turn"]["number"]: e for e in mine if e["event"] == "turn"}
+        ordered = [turns[n] for n in sorted(turns)]
+        if not ordered:
+            return _step_from(start["context"], [], 0, {}), run_id
+        last = ordered[-1]
+        step = _step_from(
+            start["context"], [e["turn"] for e in ordered], last["calls"], last["usage"]
+        )
+        return step, run_id
+
+
+class SqliteCheckpoint:
+    """Saves a run's turns in SQLite (``ptc_runs`` and ``ptc_turns`` tables; the file may be
+    the history store's). A turn is written once per (run, number): a retried save is a no-op."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS ptc_runs (
+        run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
+        started REAL DEFAULT (julianday('now')));
+    CREATE TABLE IF NOT EXISTS ptc_turns (
+        run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
+        turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
+        PRIMARY KEY (run_id, number));
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        with self._connect() as db:
+            db.executescript(self.SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"SqliteCheckpoint({self.path!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
+
+    def save(self, step: Step, run_id: str) -> None:
+        with self._lock, self._connect() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO ptc_runs (run_id, context) VALUES (?, ?)",
+                (run_id, json.dumps(step.context.to_dict(), ensure_ascii=False)),
+            )
+            usage = json.dumps(step.usage.to_dict())
+            db.executemany(
+                "INSERT OR IGNORE INTO ptc_turns (run_id, number, turn, calls, usage)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        t.number,
+                        json.dumps(t.to_dict(), ensure_ascii=False),
+                        len(step.messages),
+                        usage,
+                    )
+                    for t in step.turns
+                ],
+            )
+            if _finished(step):
+                db.execute(
+                    "UPDATE ptc_runs SET final = ? WHERE run_id = ?",
+                    (json.dumps(step.to_dict(), ensure_ascii=False), run_id),
+                )
+
+    def runs(self) -> list[str]:
+        with self._connect() as db:
+            return [r[0] for r in db.execute("SELECT run_id FROM ptc_runs ORDER BY rowid")]
+
+    def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        with self._connect() as db:
+            if run_id is None:
+                row = db.execute(
+                    "SELECT run_id FROM ptc_runs ORDER BY rowid DESC LIMIT 1"
+                ).fetchone()
+                if row is None:
+                    raise LookupError(f"{self.path}: no run has been saved here")
+                run_id = row[0]
+            run = db.execute(
+                "SELECT context, final FROM ptc_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if run is None:
+                raise LookupError(f"{self.path}: no run {run_id!r}")
+            if run[1] is not None:
+                return Step.from_dict(json.loads(run[1])), run_id
+            rows = db.execute(
+                "SELECT turn, calls, usage FROM ptc_turns WHERE run_id = ? ORDER BY number",
+                (run_id,),
+            ).fetchall()
+        context = json.loads(run[0])
+        if not rows:
+            return _step_from(context, [], 0, {}), run_id
+        turns = [json.loads(r[0]) for r in rows]
+        return _step_from(context, turns, rows[-1][1], json.loads(rows[-1][2])), run_id
