@@ -10,15 +10,18 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ptc.tooltypes import ArgumentTypes, callable_name, check_tool_name, to_data
+
 ToolsArg = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | None
 
 
 def lisp_name(fn: Callable[..., Any]) -> str:
-    """The tool name of a callable in a list: its ``__name__`` with ``_`` turned into ``-``."""
-    name = getattr(fn, "__name__", None)
-    if not isinstance(name, str) or name == "<lambda>":
+    """The tool name of a callable in a list: its name (a partial's function's, a callable
+    object's class's) with ``_`` turned into ``-``."""
+    name = callable_name(fn)
+    if name is None:
         raise TypeError(f"tool {fn!r} has no usable name; pass tools as a dict of name -> callable")
-    return name.replace("_", "-")
+    return check_tool_name(name.replace("_", "-"))
 
 
 class EventLoopRef:
@@ -81,6 +84,7 @@ class ToolAdapter:
         "_positional_max",
         "_required",
         "_single_positional",
+        "_types",
         "_var_kw",
         "_var_positional",
         "fn",
@@ -96,6 +100,8 @@ class ToolAdapter:
         self.name = name
         self.fn = fn
         self.loop_ref = loop_ref if loop_ref is not None else EventLoopRef()
+        types = ArgumentTypes(fn)
+        self._types = types if types.needed else None
         self._var_kw = False
         self._kw_names: frozenset[str] = frozenset()
         self._single_positional = False
@@ -184,20 +190,21 @@ class ToolAdapter:
     def __call__(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
         result = self._call(positional, named)
         if inspect.isawaitable(result):  # an `async def` tool (or one returning an awaitable)
-            return self.loop_ref.resolve(result)
-        return result
+            result = self.loop_ref.resolve(result)
+        return to_data(result)
 
     def _call(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
+        types = self._types
         if named is None:
             self._check_positional(positional)
-            return self.fn(*positional)
+            return self.fn(*(types.args(positional) if types else positional))
         if not named:
             self._check_named(named)
             return self.fn()
         if self._takes_kwargs(named):
             self._check_named(named)
-            return self.fn(**named)
-        return self.fn(named)
+            return self.fn(**(types.kwargs(named) if types else named))
+        return self.fn(*(types.args([named]) if types else [named]))
 
 
 class ToolArgumentError(TypeError):
@@ -216,8 +223,7 @@ def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:
     if isinstance(tools, Mapping):
         out: dict[str, Callable[..., Any]] = {}
         for name, fn in tools.items():
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"tool names must be non-empty strings, got {name!r}")
+            check_tool_name(name)
             if not callable(fn):
                 raise TypeError(f"tool {name!r} is not callable: {fn!r}")
             out[name] = fn

@@ -50,6 +50,7 @@ from ptc.llm import (
 from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage
+from ptc.tooltypes import callable_name, check_tool_name
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
 
 __all__ = ["AgentTool", "SubAgent", "SubAgentError", "Tool", "extract_program"]
@@ -157,7 +158,11 @@ def _tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
             if not callable(value):
                 raise TypeError(f"tool {name or value!r} is not callable")
             value = Tool(value)
-        tool_name = name or value.name or lisp_name(getattr(value.fn, "__name__", "tool"))
+        if name is None:
+            name = value.name
+        if name is None:
+            name = lisp_name(callable_name(value.fn) or "tool")
+        tool_name = check_tool_name(name)
         out.append((tool_name, value))
     return out
 

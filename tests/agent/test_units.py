@@ -75,9 +75,8 @@ def test_signature_from_type_hints_fmt004():
     assert str(signature_from_callable(items)) == (
         "(tags [:string], extra :map?) -> [{name :string, price :float}]"
     )
-    assert (
-        str(signature_from_callable(untyped)) == "(a :any, & :any, rest :list, opts :map) -> :any"
-    )
+    # *rest is the variadic tail (each of its annotated type); **opts an optional map
+    assert str(signature_from_callable(untyped)) == "(a :any, & rest [:any], opts :map?) -> :any"
 
 
 def test_check_value():

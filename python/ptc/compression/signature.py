@@ -15,6 +15,9 @@ Tool entries in the ``tool/`` section are rendered from these (FMT-004).
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import inspect
 import re
 import types
@@ -216,12 +219,61 @@ def type_from_hint(hint: Any) -> SigType:
         return SigType("set")
     if isinstance(hint, type) and typing.is_typeddict(hint):
         hints = typing.get_type_hints(hint)
-        return SigType("fields", fields=tuple((k, type_from_hint(v)) for k, v in hints.items()))
+        optional = getattr(hint, "__optional_keys__", frozenset())
+        return SigType(
+            "fields",
+            fields=tuple(
+                (lisp_name(k), _optional(type_from_hint(v), k in optional))
+                for k, v in hints.items()
+            ),
+        )
+    if isinstance(hint, type) and _record_fields(hint) is not None:
+        return SigType("fields", fields=_record_fields(hint))  # type: ignore[arg-type]
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        values = [m.value for m in hint]
+        if values and all(isinstance(v, str) for v in values):
+            return SigType("string")
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return SigType("int")
+        return ANY
+    if isinstance(hint, type) and issubclass(hint, datetime.date):
+        return SigType("string")  # ISO text in, ISO text out
     if hint in _PY_PRIMS:
         return SigType(_PY_PRIMS[hint])
     if isinstance(hint, type) and issubclass(hint, Mapping):
         return SigType("map")
     return ANY
+
+
+def _optional(t: SigType, optional: bool = True) -> SigType:
+    if not optional or t.optional:
+        return t
+    return SigType(t.kind, t.item, t.fields, optional=True)
+
+
+def _record_fields(cls: type) -> tuple[tuple[str, SigType], ...] | None:
+    """The fields of a Pydantic model or a dataclass (with a default: optional)."""
+    model_fields = getattr(cls, "model_fields", None)
+    if isinstance(model_fields, dict) and hasattr(cls, "model_validate"):
+        return tuple(
+            (lisp_name(name), _optional(type_from_hint(f.annotation), not f.is_required()))
+            for name, f in model_fields.items()
+        )
+    if dataclasses.is_dataclass(cls):
+        hints = typing.get_type_hints(cls)
+        return tuple(
+            (
+                lisp_name(f.name),
+                _optional(
+                    type_from_hint(hints.get(f.name, Any)),
+                    f.default is not dataclasses.MISSING
+                    or f.default_factory is not dataclasses.MISSING,
+                ),
+            )
+            for f in dataclasses.fields(cls)
+            if f.init
+        )
+    return None
 
 
 def lisp_name(name: str) -> str:
@@ -235,19 +287,19 @@ def signature_from_callable(fn: Callable[..., Any]) -> Signature:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return Signature((), ANY)
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward references: fall back to raw annotations
-        hints = {}
+    from ptc.tooltypes import type_hints
+
+    hints = type_hints(fn)
     params = []
     for p in sig.parameters.values():
         hint = hints.get(p.name, p.annotation)
         if p.kind is inspect.Parameter.VAR_POSITIONAL:
-            params.append(Param("&", SigType("any")))
-            params.append(Param(lisp_name(p.name), SigType("list")))
+            # `(tool/f a & more)`: the rest of the arguments, each of the annotated type
+            item = type_from_hint(hint)
+            params.append(Param("& " + lisp_name(p.name), SigType("list_of", item=item)))
             continue
         if p.kind is inspect.Parameter.VAR_KEYWORD:
-            params.append(Param(lisp_name(p.name), SigType("map")))
+            params.append(Param(lisp_name(p.name), SigType("map", optional=True)))
             continue
         t = type_from_hint(hint)
         if p.default is not inspect.Parameter.empty and not t.optional:
