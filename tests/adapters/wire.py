@@ -104,6 +104,9 @@ class WireServer:
 
 
 class OpenAIServer(WireServer):
+    #: tool calls the next replies carry (function calling), in the wire format
+    reply_tool_calls: list[dict[str, Any]] | None = None
+
     def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
         u = {"prompt_tokens": 11, "completion_tokens": 7, "cached_tokens": 0, **self.usage}
         usage: dict[str, Any] = {
@@ -121,8 +124,12 @@ class OpenAIServer(WireServer):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": text or None,
+                        **({"tool_calls": self.reply_tool_calls} if self.reply_tool_calls else {}),
+                    },
+                    "finish_reason": "tool_calls" if self.reply_tool_calls else "stop",
                 }
             ],
             "usage": usage,

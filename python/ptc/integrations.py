@@ -1,0 +1,192 @@
+"""ptc as a tool for other agents: one tool, ``run_program``, that runs a PTC-Lisp program over
+the data and tools you give it, offered in the shapes other stacks take.
+
+- :meth:`ProgramTool.openai_schema` / :meth:`ProgramTool.openai_result`: OpenAI function
+  calling (JSON schema in, a ``{"role": "tool", ...}`` message out);
+- :meth:`ProgramTool.pydantic_ai_tool`: a ``pydantic_ai.Tool``;
+- :meth:`ProgramTool.mcp_server`: an MCP server (the official ``mcp`` package), also started by
+  ``ptc mcp --data d.json --tool module:function`` on stdio.
+
+The model calling the tool sees the language guide and the ``tool/`` and ``data/`` namespaces in
+the tool's description, and gets back text: what the program printed, then its value (or its
+error with the hint that says how to fix it). Definitions persist between calls, as in a
+SubAgent, unless ``keep_definitions=False``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ptc._tools import ToolsArg, normalize_tools
+from ptc.compression._format import namespace_sections
+from ptc.compression.base import DataEntry
+from ptc.limits import LimitsArg
+from ptc.prompts import system_prompt
+from ptc.session import Result, Session
+
+#: Characters of a value shown back to the calling model (the rest is elided).
+RESULT_CHARS = 4_000
+
+
+class ProgramTool:
+    """A tool that runs PTC-Lisp programs over ``data`` and ``tools``."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Any] | None = None,
+        tools: ToolsArg = None,
+        limits: LimitsArg = None,
+        *,
+        name: str = "run_program",
+        keep_definitions: bool = True,
+    ) -> None:
+        self.name = name
+        self.data = dict(data or {})
+        self.tools = normalize_tools(tools)
+        self.limits = limits
+        self.keep_definitions = keep_definitions
+        self._session = Session(data=self.data, tools=self.tools, limits=limits)
+        self._lock = threading.Lock()  # one program at a time: a Session runs one at a time
+
+    @classmethod
+    def from_session(cls, session: Session, *, name: str = "run_program") -> ProgramTool:
+        self = cls.__new__(cls)
+        self.name, self.data, self.tools, self.limits = name, {}, dict(session._tools), None
+        self.keep_definitions = True
+        self._session = session
+        self._lock = threading.Lock()
+        return self
+
+    # --- what the calling model sees -------------------------------------------------------
+
+    @property
+    def description(self) -> str:
+        from ptc.agent import Tool
+
+        specs = tuple(Tool(fn).spec(n) for n, fn in self.tools.items())
+        data = []
+        for key in self._session.data_keys:
+            d = self._session.describe_data(key, 3, 80)
+            data.append(DataEntry(key, d.type, None if key.startswith("_") else d.sample))
+        sections = namespace_sections({"tools": specs, "data": tuple(data)})  # type: ignore[typeddict-item]
+        return "\n\n".join(
+            [
+                "Run a PTC-Lisp program (a small, safe Clojure subset) over the data and tools"
+                " below; returns what it printed and its value. Definitions (def, defn) persist"
+                " between calls.",
+                system_prompt(),
+                *sections,
+            ]
+        )
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the tool's arguments."""
+        return {
+            "type": "object",
+            "properties": {
+                "program": {
+                    "type": "string",
+                    "description": "PTC-Lisp source, e.g. (count data/orders)",
+                }
+            },
+            "required": ["program"],
+            "additionalProperties": False,
+        }
+
+    # --- running ---------------------------------------------------------------------------
+
+    def run(self, program: str) -> str:
+        """Runs ``program``; the text for the calling model."""
+        if not isinstance(program, str):
+            return f"error: the program must be a string, got {type(program).__name__}"
+        with self._lock:
+            if not self.keep_definitions:
+                self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
+            return self.text(self._session.run(program, lazy=True))
+
+    async def arun(self, program: str) -> str:
+        """``run`` without blocking the event loop (async tools awaited on it)."""
+        if not isinstance(program, str):
+            return f"error: the program must be a string, got {type(program).__name__}"
+        if not self.keep_definitions:
+            self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
+        return self.text(await self._session.arun(program, lazy=True))
+
+    @staticmethod
+    def text(result: Result) -> str:
+        """A run as text: prints, then ``=> value`` or ``error ...`` with its hint."""
+        lines = list(result.prints)
+        if result.error is not None:
+            lines.append(result.error.feedback())
+        else:
+            value = result.preview(1_000, 1_000)
+            if len(value) > RESULT_CHARS:
+                value = value[:RESULT_CHARS] + "... (truncated)"
+            lines.append(("failed: " if result.failed else "=> ") + value)
+        return "\n".join(lines)
+
+    # --- OpenAI function calling -----------------------------------------------------------
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool for ``tools=[...]`` of the chat-completions API."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def openai_result(self, tool_call: Any) -> dict[str, str]:
+        """Runs an OpenAI tool call (SDK object or dict) and returns the ``tool`` message."""
+        fn = tool_call["function"] if isinstance(tool_call, Mapping) else tool_call.function
+        call_id = tool_call["id"] if isinstance(tool_call, Mapping) else tool_call.id
+        name = fn["name"] if isinstance(fn, Mapping) else fn.name
+        arguments = fn["arguments"] if isinstance(fn, Mapping) else fn.arguments
+        if name != self.name:
+            content = f"error: no tool named {name!r} here (this one is {self.name!r})"
+        else:
+            try:
+                args = json.loads(arguments or "{}")
+            except json.JSONDecodeError as e:
+                args = None
+                content = f"error: the arguments are not JSON: {e}"
+            if args is not None:
+                content = self.run(args.get("program") if isinstance(args, dict) else None)  # type: ignore[arg-type]
+        return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+    # --- pydantic-ai -----------------------------------------------------------------------
+
+    def pydantic_ai_tool(self) -> Any:
+        """A ``pydantic_ai.Tool`` that runs programs (async: never blocks the agent's loop)."""
+        from ptc.llm._adapter import require
+
+        pydantic_ai = require("pydantic_ai", "pydantic-ai")
+
+        async def run_program(program: str) -> str:
+            return await self.arun(program)
+
+        return pydantic_ai.Tool(run_program, name=self.name, description=self.description)
+
+    # --- MCP -------------------------------------------------------------------------------
+
+    def mcp_server(self, server_name: str = "ptc") -> Any:
+        """An MCP server (the ``mcp`` package) offering this tool; ``.run()`` serves stdio."""
+        from ptc.llm._adapter import require
+
+        try:
+            server_cls = require("mcp.server.mcpserver", "mcp").MCPServer
+        except ImportError:  # mcp 1.x
+            server_cls = require("mcp.server.fastmcp", "mcp").FastMCP
+        server = server_cls(server_name)
+
+        async def run_program(program: str) -> str:
+            return await self.arun(program)
+
+        server.add_tool(run_program, name=self.name, description=self.description)
+        return server

@@ -1,0 +1,190 @@
+"""ptc as a tool for others: OpenAI function calling (with the real SDK over loopback HTTP),
+pydantic-ai, and an MCP server driven by the mcp package's own client over stdio (issue 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import openai
+from ptc.integrations import ProgramTool
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "adapters"))
+from wire import OpenAIServer, serve  # noqa: E402
+
+ORDERS = [{"id": 1, "total": 50.0}, {"id": 2, "total": 150.0}, {"id": 3, "total": 300.0}]
+
+
+def restock(sku: str, qty: int) -> dict[str, Any]:
+    """Order more of a sku."""
+    return {"sku": sku, "ordered": qty}
+
+
+def tool() -> ProgramTool:
+    return ProgramTool(data={"orders": ORDERS}, tools=[restock])
+
+
+def test_the_description_shows_the_language_and_namespaces() -> None:
+    d = tool().description
+    assert d.startswith("Run a PTC-Lisp program")
+    assert ";; === tool/ ===" in d and "(tool/restock sku qty)" in d
+    assert ";; === data/ ===" in d and "data/orders" in d and "sample: {:id 1, :total 50.0}" in d
+
+
+def test_runs_keep_definitions_and_report_prints_values_and_errors() -> None:
+    t = tool()
+    assert t.run("(def big (filter #(> (:total %) 100) data/orders)) (count big)") == "=> 2"
+    assert t.run('(println "ids" (map :id big)) (tool/restock "a1" 4)') == (
+        'ids [2 3]\n=> {:sku "a1", :ordered 4}'
+    )
+    text = t.run("(count undefined-thing)")
+    assert text.startswith("error") or "undefined-thing" in text
+    assert "undefined-thing" in text
+    fresh = ProgramTool(data={"orders": ORDERS}, keep_definitions=False)
+    fresh.run("(def x 1)")
+    assert "x" in fresh.run("x")  # not defined any more: an error naming it
+
+
+def test_openai_function_calling_round_trip_with_the_real_sdk() -> None:
+    """The schema goes out in a real request; the model's tool call comes back through the
+    SDK and is answered with a tool message."""
+    gen = serve(OpenAIServer)
+    server = next(gen)
+    try:
+        t = tool()
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {
+                "name": "run_program",
+                "arguments": json.dumps({"program": "(reduce + (map :total data/orders))"}),
+            },
+        }
+        server.script = [""]
+        server.reply_tool_calls = [call]  # type: ignore[attr-defined]
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k")
+        response = client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "What is the total?"}],
+            tools=[t.openai_schema()],  # type: ignore[list-item]
+        )
+        sent = server.received[0].body["tools"][0]
+        assert sent["function"]["name"] == "run_program"
+        assert sent["function"]["parameters"]["required"] == ["program"]
+        (tool_call,) = response.choices[0].message.tool_calls or []
+        assert t.openai_result(tool_call) == {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "=> 500.0",
+        }
+        assert t.openai_result(call)["content"] == "=> 500.0"  # the dict form too
+    finally:
+        gen.close()
+
+
+def test_openai_result_reports_bad_calls() -> None:
+    t = tool()
+    wrong = {"id": "c", "function": {"name": "other", "arguments": "{}"}}
+    assert "no tool named 'other'" in t.openai_result(wrong)["content"]
+    broken = {"id": "c", "function": {"name": "run_program", "arguments": "{not json"}}
+    assert "not JSON" in t.openai_result(broken)["content"]
+    missing = {"id": "c", "function": {"name": "run_program", "arguments": "{}"}}
+    assert "must be a string" in t.openai_result(missing)["content"]
+
+
+def test_a_pydantic_ai_tool() -> None:
+    import pydantic_ai
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    t = tool()
+    calls: list[Any] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> Any:
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+
+        returns = [
+            p for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)
+        ]
+        if not returns:
+            calls.append(info.function_tools[0])
+            program = "(count (filter #(> (:total %) 100) data/orders))"
+            return ModelResponse(parts=[ToolCallPart("run_program", {"program": program})])
+        return ModelResponse(parts=[TextPart(f"answer: {returns[0].content}")])
+
+    agent = pydantic_ai.Agent(FunctionModel(model), tools=[t.pydantic_ai_tool()])
+    result = agent.run_sync("How many orders are over 100?")
+    assert result.output == "answer: => 2"
+    assert calls[0].name == "run_program"
+    assert "PTC-Lisp" in (calls[0].description or "")
+
+
+def test_an_mcp_server_over_stdio_with_the_mcp_client(tmp_path: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"orders": ORDERS}))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "ptc",
+            "mcp",
+            "--data",
+            str(data),
+            "--tool",
+            "stock_tools:restock",
+            "--tool",
+            "stock_tools:price",
+        ],
+        env=env,
+    )
+
+    async def main() -> tuple[Any, list[str]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            listed = (await s.list_tools()).tools
+            texts = []
+            for program in [
+                "(def big (filter #(> (:total %) 100) data/orders)) (count big)",
+                '(tool/restock "a1" (count big))',
+                '(tool/price "b2")',
+                '(tool/restock "a1")',
+            ]:
+                result = await s.call_tool("run_program", {"program": program})
+                texts.append(result.content[0].text)
+            return listed, texts
+
+    listed, texts = asyncio.run(asyncio.wait_for(main(), 60))
+    (only,) = listed
+    assert only.name == "run_program"
+    schema = getattr(only, "input_schema", None) or getattr(only, "inputSchema", None)
+    assert schema["required"] == ["program"]
+    assert "(tool/restock sku qty)" in (only.description or "")
+    assert texts[0] == "=> 2"
+    assert texts[1] == '=> {:sku "a1", :ordered 2}'
+    assert texts[2] == "=> 20.0"
+    # an error comes back as text with its hint, not as a protocol error
+    assert "restock" in texts[3] and "qty" in texts[3] and not texts[3].startswith("=>")
+
+
+def test_ptc_mcp_refuses_a_bad_tool_spec(tmp_path: Path) -> None:
+    import subprocess
+
+    p = subprocess.run(
+        [sys.executable, "-m", "ptc", "mcp", "--tool", "nomodule_here:fn"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode != 0
+    assert "cannot import 'nomodule_here'" in p.stderr
+    assert "Traceback" not in p.stderr
