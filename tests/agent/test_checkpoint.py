@@ -172,3 +172,17 @@ def test_loading_what_is_not_there_says_so(tmp_path: Path) -> None:
         SqliteCheckpoint(tmp_path / "c.db").load("x")
     with pytest.raises(TypeError, match="resume needs a Step or a checkpoint"):
         ptc.SubAgent(prompt="p", llm=ScriptedLLM([])).resume(os.getcwd())  # type: ignore[arg-type]
+
+
+def test_the_history_store_holds_checkpoints_next_to_its_messages(tmp_path: Path) -> None:
+    from ptc.history.store import HistoryStore
+
+    store = HistoryStore(tmp_path / "history.db")
+    store.append({"role": "user", "content": "hello there"}, agent_id="agent-1")
+    cp = store.checkpoint()
+    replies = ["```clojure\n(def a 1)\n```", "```clojure\n(return (inc a))\n```"]
+    step = ptc.SubAgent(prompt="p", llm=ScriptedLLM(replies), checkpoint=cp).run()
+    assert step.ok and cp.load()[0].value == 2
+    assert len(store.search_messages("hello")) == 1  # the messages are still there
+    with pytest.raises(ValueError, match="in-memory"):
+        HistoryStore(":memory:").checkpoint()

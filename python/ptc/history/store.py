@@ -127,6 +127,15 @@ class HistoryStore:
         self._lock = threading.RLock()
         self.tokenizer = "trigram"
 
+    def checkpoint(self) -> Any:
+        """A checkpoint sink for agent runs in this store's database file (``ptc_runs`` and
+        ``ptc_turns`` tables next to the messages): ``SubAgent(checkpoint=store.checkpoint())``."""
+        from ptc.checkpoint import SqliteCheckpoint
+
+        if self.path == ":memory:":
+            raise ValueError("an in-memory store cannot hold checkpoints: give it a file path")
+        return SqliteCheckpoint(self.path, timeout=self.timeout)
+
     # -- connection -----------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         if self._conn is not None:
