@@ -6,14 +6,10 @@ definitions between turns, and render values the way an LLM should see them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import (
-    _core,
-    history,
-)
+from . import _core
 from ._keyword import Keyword
-from .agent import AgentTool, SubAgent, SubAgentError, Tool
 from .errors import (
     AmbiguousReference,
     AnalysisError,
@@ -56,13 +52,45 @@ from .session import (
     Result,
     Session,
     ToolCall,
-    eval,
     run,
 )
-from .step import Step, StepError, Usage
-from .turn import Turn
+from .session import (
+    eval as eval,  # ptc.eval, kept out of __all__: `from ptc import *` must not shadow eval
+)
+
+if TYPE_CHECKING:
+    from . import history
+    from .agent import AgentTool, SubAgent, SubAgentError, Tool
+    from .step import Step, StepError, Usage
+    from .turn import Turn
 
 __version__: str = _core.__version__
+
+# The agent layer and the history strategies load on first use: `import ptc` stays cheap for
+# hosts that only run programs (they pull in asyncio, sqlite3 and the prompt machinery).
+_LAZY = {
+    "AgentTool": "agent",
+    "SubAgent": "agent",
+    "SubAgentError": "agent",
+    "Tool": "agent",
+    "Step": "step",
+    "StepError": "step",
+    "Usage": "step",
+    "Turn": "turn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "history":
+        return importlib.import_module(".history", __name__)
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ptc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def to_clojure(
@@ -135,7 +163,6 @@ __all__ = [
     "Usage",
     "ValidationError",
     "__version__",
-    "eval",
     "history",
     "run",
     "to_clojure",

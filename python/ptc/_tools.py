@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import difflib
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
-
-from ptc.tooltypes import ArgumentTypes, callable_name, check_tool_name, to_data
+from typing import TYPE_CHECKING, Any
 
 ToolsArg = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | None
 
@@ -18,10 +14,20 @@ ToolsArg = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | Non
 def lisp_name(fn: Callable[..., Any]) -> str:
     """The tool name of a callable in a list: its name (a partial's function's, a callable
     object's class's) with ``_`` turned into ``-``."""
+    from ptc.tooltypes import callable_name, check_tool_name
+
     name = callable_name(fn)
     if name is None:
         raise TypeError(f"tool {fn!r} has no usable name; pass tools as a dict of name -> callable")
     return check_tool_name(name.replace("_", "-"))
+
+
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
+
+_PLAIN = (str, int, float, bool, type(None))  # results returned as they are
 
 
 class EventLoopRef:
@@ -38,6 +44,9 @@ class EventLoopRef:
 
     def resolve(self, awaitable: Awaitable[Any]) -> Any:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
+        import asyncio
+        import concurrent.futures
+
         loop = self.loop
         if loop is not None and loop.is_running():
             future = asyncio.run_coroutine_threadsafe(_awaited(awaitable), loop)
@@ -100,6 +109,8 @@ class ToolAdapter:
         self.name = name
         self.fn = fn
         self.loop_ref = loop_ref if loop_ref is not None else EventLoopRef()
+        from ptc.tooltypes import ArgumentTypes  # loaded with the first tool, not with ptc
+
         types = ArgumentTypes(fn)
         self._types = types if types.needed else None
         self._var_kw = False
@@ -191,6 +202,10 @@ class ToolAdapter:
         result = self._call(positional, named)
         if inspect.isawaitable(result):  # an `async def` tool (or one returning an awaitable)
             result = self.loop_ref.resolve(result)
+        if isinstance(result, _PLAIN):
+            return result
+        from ptc.tooltypes import to_data
+
         return to_data(result)
 
     def _call(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
@@ -223,6 +238,8 @@ def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:
     if isinstance(tools, Mapping):
         out: dict[str, Callable[..., Any]] = {}
         for name, fn in tools.items():
+            from ptc.tooltypes import check_tool_name
+
             check_tool_name(name)
             if not callable(fn):
                 raise TypeError(f"tool {name!r} is not callable: {fn!r}")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from . import _core
@@ -93,15 +91,24 @@ class Session:
         tools: ToolsArg = None,
         limits: LimitsArg = None,
     ) -> Session:
-        """A Session whose data is a JSON object (text, bytes or a file path), parsed straight
-        into the core without building Python objects first (object keys become ``data/``
-        names; keys that are valid keyword text become keywords, as with Python data)."""
+        """A Session whose data is a JSON object, parsed straight into the core without
+        building Python objects first (object keys become ``data/`` names; keys that are valid
+        keyword text become keywords, as with Python data).
+
+        ``source`` is JSON text, bytes, or a file: a path object, or a ``str`` naming an
+        existing file (JSON text for an object starts with ``{``, so the two cannot be
+        confused: ``Session.from_json("orders.json")`` reads the file)."""
+        from pathlib import Path
+
         if isinstance(source, os.PathLike):
             text = Path(source).read_text(encoding="utf-8")
         elif isinstance(source, bytes):
             text = source.decode("utf-8")
         elif isinstance(source, str):
             text = source
+            head = source.lstrip("\ufeff \t\r\n")[:1]
+            if head not in ("{", "[") and len(source) < 4096 and os.path.isfile(source):
+                text = Path(source).read_text(encoding="utf-8")
         else:
             raise TypeError(
                 f"JSON source must be str, bytes or a path, got {type(source).__name__}"
@@ -134,7 +141,10 @@ class Session:
         """
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
-        return self._core.run(source, limits_dict(limits), cancel, lazy)
+        try:
+            return self._core.run(source, limits_dict(limits), cancel, lazy)
+        except UnicodeEncodeError as e:
+            raise _not_text(source, e) from None
 
     async def arun(
         self,
@@ -148,6 +158,12 @@ class Session:
         the awaiting task cancels this run (only this one), and the Session is left unchanged."""
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
+        try:
+            source.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _not_text(source, e) from None
+        import asyncio
+
         token = cancel if cancel is not None else CancelToken()
         # `async def` tools called during the run are awaited on this loop
         outer, self._loop_ref.loop = self._loop_ref.loop, asyncio.get_running_loop()
@@ -202,6 +218,19 @@ class Session:
     ) -> Description:
         """Type label and sample of an input value, rendered on the value in place."""
         return Description(*self._core.describe_data(key, limit, printable_limit))
+
+
+def _not_text(source: str, e: UnicodeEncodeError) -> ValueError:
+    """A program with a lone surrogate (text decoded with ``surrogateescape``, or a broken
+    escape) cannot be read: say where."""
+    before = source[: e.start]
+    line = before.count("\n") + 1
+    column = e.start - (before.rfind("\n") + 1) + 1
+    return ValueError(
+        f"the program is not valid Unicode text: {source[e.start]!r} (a lone surrogate) at "
+        f"line {line}, column {column}; decode the program's bytes as UTF-8 without "
+        "'surrogateescape', or remove the character"
+    )
 
 
 def run(

@@ -122,6 +122,9 @@ pub struct ToValue<'py> {
     shapes: ShapeCache,
     /// Short string values by object, for objects referenced from several places (pinned).
     string_objects: AHashMap<usize, Str>,
+    /// The containers being converted, outermost first (their objects are alive: the walk
+    /// holds them).
+    ancestors: Vec<usize>,
 }
 
 /// Strings at least this long are shared by identity when converted.
@@ -140,6 +143,7 @@ impl<'py> ToValue<'py> {
             pinned: Vec::new(),
             shapes: ShapeCache::default(),
             string_objects: AHashMap::new(),
+            ancestors: Vec::new(),
         })
     }
 
@@ -159,16 +163,41 @@ impl<'py> ToValue<'py> {
         // one reference from the parent and one held by this walk: more means shared
         // SAFETY: reading the reference count of a live object while holding the GIL.
         if unsafe { pyo3::ffi::Py_REFCNT(obj.as_ptr()) } <= 2 {
-            return convert(self);
+            return self.inside(obj, convert);
         }
         let ptr = obj.as_ptr() as usize;
         if let Some(v) = self.shared.get(&ptr) {
             return Ok(v.clone());
         }
-        let v = convert(self)?;
+        let v = self.inside(obj, convert)?;
         self.shared.insert(ptr, v.clone());
         self.pinned.push(obj.clone());
         Ok(v)
+    }
+
+    /// Converts a container's contents, refusing one that contains itself (a cycle would
+    /// otherwise be reported as a thousand levels of nesting). Data is shallow, so the scan
+    /// of the containers being converted is short.
+    fn inside(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        convert: impl FnOnce(&mut Self) -> Result<Value, ConvError>,
+    ) -> Result<Value, ConvError> {
+        let ptr = obj.as_ptr() as usize;
+        if self.ancestors.contains(&ptr) {
+            let kind = obj
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "container".into());
+            return Err(ConvError::new(format!(
+                "this {kind} contains itself (a cycle); data must be a tree, so pass a copy without the back-reference"
+            )));
+        }
+        self.ancestors.push(ptr);
+        let r = convert(self);
+        self.ancestors.pop();
+        r
     }
 
     /// A string value: short ones interned by text, long ones shared by object identity.

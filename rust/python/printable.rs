@@ -5,7 +5,8 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
+    PyBool, PyDate, PyDateTime, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString,
+    PyTuple, PyType,
 };
 
 use crate::format::{key_shape, Printable, Shape};
@@ -46,7 +47,11 @@ impl<'py> PyNode<'py> {
             Shape::Set(n) => format!("set[{n}]"),
             Shape::Map(n) => format!("map[{n}]"),
             Shape::Raw(_) => {
-                if self.obj.is_callable() {
+                if self.obj.is_instance_of::<PyDateTime>() {
+                    "datetime".into()
+                } else if self.obj.is_instance_of::<PyDate>() {
+                    "date".into()
+                } else if self.obj.is_callable() {
                     "#fn[...]".into()
                 } else {
                     self.obj
@@ -106,6 +111,10 @@ impl<'py> Printable for PyNode<'py> {
         if let Ok(s) = o.cast::<PyFrozenSet>() {
             return Shape::Set(s.len());
         }
+        if let Some(text) = date_text(o) {
+            // as the core prints its dates: ISO text in quotes
+            return Shape::Raw(Cow::Owned(format!("\"{text}\"")));
+        }
         if o.is_callable() {
             return Shape::Raw(Cow::Borrowed("#<fn>"));
         }
@@ -149,4 +158,17 @@ impl<'py> Printable for PyNode<'py> {
             Err(_) => Box::new(std::iter::empty()),
         }
     }
+}
+
+/// A `datetime.date` or `datetime.datetime` as ISO text (a UTC datetime ends in `Z`, as the
+/// core's do); `None` for anything else.
+fn date_text(o: &Bound<'_, PyAny>) -> Option<String> {
+    if !o.is_instance_of::<PyDate>() {
+        return None; // datetime is a subclass of date
+    }
+    let text: String = o.call_method0("isoformat").ok()?.extract().ok()?;
+    Some(match text.strip_suffix("+00:00") {
+        Some(utc) => format!("{utc}Z"),
+        None => text,
+    })
 }

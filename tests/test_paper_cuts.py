@@ -1,0 +1,94 @@
+"""Issue 11's paper cuts, each as it was reproduced on main, now with the behaviour a user
+expects."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import ptc
+import pytest
+
+
+def test_from_json_reads_a_file_named_by_a_str(tmp_path: Path) -> None:
+    path = tmp_path / "orders.json"
+    path.write_text(json.dumps({"orders": [{"id": 1}, {"id": 2}]}))
+    assert ptc.Session.from_json(str(path)).run("(count data/orders)").value == 2
+    assert ptc.Session.from_json(path).run("(count data/orders)").value == 2
+    # JSON text is still JSON text, and a str that is neither says what it is
+    assert ptc.Session.from_json('{"a": 1}').run("data/a").value == 1
+    with pytest.raises(ValueError, match="invalid JSON data"):
+        ptc.Session.from_json(str(tmp_path / "missing.json"))
+
+
+def test_star_import_does_not_replace_builtin_eval() -> None:
+    namespace: dict[str, Any] = {}
+    exec("from ptc import *", namespace)
+    assert "eval" not in namespace
+    assert "run" in namespace and "Session" in namespace
+    assert ptc.eval("(+ 1 2)") == 3  # still there as ptc.eval
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_cyclic_data_says_cycle_where_it_closes(kind: str) -> None:
+    x: Any
+    if kind == "list":
+        x = [1]
+        x.append([x])
+        where, what = "data.x[1][0]", "this list contains itself"
+    else:
+        x = {"a": {}}
+        x["a"]["b"] = x
+        where, what = "data.x.a.b", "this dict contains itself"
+    with pytest.raises(TypeError) as exc:
+        ptc.Session(data={"x": x})
+    assert str(exc.value).startswith(f"{where}: {what} (a cycle)")
+    assert len(str(exc.value)) < 200
+
+
+def test_shared_but_acyclic_data_is_fine() -> None:
+    shared = {"k": 1}
+    s = ptc.Session(data={"x": [shared, shared, {"inner": shared}]})
+    assert s.run("(count data/x)").value == 3
+
+
+def test_to_clojure_prints_dates_as_the_core_does() -> None:
+    assert ptc.to_clojure(dt.date(2024, 1, 5)) == ('"2024-01-05"', False)
+    utc = dt.datetime(2024, 1, 5, 10, 30, tzinfo=dt.UTC)
+    assert ptc.to_clojure({"at": utc}) == ('{:at "2024-01-05T10:30:00Z"}', False)
+    assert ptc.type_label(dt.date(2024, 1, 5)) == "date"
+    assert ptc.type_label(utc) == "datetime"
+
+
+def test_a_lone_surrogate_in_a_program_is_a_clear_value_error() -> None:
+    program = '(def a 1)\n(str "x\ud800")'
+    with pytest.raises(ValueError, match=r"lone surrogate\) at line 2, column 8"):
+        ptc.run(program)
+    s = ptc.Session()
+    with pytest.raises(ValueError, match="not valid Unicode text"):
+        s.run(program)
+    import asyncio
+
+    with pytest.raises(ValueError, match="not valid Unicode text"):
+        asyncio.run(s.arun(program))
+
+
+def test_import_ptc_leaves_the_heavy_modules_unloaded() -> None:
+    """`import ptc` stays cheap for hosts that only run programs: the agent layer, history
+    (sqlite3) and asyncio load on first use."""
+    code = (
+        "import sys; import ptc; "
+        "print(sorted(m for m in ('asyncio', 'sqlite3', 'concurrent.futures', 'ptc.agent',"
+        " 'ptc.history', 'ptc.tooltypes') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # and the lazy names still work
+    assert ptc.SubAgent.__name__ == "SubAgent" and ptc.Step.__name__ == "Step"
+    assert ptc.history.LoopSlices is not None
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        ptc.Nope  # noqa: B018
