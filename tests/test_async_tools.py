@@ -228,3 +228,19 @@ def test_a_subagent_with_an_async_tool_under_run_and_arun() -> None:
 
     step = asyncio.run(main())
     assert step.ok and step.value == 6
+
+
+def test_concurrent_aruns_on_one_session_both_get_their_async_tools() -> None:
+    """Runs of one Session take turns; the second's tool is not cancelled when the first
+    ends (review of issue 10)."""
+
+    async def slow(x: int) -> int:
+        await asyncio.sleep(0.05)
+        return x
+
+    async def main() -> list[Any]:
+        s = ptc.Session(tools={"slow": slow})
+        results = await asyncio.gather(s.arun("(tool/slow 1)"), s.arun("(tool/slow 5)"))
+        return [(r.value, r.error) for r in results]
+
+    assert asyncio.run(main()) == [(1, None), (5, None)]

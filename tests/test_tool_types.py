@@ -49,7 +49,8 @@ class Filter(TypedDict, total=False):
 
 def register(customer: Customer) -> dict[str, Any]:
     """Register a customer."""
-    return {"name": customer.name, "city": customer.address.city, "year": customer.since.year}
+    a = customer.address
+    return {"name": customer.name, "city": a.city, "zip": a.zip_code, "year": customer.since.year}
 
 
 def orders_in(window: Window, limit: int = 10) -> list[str]:
@@ -73,7 +74,7 @@ def test_a_pydantic_model_parameter_is_validated_from_a_map() -> None:
         register=register,
     )
     assert r.error is None, r.error
-    assert r.value == {"name": "Ada", "city": "Oslo", "year": 2020}
+    assert r.value == {"name": "Ada", "city": "Oslo", "zip": "0150", "year": 2020}
 
 
 def test_a_model_that_does_not_validate_is_a_tool_error_naming_the_field() -> None:
@@ -118,6 +119,9 @@ def test_arguments_that_do_not_fit_say_where_and_what(window: str, message: str)
 
 
 def test_results_become_data() -> None:
+    # the fields keep the names the signature shows
+    assert run("(:zip_code (:address (tool/latest)))", latest=latest_customer).value is None
+    assert run("(:city (:address (tool/latest)))", latest=latest_customer).value == "Oslo"
     r = run("(tool/latest)", latest=latest_customer)
     assert r.value == {
         "name": "Ada",
@@ -143,7 +147,7 @@ def test_typeddict_and_optional_parameters() -> None:
 
 def test_signatures_show_the_fields_of_models_and_dataclasses() -> None:
     assert str(signature_from_callable(register)) == (
-        "(customer {name :string, tier :string, address {city :string, zip-code :string?},"
+        "(customer {name :string, tier :string, address {city :string, zip_code :string?},"
         " since :string}) -> :map"
     )
     assert str(signature_from_callable(orders_in)) == (
@@ -154,7 +158,7 @@ def test_signatures_show_the_fields_of_models_and_dataclasses() -> None:
         return Status.OPEN
 
     assert (
-        str(signature_from_callable(f)) == "(flt {min-total :float?, tags [:string]?}) -> :string"
+        str(signature_from_callable(f)) == "(flt {min_total :float?, tags [:string]?}) -> :string"
     )
 
 
@@ -222,3 +226,36 @@ def test_variadic_tools_render_and_convert() -> None:
     s = ptc.Session(tools={"total": total, "days": days})
     assert s.run("(tool/total 1 2 3.5)").value == 6.5
     assert s.run('(tool/days "2024-01-05" "2024-02-09")').value == [5, 9]
+
+
+def test_a_kwargs_tool_takes_its_options_as_a_trailing_map() -> None:
+    """`(a :any, opts :map?)`: called the way its signature reads, or with one map."""
+
+    def tag(item: str, **opts: Any) -> dict[str, Any]:
+        return {"item": item, **opts}
+
+    assert str(signature_from_callable(tag)) == "(item :string, opts :map?) -> :map"
+    s = ptc.Session(tools={"tag": tag})
+    assert s.run('(tool/tag "x" {:color "red"})').value == {"item": "x", "color": "red"}
+    assert s.run('(tool/tag "x")').value == {"item": "x"}
+    assert s.run('(tool/tag {:item "x" :size 2})').value == {"item": "x", "size": 2}
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match="two tools are named 'tool'"):
+        ptc.SubAgent(prompt="p", tools=[lambda: 1, lambda: 2])
+
+    def a() -> int:
+        return 1
+
+    b = functools.partial(a)
+    with pytest.raises(ValueError, match="two tools are named 'a'"):
+        ptc.Session(tools=[a, b])
+
+
+def test_an_agent_tool_name_is_checked_too() -> None:
+    child = ptc.SubAgent(prompt="child")
+    with pytest.raises(ValueError, match="cannot be called"):
+        ptc.SubAgent(prompt="p", tools={"bad name": child.as_tool("x")})
+    with pytest.raises(ValueError, match="cannot be called"):
+        ptc.SubAgent(prompt="p", tools=[child.as_tool("bad name")])

@@ -35,12 +35,31 @@ class EventLoopRef:
     ``async def`` tool called during it is awaited on that loop (the run's own thread, or a
     ``pmap`` branch's, waits), so tools share the caller's clients and run concurrently."""
 
-    __slots__ = ("_lock", "loop", "pending")
+    __slots__ = ("_lock", "active", "loop", "pending")
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.pending: set[concurrent.futures.Future[Any]] = set()
+        self.active = 0  # `arun()` calls in progress (their runs take turns on the Session)
         self._lock = threading.Lock()
+
+    def enter(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            if self.active == 0:
+                self.loop = loop
+            self.active += 1
+
+    def leave(self) -> None:
+        """The end of an ``arun()``; the last one leaves no loop and cancels the tool
+        coroutines its runs left behind (a run past its deadline)."""
+        with self._lock:
+            self.active -= 1
+            if self.active:
+                return
+            self.loop = None
+            pending, self.pending = self.pending, set()
+        for f in pending:
+            f.cancel()
 
     def resolve(self, awaitable: Awaitable[Any]) -> Any:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
@@ -210,6 +229,17 @@ class ToolAdapter:
 
     def _call(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
         types = self._types
+        if (
+            named is None
+            and self._var_kw
+            and len(positional) > self._positional_max
+            and isinstance(positional[-1], dict)
+        ):
+            # `(tool/f 1 {:x 2})` for `def f(a, **opts)`: the trailing map is the options
+            *positional, options = positional
+            self._check_positional(positional)
+            args = types.args(positional) if types else positional
+            return self.fn(*args, **(types.kwargs(options) if types else options))
         if named is None:
             self._check_positional(positional)
             return self.fn(*(types.args(positional) if types else positional))
@@ -249,5 +279,10 @@ def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:
         raise TypeError("tools must be a dict of name -> callable or a list of callables")
     out = {}
     for fn in tools:
-        out[lisp_name(fn)] = fn
+        name = lisp_name(fn)
+        if name in out:
+            raise ValueError(
+                f"two tools are named {name!r}; pass tools as a dict to name them apart"
+            )
+        out[name] = fn
     return out

@@ -148,9 +148,20 @@ def _tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
     else:
         items = [(None, t) for t in tools]
     out: list[tuple[str, Tool | AgentTool]] = []
+    seen: set[str] = set()
+
+    def add(name: str, value: Tool | AgentTool) -> None:
+        check_tool_name(name)
+        if name in seen:
+            raise ValueError(
+                f"two tools are named {name!r}; pass tools as a dict to name them apart"
+            )
+        seen.add(name)
+        out.append((name, value))
+
     for name, value in items:
         if isinstance(value, AgentTool):
-            out.append((name or value.name, value))
+            add(name if name is not None else value.name, value)
             continue
         if isinstance(value, tuple):  # (fn, signature) or (fn, signature, description)
             value = Tool(value[0], None, *value[1:])
@@ -162,8 +173,7 @@ def _tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
             name = value.name
         if name is None:
             name = lisp_name(callable_name(value.fn) or "tool")
-        tool_name = check_tool_name(name)
-        out.append((tool_name, value))
+        add(name, value)
     return out
 
 
@@ -404,7 +414,7 @@ class _Runner:
                 return self._replayed(name)
             if not observer.wants_tool_calls():
                 return target(*args, **kwargs)
-            start_ns = time.time_ns()
+            handle = observer.tool_started(name)
             t0 = time.perf_counter()
             try:
                 result = target(*args, **kwargs)
@@ -412,10 +422,10 @@ class _Runner:
                     result = self.session._loop_ref.resolve(result)
             except Exception as exc:
                 ms = (time.perf_counter() - t0) * 1000
-                observer.tool_call(ToolCallEvent(name, args, kwargs, None, exc, ms), start_ns)
+                observer.tool_call(ToolCallEvent(name, args, kwargs, None, exc, ms), handle)
                 raise
             ms = (time.perf_counter() - t0) * 1000
-            observer.tool_call(ToolCallEvent(name, args, kwargs, result, None, ms), start_ns)
+            observer.tool_call(ToolCallEvent(name, args, kwargs, result, None, ms), handle)
             return result
 
         call.__name__ = getattr(target, "__name__", name)

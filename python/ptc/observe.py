@@ -103,19 +103,32 @@ class _Spans:
             span.set_attribute("gen_ai.usage.input_tokens", u["input_tokens"])
         if "output_tokens" in u:
             span.set_attribute("gen_ai.usage.output_tokens", u["output_tokens"])
+        if "cache_read_tokens" in u:
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens", u["cache_read_tokens"])
+        if "cache_write_tokens" in u:
+            span.set_attribute("gen_ai.usage.cache_creation.input_tokens", u["cache_write_tokens"])
         if call.retries:
             span.set_attribute("ptc.llm.retries", call.retries)
         if call.error is not None:
             self._failed(span, call.error)
         span.end()
 
-    def tool(self, event: ToolCallEvent, start_ns: int) -> None:
-        span = self.tracer.start_span(
-            f"execute_tool {event.name}",
-            context=self.context,
-            start_time=start_ns,
-            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.name},
+    def tool_started(self, name: str) -> tuple[Any, Any]:
+        """A span for a tool call, made current on the calling thread while the tool runs (a
+        sub-agent or a traced client inside the tool nests under it)."""
+        from opentelemetry import context
+
+        span = self.child(
+            f"execute_tool {name}",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name},
         )
+        return span, context.attach(self._trace.set_span_in_context(span))
+
+    def tool_ended(self, handle: tuple[Any, Any], event: ToolCallEvent) -> None:
+        from opentelemetry import context
+
+        span, token = handle
+        context.detach(token)
         if event.error is not None:
             self._failed(span, event.error)
         span.end()
@@ -186,9 +199,12 @@ class Observer:
             self.hooks.on_llm_call(call)
 
     # tool calls
-    def tool_call(self, event: ToolCallEvent, start_ns: int) -> None:
-        if self.spans is not None:
-            self.spans.tool(event, start_ns)
+    def tool_started(self, name: str) -> Any:
+        return self.spans.tool_started(name) if self.spans is not None else None
+
+    def tool_call(self, event: ToolCallEvent, handle: Any) -> None:
+        if self.spans is not None and handle is not None:
+            self.spans.tool_ended(handle, event)
         if logger.isEnabledFor(logging.DEBUG):
             outcome = f"error {event.error!r}" if event.error is not None else "ok"
             logger.debug(

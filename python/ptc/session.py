@@ -166,23 +166,22 @@ class Session:
 
         token = cancel if cancel is not None else CancelToken()
         # `async def` tools called during the run are awaited on this loop
-        outer, self._loop_ref.loop = self._loop_ref.loop, asyncio.get_running_loop()
+        self._loop_ref.enter(asyncio.get_running_loop())
         task = asyncio.ensure_future(
             asyncio.to_thread(self._core.run, source, limits_dict(limits), token, lazy)
         )
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
-            # the thread cannot be killed: stop the run, let the thread finish, then propagate
+            # the thread cannot be killed: stop the run, let the thread finish, then propagate;
+            # runs take turns, so the tool calls in flight are this run's
             token.cancel()
             self._loop_ref.cancel_pending()
             with contextlib.suppress(BaseException):
                 await task
             raise
         finally:
-            self._loop_ref.loop = outer
-            if outer is None:
-                self._loop_ref.cancel_pending()  # left behind by a deadline
+            self._loop_ref.leave()
 
     def cancel(self) -> bool:
         """Stops every run of this Session in progress, from any thread, within milliseconds;

@@ -7,6 +7,7 @@ what the LLM saw.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,9 @@ class Usage:
     llm_calls: int = 0
     llm_retries: int = 0
     compression: CompressionStats | None = None
+    #: prompt tokens the provider read from / wrote to its cache (part of ``input_tokens``)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -91,10 +95,12 @@ class Usage:
             self.llm_calls + 1,
             self.llm_retries + retries,
             self.compression,
+            self.cache_read_tokens + tokens.get("cache_read_tokens", 0),
+            self.cache_write_tokens + tokens.get("cache_write_tokens", 0),
         )
 
     def with_stats(self, stats: CompressionStats | None) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens, self.llm_calls, self.llm_retries, stats)
+        return dataclasses.replace(self, compression=stats)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +110,8 @@ class Usage:
             "llm_calls": self.llm_calls,
             "llm_retries": self.llm_retries,
             "compression": self.compression.to_dict() if self.compression else None,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
     @classmethod
@@ -115,6 +123,8 @@ class Usage:
             d.get("llm_calls", 0),
             d.get("llm_retries", 0),
             CompressionStats.from_dict(comp) if comp else None,
+            d.get("cache_read_tokens", 0),
+            d.get("cache_write_tokens", 0),
         )
 
 

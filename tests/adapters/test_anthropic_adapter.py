@@ -54,6 +54,7 @@ def test_usage_counts_cache_reads_and_writes_as_input(anthropic_server: Anthropi
         "cache_write_tokens": 300,
     }
     assert step.usage.input_tokens == 1520
+    assert (step.usage.cache_read_tokens, step.usage.cache_write_tokens) == (1200, 300)
 
 
 def test_without_cache_the_system_prompt_is_plain_text(anthropic_server: AnthropicServer) -> None:

@@ -142,6 +142,8 @@ def test_tool_callbacks_come_from_parallel_branches_too() -> None:
     ).run()
     assert step.value == [3, 3, 3]
     assert sorted(names) == ["a", "b", "c"]
+    # the branches' calls are reported from the branches' threads, not the driving one
+    assert threads - {threading.get_ident()}
 
 
 @pytest.fixture
@@ -220,3 +222,28 @@ def test_telemetry_without_opentelemetry_says_what_to_install(
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
     with pytest.raises(ImportError, match=r"pip install 'ptc-runtime\[otel\]'"):
         agent(telemetry=True).run()
+
+
+def test_a_sub_agents_spans_nest_under_the_tool_call_that_ran_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    child = ptc.SubAgent(
+        prompt="Say 7.", llm=ScriptedLLM([clj("(return 7)")]), telemetry=True, name="child"
+    )
+    parent = ptc.SubAgent(
+        prompt="Ask the child.",
+        llm=ScriptedLLM([clj("(return (tool/kid {}))")]),
+        tools=[child.as_tool("kid")],
+        telemetry=True,
+        name="parent",
+    )
+    assert parent.run().value == 7
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    run, call, inner = (
+        by_name["invoke_agent parent"],
+        by_name["execute_tool kid"],
+        by_name["invoke_agent child"],
+    )
+    assert call.parent is not None and call.parent.span_id == run.context.span_id
+    assert inner.parent is not None and inner.parent.span_id == call.context.span_id
+    assert inner.context.trace_id == run.context.trace_id

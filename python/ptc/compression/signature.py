@@ -223,8 +223,7 @@ def type_from_hint(hint: Any) -> SigType:
         return SigType(
             "fields",
             fields=tuple(
-                (lisp_name(k), _optional(type_from_hint(v), k in optional))
-                for k, v in hints.items()
+                (k, _optional(type_from_hint(v), k in optional)) for k, v in hints.items()
             ),
         )
     if isinstance(hint, type) and _record_fields(hint) is not None:
@@ -252,18 +251,20 @@ def _optional(t: SigType, optional: bool = True) -> SigType:
 
 
 def _record_fields(cls: type) -> tuple[tuple[str, SigType], ...] | None:
-    """The fields of a Pydantic model or a dataclass (with a default: optional)."""
+    """The fields of a Pydantic model or a dataclass (with a default: optional), named as
+    the data the tool returns names them (a program may write `:zip-code` or `:zip_code` in
+    arguments; results keep the Python names)."""
     model_fields = getattr(cls, "model_fields", None)
     if isinstance(model_fields, dict) and hasattr(cls, "model_validate"):
         return tuple(
-            (lisp_name(name), _optional(type_from_hint(f.annotation), not f.is_required()))
+            (name, _optional(type_from_hint(f.annotation), not f.is_required()))
             for name, f in model_fields.items()
         )
     if dataclasses.is_dataclass(cls):
         hints = typing.get_type_hints(cls)
         return tuple(
             (
-                lisp_name(f.name),
+                f.name,
                 _optional(
                     type_from_hint(hints.get(f.name, Any)),
                     f.default is not dataclasses.MISSING

@@ -80,8 +80,12 @@ def openai_usage(raw: Any) -> dict[str, int]:
         "output_tokens": _int(_get(raw, "completion_tokens")),
     }
     cached = _int(_get(_get(raw, "prompt_tokens_details"), "cached_tokens"))
+    cached = cached or _int(_get(raw, "cache_read_input_tokens"))  # litellm, from Anthropic
     if cached:
         out["cache_read_tokens"] = cached
+    written = _int(_get(raw, "cache_creation_input_tokens"))  # litellm, from Anthropic
+    if written:
+        out["cache_write_tokens"] = written
     return out
 
 
