@@ -70,3 +70,99 @@ def test_program_from_stdin() -> None:
     proc = _ptc("run", "-", stdin="(+ 1 2)")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "3\n"
+
+
+# ---- issue 11: eval, --version, tools, limits, exit codes, JSON, no tracebacks ----
+
+
+def test_version() -> None:
+    import ptc
+
+    proc = _ptc("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"ptc {ptc.__version__}"
+
+
+def test_eval_an_expression() -> None:
+    proc = _ptc("eval", '(str "a" (+ 1 2))')
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, '"a3"\n', "")
+
+
+def test_exit_codes_for_error_and_fail() -> None:
+    err = _ptc("eval", '(+ 1 "a")')
+    assert err.returncode == 1 and err.stdout == "" and "Traceback" not in err.stderr
+    assert err.stderr.startswith("Error: ")
+    failed = _ptc("eval", '(fail "nope")')
+    assert (failed.returncode, failed.stdout) == (2, 'failed: "nope"\n')
+
+
+def test_tools_and_limits_from_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "cli_tools.py").write_text("def double(x: int) -> int:\n    return 2 * x\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptc", "eval", "(tool/double 21)", "--tool", "cli_tools:double"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
+    loop = "(loop [i 0] (if (< i 1000) (recur (inc i)) i))"
+    assert _ptc("eval", loop).stdout == "1000\n"
+    limited = _ptc("eval", loop, "--limit", "loop_limit=100")
+    assert limited.returncode == 1
+    assert "loop iteration limit of 100 exceeded" in limited.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "1", "--limit", "speed=3"], "no limit 'speed'; limits: fuel, timeout_ms"),
+        (["eval", "1", "--limit", "timeout_ms=fast"], "'fast' is not a whole number"),
+        (["eval", "1", "--tool", "nomodule_xyz:f"], "cannot import 'nomodule_xyz'"),
+        (["eval", "1", "--tool", "json"], "expected MODULE:FUNCTION"),
+        (["eval", "1", "--tool", "json:nothing_here"], "json has no 'nothing_here'"),
+        (["frobnicate"], "invalid choice"),
+        (["run", "-", "--data", "-"], "cannot both be read from stdin"),
+    ],
+)
+def test_usage_mistakes_exit_64_without_a_traceback(args: list[str], message: str) -> None:
+    proc = _ptc(*args)
+    assert proc.returncode == 64, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_input_problems_exit_65_or_66_without_a_traceback(tmp_path: Path) -> None:
+    missing = _ptc("run", str(tmp_path / "nope.clj"))
+    assert missing.returncode == 66 and "nope.clj: no such file" in missing.stderr
+    directory = _ptc("run", str(tmp_path))
+    assert directory.returncode == 66 and "is a directory" in directory.stderr
+    latin1 = tmp_path / "latin1.clj"
+    latin1.write_bytes(b'(str "caf\xe9")')
+    bad_text = _ptc("run", str(latin1))
+    assert bad_text.returncode == 65
+    assert "not UTF-8 text (byte 0xe9 at offset 9)" in bad_text.stderr
+    data = tmp_path / "d.json"
+    data.write_text('{"n": 123456789012345678901234567890}')
+    big = _ptc("eval", "data/n", "--data", str(data))
+    assert big.returncode == 65 and "does not fit in 64 bits" in big.stderr
+    for proc in (missing, directory, bad_text, big):
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("{:a 1 :b [1 2]}", {"a": 1, "b": [1, 2]}),
+        ('{1 "one" [1 2] "pair"}', {"1": "one", "[1 2]": "pair"}),
+        ("#{3}", [3]),
+        ("[(/ 0.0 0.0) (/ 1.0 0.0) (/ -1.0 0.0)]", ["##NaN", "##Inf", "##-Inf"]),
+        ("9223372036854775807", 9223372036854775807),
+        ("nil", None),
+        ('{"k" :v}', {"k": "v"}),
+    ],
+)
+def test_json_output_is_always_valid_json(expr: str, expected: object) -> None:
+    proc = _ptc("eval", expr, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == expected

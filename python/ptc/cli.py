@@ -1,67 +1,83 @@
-"""The ``ptc`` command line: run a PTC-Lisp program over JSON data."""
+"""The ``ptc`` command line: run or evaluate PTC-Lisp over JSON data and Python tools, or serve
+a ``run_program`` tool to MCP clients.
+
+Exit codes (BSD ``sysexits``, so scripts can tell a program's failure from their own):
+
+=====  =============================================================
+0      the program ran and produced a value
+1      the program raised an error (its message and hint on stderr)
+2      the program called ``(fail reason)``
+64     usage: a bad option, argument or tool spec
+65     bad input data: invalid JSON, a program that is not UTF-8 text
+66     an input file that does not exist or is a directory
+=====  =============================================================
+
+``--json`` prints the value as strict JSON, whatever it is: maps with string or keyword keys
+are objects (a keyword key loses its colon); a map with other keys is an object whose keys are
+those keys printed as PTC-Lisp (``{"1": ..., "[1 2]": ...}``); sets and vectors are arrays;
+``NaN`` and the infinities are the strings ``"##NaN"``, ``"##Inf"`` and ``"##-Inf"`` (their
+PTC-Lisp spelling); dates and datetimes are ISO strings.
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .session import Session
 
-
-def _session(path: str | None, tools: list[Any] | None = None) -> Session:
-    """A Session over the JSON file (parsed straight into the core), or with no data."""
-    if path is None:
-        return Session(tools=tools)
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    try:
-        return Session.from_json(text, tools=tools)
-    except ValueError as e:
-        raise SystemExit(f"ptc: --data: {e}") from None
+EX_OK, EX_ERROR, EX_FAIL = 0, 1, 2
+EX_USAGE, EX_DATAERR, EX_NOINPUT = 64, 65, 66
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ptc", description="Run PTC-Lisp programs.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run_p = sub.add_parser("run", help="evaluate a program file (or - for stdin)")
-    run_p.add_argument("program", help="path to a .clj file, or - to read stdin")
-    run_p.add_argument("--data", help="JSON file whose top-level keys become data/...")
-    run_p.add_argument("--json", action="store_true", help="print the result as JSON")
-    mcp_p = sub.add_parser("mcp", help="serve a run_program tool to MCP clients over stdio")
-    mcp_p.add_argument("--data", help="JSON file whose top-level keys become data/...")
-    mcp_p.add_argument(
-        "--tool",
-        action="append",
-        default=[],
-        metavar="MODULE:FUNCTION",
-        help="a Python function offered as tool/<function> (repeatable)",
-    )
-    mcp_p.add_argument("--name", default="run_program", help="the tool's name")
-    args = parser.parse_args(argv)
-    if args.command == "mcp":
-        return _mcp(args)
+class UsageError(Exception):
+    """A mistake on the command line: exit 64 with the message, no traceback."""
 
-    source = (
-        sys.stdin.read() if args.program == "-" else Path(args.program).read_text(encoding="utf-8")
-    )
-    session = _session(args.data)
-    result = session.run(source)
-    for line in result.prints:
-        print(line)
-    if result.error is not None:
-        print(result.error.feedback(), file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(result.value, ensure_ascii=False, default=str))
+
+class InputError(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise SystemExit(_fail(f"{self.prog}: {message}", EX_USAGE))
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"ptc: {message}" if not message.startswith("ptc") else message, file=sys.stderr)
+    return code
+
+
+def _read(path: str, what: str) -> str:
+    """A file's text (``-``: stdin), with the problem named instead of a traceback."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
     else:
-        from . import to_clojure
-
-        text, _ = to_clojure(result.value)
-        prefix = "failed: " if result.failed else ""
-        print(prefix + text)
-    return 2 if result.failed else 0
+        p = Path(path)
+        if p.is_dir():
+            raise InputError(f"{what} {path}: is a directory, not a file", EX_NOINPUT)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"{what} {path}: no such file", EX_NOINPUT) from None
+        except OSError as e:
+            raise InputError(f"{what} {path}: {e.strerror}", EX_NOINPUT) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{what} {path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+            EX_DATAERR,
+        ) from None
 
 
 def _load_tool(spec: str) -> Any:
@@ -70,27 +86,166 @@ def _load_tool(spec: str) -> Any:
 
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise SystemExit(f"ptc: --tool {spec!r}: expected MODULE:FUNCTION")
+        raise UsageError(f"--tool {spec!r}: expected MODULE:FUNCTION")
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as e:
-        raise SystemExit(f"ptc: --tool {spec!r}: cannot import {module_name!r}: {e}") from None
+        raise UsageError(f"--tool {spec!r}: cannot import {module_name!r}: {e}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise SystemExit(f"ptc: --tool {spec!r}: {module_name} has no {attr!r}")
+            raise UsageError(f"--tool {spec!r}: {module_name} has no {attr!r}")
         obj = getattr(obj, part)
     if not callable(obj):
-        raise SystemExit(f"ptc: --tool {spec!r}: {attr} is not callable")
+        raise UsageError(f"--tool {spec!r}: {attr} is not callable")
     return obj
+
+
+def _limits(pairs: list[str]) -> dict[str, int] | None:
+    from .limits import Limits
+
+    names = [f for f in Limits.__dataclass_fields__]
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--limit {pair!r}: expected NAME=VALUE (e.g. timeout_ms=500)")
+        if name not in names:
+            raise UsageError(f"--limit {pair!r}: no limit {name!r}; limits: {', '.join(names)}")
+        try:
+            out[name] = int(value.replace("_", ""))
+        except ValueError:
+            raise UsageError(f"--limit {pair!r}: {value!r} is not a whole number") from None
+    return out or None
+
+
+def _session(args: argparse.Namespace) -> Session:
+    """A Session over the JSON file (parsed straight into the core), with the tools."""
+    tools = [_load_tool(t) for t in getattr(args, "tool", [])]
+    limits = _limits(getattr(args, "limit", []))
+    if args.data is None:
+        return Session(tools=tools, limits=limits)
+    text = _read(args.data, "--data")
+    try:
+        return Session.from_json(text, tools=tools, limits=limits)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"--data {args.data}: {e}", EX_DATAERR) from None
+    except MemoryError as e:
+        raise InputError(f"--data {args.data}: {e}", EX_DATAERR) from None
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` in the encoding ``--json`` documents (see the module docstring)."""
+    from . import to_clojure
+
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "##NaN"
+        if math.isinf(value):
+            return "##Inf" if value > 0 else "##-Inf"
+        return value
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {
+            (k if isinstance(k, str) else to_clojure(k)[0]): json_safe(v) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_safe(v) for v in value]
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _show(result: Any, as_json: bool) -> int:
+    for line in result.prints:
+        print(line)
+    if result.error is not None:
+        print(result.error.feedback(), file=sys.stderr)
+        return EX_ERROR
+    if as_json:
+        print(json.dumps(json_safe(result.value), ensure_ascii=False, allow_nan=False))
+    else:
+        from . import to_clojure
+
+        text, _ = to_clojure(result.value)
+        print(("failed: " if result.failed else "") + text)
+    return EX_FAIL if result.failed else EX_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog="ptc",
+        description="Run PTC-Lisp programs over JSON data and Python tools.",
+        epilog="exit codes: 0 ok, 1 program error, 2 (fail ...), 64 usage, 65 bad data, "
+        "66 missing input",
+    )
+    parser.add_argument("--version", action="version", version=f"ptc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data", help="JSON file (or - for stdin) whose keys become data/...")
+        p.add_argument(
+            "--tool",
+            action="append",
+            default=[],
+            metavar="MODULE:FUNCTION",
+            help="a Python function offered as tool/<name> (repeatable)",
+        )
+        p.add_argument(
+            "--limit",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a run limit, e.g. timeout_ms=500 (repeatable)",
+        )
+
+    run_p = sub.add_parser("run", help="evaluate a program file (or - for stdin)")
+    run_p.add_argument("program", help="path to a .clj file, or - to read stdin")
+    common(run_p)
+    run_p.add_argument("--json", action="store_true", help="print the value as JSON")
+
+    eval_p = sub.add_parser("eval", help="evaluate an expression given on the command line")
+    eval_p.add_argument("expression", help="PTC-Lisp source, e.g. '(+ 1 2)'")
+    common(eval_p)
+    eval_p.add_argument("--json", action="store_true", help="print the value as JSON")
+
+    mcp_p = sub.add_parser("mcp", help="serve a run_program tool to MCP clients over stdio")
+    common(mcp_p)
+    mcp_p.add_argument("--name", default="run_program", help="the tool's name")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "mcp":
+            return _mcp(args)
+        if args.command == "eval":
+            source = args.expression
+        else:
+            if args.program == "-" and args.data == "-":
+                raise UsageError("the program and --data cannot both be read from stdin")
+            source = _read(args.program, "program")
+        session = _session(args)
+        try:
+            result = session.run(source)
+        except ValueError as e:  # not valid Unicode text
+            return _fail(str(e), EX_DATAERR)
+        return _show(result, args.json)
+    except UsageError as e:
+        return _fail(str(e), EX_USAGE)
+    except InputError as e:
+        return _fail(str(e), e.code)
 
 
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations import ProgramTool
 
-    session = _session(args.data, [_load_tool(t) for t in args.tool])
-    server = ProgramTool.from_session(session, name=args.name).mcp_server()
+    server = ProgramTool.from_session(_session(args), name=args.name).mcp_server()
     server.run()  # stdio until the client closes it
-    return 0
+    return EX_OK
 
 
 if __name__ == "__main__":
