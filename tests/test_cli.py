@@ -166,3 +166,24 @@ def test_json_output_is_always_valid_json(expr: str, expected: object) -> None:
     proc = _ptc("eval", expr, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == expected
+
+
+def test_the_demo_shows_each_turn_the_savings_and_the_trace_page(tmp_path: Path) -> None:
+    """README command 1: the recorded-replies demo, end to end in a fresh process."""
+    proc = _ptc("demo", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "model: recorded replies (replayed; no model is called)" in out
+    assert [f"── turn {n} " in out for n in range(1, 7)] == [True] * 6
+    assert "sum is not defined" in out and "(reduce + coll)" in out  # the mistake and its hint
+    assert 'tool:    restock("kettle" "south" 50)' in out
+    assert "call  compressed  full history   saved" in out
+    assert 'result: ok -> {:region "south"' in out
+    page = tmp_path / "ptc-demo-trace.html"
+    assert out.rstrip().endswith(f"trace page: {page}")
+    assert page.read_text().startswith("<!doctype html>")
+
+
+def test_the_demo_refuses_an_unknown_provider() -> None:
+    proc = _ptc("demo", "--model", "acme:big")
+    assert proc.returncode == 64 and "expected openai:MODEL_NAME" in proc.stderr

@@ -211,6 +211,17 @@ def _parser() -> argparse.ArgumentParser:
     common(eval_p)
     eval_p.add_argument("--json", action="store_true", help="print the value as JSON")
 
+    demo_p = sub.add_parser("demo", help="an agent task over bundled data, turn by turn")
+    demo_p.add_argument(
+        "--model", metavar="openai:NAME", help="a real model instead of the recorded replies"
+    )
+    demo_p.add_argument("--base-url", help="an OpenAI-compatible server for --model")
+    demo_p.add_argument("--out", metavar="DIR", help="where to write the trace page (default: tmp)")
+
+    trace_p = sub.add_parser("trace", help="show a saved run (Step JSON), or write its page")
+    trace_p.add_argument("step", help="a file written by step.to_json()")
+    trace_p.add_argument("--html", metavar="OUT", help="write the run's HTML page to OUT")
+
     mcp_p = sub.add_parser("mcp", help="serve a run_program tool to MCP clients over stdio")
     common(mcp_p)
     mcp_p.add_argument("--name", default="run_program", help="the tool's name")
@@ -218,10 +229,30 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `ptc ... | head`: the reader left; nothing more to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EX_OK
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "mcp":
             return _mcp(args)
+        if args.command == "trace":
+            return _trace(args)
+        if args.command == "demo":
+            from .demo import run_demo
+
+            try:
+                step = run_demo(args.model, args.base_url, args.out)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            return EX_OK if step.ok else EX_ERROR
         if args.command == "eval":
             source = args.expression
         else:
@@ -238,6 +269,26 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(e), EX_USAGE)
     except InputError as e:
         return _fail(str(e), e.code)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from .step import Step
+
+    text = _read(args.step, "step")
+    try:
+        step = Step.from_dict(json.loads(text))
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"step {args.step}: not a saved Step ({e})", EX_DATAERR) from None
+    if args.html:
+        out = Path(args.html)
+        try:
+            step.to_html(out)
+        except OSError as e:
+            raise InputError(f"--html {args.html}: {e.strerror}", EX_NOINPUT) from None
+        print(out.resolve())
+    else:
+        print(step.render("full"))
+    return EX_OK
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from ptc.compression import (
@@ -260,6 +262,18 @@ class Step:
                 out.append(";; defined: " + ", ".join(t.defined))
         out.append(f"\n=> ok={self.ok} value={self.value!r} error={self.error}")
         return "\n".join(out)
+
+    def to_html(
+        self, path: str | os.PathLike[str] | None = None, *, title: str | None = None
+    ) -> str:
+        """The run as one self-contained HTML page (turns, messages compressed and full side by
+        side, a chart of input tokens per call); written to ``path`` when given."""
+        from ptc.trace import to_html
+
+        page = to_html(self, title)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
 
     # --- serialization (DBG-003) ---------------------------------------------------------
 
