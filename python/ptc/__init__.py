@@ -108,6 +108,13 @@ def to_clojure(
     return _core.to_clojure(value, limit, printable_limit, hide_private)
 
 
+def language_reference() -> str:
+    """The PTC-Lisp language reference (Markdown), shipped with the package."""
+    from .reference import language_reference as text
+
+    return text()
+
+
 def type_label(value: Any) -> str:
     """The type label of a value: ``list[3]``, ``map[2]``, ``string``, ``integer``, ..."""
     return _core.type_label(value)
@@ -164,6 +171,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "history",
+    "language_reference",
     "run",
     "to_clojure",
     "type_label",

@@ -1005,6 +1005,17 @@ fn builtin_names() -> Vec<&'static str> {
     crate::builtins::names().collect()
 }
 
+/// The builtins table: (name, min arity, max arity or None when variadic, doc, is a constant).
+#[pyfunction]
+fn builtins() -> Vec<(&'static str, usize, Option<usize>, &'static str, bool)> {
+    crate::builtins::all()
+        .map(|b| {
+            let max = (b.max != usize::MAX).then_some(b.max);
+            (b.name, b.min, max, b.doc, b.constant.is_some())
+        })
+        .collect()
+}
+
 /// Every error kind with its Python class: (type, class name, base class name, docstring).
 #[pyfunction]
 fn error_kinds() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
@@ -1050,6 +1061,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(type_label, m)?)?;
     m.add_function(wrap_pyfunction!(run_once, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_names, m)?)?;
+    m.add_function(wrap_pyfunction!(builtins, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
