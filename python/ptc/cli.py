@@ -211,6 +211,9 @@ def _parser() -> argparse.ArgumentParser:
     common(eval_p)
     eval_p.add_argument("--json", action="store_true", help="print the value as JSON")
 
+    repl_p = sub.add_parser("repl", help="an interactive session (definitions persist)")
+    common(repl_p)
+
     demo_p = sub.add_parser("demo", help="an agent task over bundled data, turn by turn")
     demo_p.add_argument(
         "--model", metavar="openai:NAME", help="a real model instead of the recorded replies"
@@ -245,6 +248,10 @@ def _main(argv: list[str] | None) -> int:
             return _mcp(args)
         if args.command == "trace":
             return _trace(args)
+        if args.command == "repl":
+            from .repl import main_repl
+
+            return main_repl(_session(args))
         if args.command == "demo":
             from .demo import run_demo
 
