@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from ._core import CancelToken
 from ._keyword import Keyword
 from .errors import (
     AmbiguousReference,
@@ -45,7 +46,6 @@ from .errors import (
 )
 from .limits import Limits
 from .session import (
-    CancelToken,
     Definition,
     Description,
     Memory,

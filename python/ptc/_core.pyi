@@ -1,21 +1,45 @@
 # Type stubs for the Rust extension module `ptc._core` (rust/python/). Keep in sync:
 # tests/test_stubs.py checks that every name declared here exists and vice versa.
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from .errors import LispError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "CancelToken",
+    "CoreSession",
+    "Definition",
+    "LazyValue",
+    "Result",
+    "ToolCall",
+    "__version__",
+    "_boundary_panic_for_tests",
+    "_panic_for_tests",
+    "_wait_for_tools",
+    "builtin_names",
+    "builtins",
+    "count_tokens",
+    "error_kinds",
+    "run_once",
+    "special_forms",
+    "to_clojure",
+    "type_label",
+]
 
 __version__: str
 DEFAULT_LIMITS: dict[str, int]
 
+@final
 class LazyValue:
     """A core value handed to Python unconverted."""
     def get(self) -> Any: ...
     @property
     def is_converted(self) -> bool: ...
-    def preview(self, limit: int | None = 10, printable_limit: int | None = 512) -> str: ...
+    def preview(self, limit: int | None = ..., printable_limit: int | None = ...) -> str: ...
     @property
     def type_label(self) -> str: ...
 
+@final
 class ToolCall:
     """One tool call made by a run; arguments and result convert on first access."""
     @property
@@ -34,8 +58,9 @@ class ToolCall:
     def lazy_args(self) -> LazyValue: ...
     @property
     def lazy_result(self) -> LazyValue: ...
-    def args_text(self, limit: int | None = 3, printable_limit: int | None = 60) -> str: ...
+    def args_text(self, limit: int | None = ..., printable_limit: int | None = ...) -> str: ...
 
+@final
 class Definition:
     """A user definition with the metadata host summaries need."""
     @property
@@ -53,6 +78,7 @@ class Definition:
     @property
     def sample(self) -> str | None: ...
 
+@final
 class Result:
     """What one run produced."""
     @property
@@ -79,22 +105,24 @@ class Result:
     def steps(self) -> int: ...
     @property
     def outcome(self) -> Literal["value", "return", "fail", "error"]: ...
-    def preview(self, limit: int | None = 10, printable_limit: int | None = 512) -> str: ...
+    def preview(self, limit: int | None = ..., printable_limit: int | None = ...) -> str: ...
 
+@final
 class CancelToken:
     def __init__(self) -> None: ...
     def cancel(self) -> None: ...
     @property
     def cancelled(self) -> bool: ...
 
+@final
 class CoreSession:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         data: dict[str, Any] | None = None,
         tools: dict[str, Any] | None = None,
         limits: dict[str, int] | None = None,
         data_json: str | None = None,
-    ) -> None: ...
+    ) -> CoreSession: ...
     def run(
         self,
         source: str,
@@ -108,10 +136,10 @@ class CoreSession:
     def get(self, name: str) -> Any: ...
     def has(self, name: str) -> bool: ...
     def describe(
-        self, name: str, limit: int | None = 3, printable_limit: int | None = 80
+        self, name: str, limit: int | None = ..., printable_limit: int | None = ...
     ) -> tuple[str, str | None, bool]: ...
     def describe_data(
-        self, key: str, limit: int | None = 3, printable_limit: int | None = 80
+        self, key: str, limit: int | None = ..., printable_limit: int | None = ...
     ) -> tuple[str, str | None, bool]: ...
     def data_keys(self) -> list[str]: ...
     def tool_names(self) -> list[str]: ...

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import ptc
 from ptc.checkpoint import CheckpointSource, Sink
@@ -527,7 +527,11 @@ class _Runner:
         number = len(self.turns) + 1
         previous_memory = self.turns[-1].memory if self.turns else ()
         program = extract_program(reply.content)
-        base = {"number": number, "response": reply.content, "usage": dict(reply.usage)}
+        base: dict[str, Any] = {
+            "number": number,
+            "response": reply.content,
+            "usage": dict(reply.usage),
+        }
         if program is None:
             return Turn(
                 program=None,
@@ -686,13 +690,13 @@ def _drive_sync_turns(runner: _Runner) -> Generator[Turn, None, Step]:
                 request = gen.throw(exc)
             except StopIteration as stop:
                 yield from runner.turns[seen:]
-                return stop.value
+                return cast(Step, stop.value)
             continue
         try:
             request = gen.send(response)
         except StopIteration as stop:
             yield from runner.turns[seen:]
-            return stop.value
+            return cast(Step, stop.value)
         yield from runner.turns[seen:]
         seen = len(runner.turns)
 
@@ -703,7 +707,7 @@ def _drive_sync(runner: _Runner) -> Step:
         try:
             next(gen)
         except StopIteration as stop:
-            return stop.value
+            return cast(Step, stop.value)
 
 
 async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
@@ -716,6 +720,7 @@ async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, Non
     while True:
         kind, payload = request
         try:
+            response: Any
             if kind == "llm":
                 response = await acall_llm(runner.llm, payload, runner.config.retry)
             else:

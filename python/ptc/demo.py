@@ -32,7 +32,7 @@ def orders(n: int = 240, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     out = []
     for i in range(1, n + 1):
-        items = [
+        items: list[dict[str, Any]] = [
             {
                 "product": rng.choice(PRODUCTS),
                 "qty": rng.randint(1, 4),

@@ -71,7 +71,7 @@ class ProgramTool:
         for key in self._session.data_keys:
             d = self._session.describe_data(key, 3, 80)
             data.append(DataEntry(key, d.type, None if key.startswith("_") else d.sample))
-        sections = namespace_sections({"tools": specs, "data": tuple(data)})  # type: ignore[typeddict-item]
+        sections = namespace_sections({"tools": specs, "data": tuple(data)})
         return "\n\n".join(
             [
                 "Run a PTC-Lisp program (a small, safe Clojure subset) over the data and tools"

@@ -167,7 +167,8 @@ def convert_in(value: Any, t: Any, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise _wrong(where, f"a map for {t.__name__}", value)
         try:
-            return t.model_validate({_py_key(k): v for k, v in value.items()})
+            model: Any = t
+            return model.model_validate({_py_key(k): v for k, v in value.items()})
         except Exception as exc:  # pydantic.ValidationError, without importing pydantic
             raise _model_error(exc, where, t) from None
     if dataclasses.is_dataclass(t):

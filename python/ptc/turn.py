@@ -97,7 +97,7 @@ class ToolCallRecord:
 
     name: str
     args: tuple[Any, ...] = _Lazy(has_default=False, convert=tuple)  # type: ignore[assignment]
-    args_text: str
+    args_text: str  # type: ignore[misc]
     result: Any = _Lazy(None)
     error: str | None = None
     duration_ms: float = 0.0
@@ -160,10 +160,11 @@ class Turn:
     number: int
     program: str | None
     result: Any = _Lazy(has_default=False)
-    prints: tuple[str, ...]
-    tool_calls: tuple[ToolCallRecord, ...]
-    memory: tuple[MemoryEntry, ...]
-    success: bool
+    # the lazy field above has no default: mypy takes its descriptor for one
+    prints: tuple[str, ...]  # type: ignore[misc]
+    tool_calls: tuple[ToolCallRecord, ...]  # type: ignore[misc]
+    memory: tuple[MemoryEntry, ...]  # type: ignore[misc]
+    success: bool  # type: ignore[misc]
     response: str = ""
     result_text: str = ""
     defined: tuple[str, ...] = ()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
 from ptc.turn import MemoryEntry, Turn
 
@@ -128,7 +128,8 @@ def register(cls: type) -> type:
 
 def strategy_by_name(name: str) -> Compression:
     try:
-        return _REGISTRY[name]()
+        strategy: Compression = _REGISTRY[name]()
+        return strategy
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise ValueError(f"unknown compression strategy {name!r} (known: {known})") from None
@@ -140,7 +141,7 @@ def _instantiate(strategy: Any) -> Compression:
         raise TypeError(
             f"compression strategy must have a 'name' and 'to_messages()', got {strategy!r}"
         )
-    return obj
+    return cast(Compression, obj)
 
 
 def _defaults(strategy: Compression | None) -> dict[str, int]:

@@ -7,6 +7,7 @@ where each feedback shows the output, the result (or the error) and the turns le
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ptc.compression import _format as f
 from ptc.compression.base import (
@@ -40,7 +41,7 @@ class FullHistory(Stateless):
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
     ) -> tuple[list[Message], CompressionStats]:
-        o = {**DEFAULT_OPTIONS, **opts}
+        o: dict[str, Any] = {**DEFAULT_OPTIONS, **opts}
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
         first = f.first_user_message(opts, f.namespace_sections(opts), f.turns_left_line(max_turns))

@@ -219,7 +219,7 @@ def type_from_hint(hint: Any) -> SigType:
         return SigType("set")
     if isinstance(hint, type) and typing.is_typeddict(hint):
         hints = typing.get_type_hints(hint)
-        optional = getattr(hint, "__optional_keys__", frozenset())
+        optional: frozenset[str] = getattr(hint, "__optional_keys__", frozenset())
         return SigType(
             "fields",
             fields=tuple(

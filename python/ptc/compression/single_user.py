@@ -9,6 +9,7 @@ printed (output), which is what it needs to write the next program.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ptc.compression import _format as f
 from ptc.compression.base import (
@@ -31,7 +32,7 @@ class SingleUserCoalesced(Stateless):
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
     ) -> tuple[list[Message], CompressionStats]:
-        o = {**DEFAULT_OPTIONS, **opts}
+        o: dict[str, Any] = {**DEFAULT_OPTIONS, **opts}
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
         successful = [t for t in turns if t.success]

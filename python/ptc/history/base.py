@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from .messages import (
     Message,
@@ -148,7 +148,7 @@ def _call_sync(summarizer: Summarizer, req: SummaryRequest) -> str | BaseExcepti
         out = summarizer(req)
         if inspect.isawaitable(out):
             out = _run_coro_blocking(out)
-        return out  # type: ignore[return-value]
+        return cast(str, out)
     except Exception as e:  # a failing summarizer is answered with a fallback, not a crash
         return e
 
@@ -158,11 +158,11 @@ async def _call_async(summarizer: Summarizer, req: SummaryRequest) -> str | Base
         if inspect.iscoroutinefunction(summarizer) or inspect.iscoroutinefunction(
             getattr(summarizer, "__call__", None)  # noqa: B004
         ):
-            return await summarizer(req)  # type: ignore[misc]
+            return cast(str, await summarizer(req))  # type: ignore[misc]
         out = await asyncio.to_thread(summarizer, req)
         if inspect.isawaitable(out):
             out = await out
-        return out  # type: ignore[return-value]
+        return out
     except Exception as e:
         return e
 
@@ -307,7 +307,9 @@ class HistoryResult:
     summary: str | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_openai(self, *, include_meta: bool = False, join_text: bool = False) -> list[dict]:
+    def to_openai(
+        self, *, include_meta: bool = False, join_text: bool = False
+    ) -> list[dict[str, Any]]:
         return to_openai(self.messages, include_meta=include_meta, join_text=join_text)
 
     def to_anthropic(self, *, include_meta: bool = False) -> dict[str, Any]:

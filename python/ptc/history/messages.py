@@ -478,14 +478,14 @@ def _parse_block(block: Any, where: int | str, sub: str) -> Part:
             raise _wrong(_at(where, f"{sub}.source"), "a dict", src)
         stype = src.get("type")
         if stype == "base64" or stype == "url":
-            extra = _freeze({k: v for k, v in block.items() if k not in ("type", "source")})
+            kept = {k: v for k, v in block.items() if k not in ("type", "source")}
             if stype == "base64":
                 return ImagePart(
                     media_type=_opt_str(src, "media_type", where, f"{sub}.source"),
                     data=_req_str(src, "data", where, f"{sub}.source"),
-                    extra=extra,
+                    extra=_freeze(kept),
                 )
-            return ImagePart(url=_req_str(src, "url", where, f"{sub}.source"), extra=extra)
+            return ImagePart(url=_req_str(src, "url", where, f"{sub}.source"), extra=_freeze(kept))
         # other sources (e.g. Anthropic's "file") are kept as they are
     return OtherPart(kind, _freeze(block))
 
@@ -785,7 +785,7 @@ def detect_shape(history: Iterable[Message | Mapping[str, Any]]) -> Shape:
         elif type(m) is Message:
             if m.origin == "anthropic":
                 return "anthropic"
-        elif _is_mapping(m) and _is_anthropic_dict(m):
+        elif isinstance(m, Mapping) and _is_anthropic_dict(m):
             return "anthropic"
     return "openai"
 

@@ -114,7 +114,7 @@ def _first_str(args: dict[str, object], keys: Sequence[str]) -> str | None:
         if isinstance(v, str) and v:
             return v
         if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-            return " ".join(v)  # type: ignore[arg-type]
+            return " ".join(v)
     return None
 
 

@@ -159,7 +159,7 @@ async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[L
             if acall is not None and inspect.iscoroutinefunction(acall):
                 raw = await acall(_copy(messages))  # an adapter's async twin
             elif is_async_llm(llm):
-                raw = await llm(_copy(messages))  # type: ignore[misc]
+                raw = await llm(_copy(messages))
             else:
                 raw = await asyncio.to_thread(llm, _copy(messages))
                 if inspect.isawaitable(raw):

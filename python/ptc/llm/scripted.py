@@ -59,5 +59,5 @@ def _call(fn: Callable[[Any], Any], messages: list[dict[str, str]]) -> Any:
 class AsyncScriptedLLM(ScriptedLLM):
     """The same script behind an ``async`` call, for ``arun`` tests."""
 
-    async def __call__(self, messages: list[dict[str, str]]) -> Any:  # type: ignore[override]
+    async def __call__(self, messages: list[dict[str, str]]) -> Any:
         return self._next(messages)
