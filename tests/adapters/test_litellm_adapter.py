@@ -52,3 +52,24 @@ def test_a_rate_limit_is_retried_by_ptc(openai_server: OpenAIServer) -> None:
     first, second = openai_server.received
     assert second.at - first.at >= 0.3
     assert step.usage.llm_retries == 1
+
+
+def test_a_bad_request_is_not_retried(openai_server: OpenAIServer) -> None:
+    bad = Error(400, openai_server.error_body("unknown model", "invalid_request_error"))
+    openai_server.script = [bad, PROGRAM]
+    step = agent(openai_server).run()
+    assert not step.ok and step.error is not None and step.error.type == "llm_error"
+    assert "unknown model" in step.error.message
+    assert len(openai_server.received) == 1
+
+
+def test_cached_tokens_through_litellm(openai_server: OpenAIServer) -> None:
+    openai_server.script = [PROGRAM]
+    openai_server.usage = {"prompt_tokens": 900, "completion_tokens": 9, "cached_tokens": 700}
+    step = agent(openai_server).run()
+    assert dict(step.turns[0].usage) == {
+        "input_tokens": 900,
+        "output_tokens": 9,
+        "cache_read_tokens": 700,
+    }
+    assert step.usage.cache_read_tokens == 700

@@ -247,3 +247,24 @@ def test_a_sub_agents_spans_nest_under_the_tool_call_that_ran_it(
     assert call.parent is not None and call.parent.span_id == run.context.span_id
     assert inner.parent is not None and inner.parent.span_id == call.context.span_id
     assert inner.context.trace_id == run.context.trace_id
+
+
+def test_telemetry_without_an_sdk_costs_nothing_and_records_nothing() -> None:
+    """Only opentelemetry-api in a fresh process (no provider set): the spans are the API's
+    non-recording ones and the run is unchanged."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ptc\n"
+        "from opentelemetry import trace\n"
+        "from ptc.llm import ScriptedLLM\n"
+        "step = ptc.SubAgent(prompt='p', llm=ScriptedLLM(['```clojure\\n(return 5)\\n```']),"
+        " telemetry=True).run()\n"
+        "span = trace.get_tracer('x').start_span('probe')\n"
+        "print(step.value, span.is_recording(), type(trace.get_tracer_provider()).__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.split() == ["5", "False", "ProxyTracerProvider"]
