@@ -57,9 +57,7 @@ class EventLoopRef:
             if self.active:
                 return
             self.loop = None
-            pending, self.pending = self.pending, set()
-        for f in pending:
-            f.cancel()
+        self.cancel_pending()
 
     def resolve(self, awaitable: Awaitable[Any]) -> Any:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""

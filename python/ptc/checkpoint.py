@@ -87,10 +87,14 @@ class JsonlCheckpoint:
     def save(self, step: Step, run_id: str) -> None:
         with self._lock:
             if run_id not in self._written:
-                self._written[run_id] = self._turns_on_file(run_id)
+                mine = [e for e in self._events() if e["run_id"] == run_id]
+                self._written[run_id] = sum(e["event"] == "turn" for e in mine)
+                if not any(e["event"] == "start" for e in mine):
+                    self._written[run_id] = -1  # not started on file
             done = self._written[run_id]
             lines: list[dict[str, Any]] = []
-            if done == 0 and not self._started(run_id):
+            if done < 0:
+                done = 0
                 lines.append(
                     {"run_id": run_id, "event": "start", "context": step.context.to_dict()}
                 )
@@ -124,12 +128,6 @@ class JsonlCheckpoint:
                 except json.JSONDecodeError:
                     break  # a line cut short by a crash: what came before it stands
         return out
-
-    def _started(self, run_id: str) -> bool:
-        return any(e["run_id"] == run_id and e["event"] == "start" for e in self._events())
-
-    def _turns_on_file(self, run_id: str) -> int:
-        return sum(1 for e in self._events() if e["run_id"] == run_id and e["event"] == "turn")
 
     def runs(self) -> list[str]:
         """Run ids on file, in the order they started."""

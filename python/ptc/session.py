@@ -158,10 +158,6 @@ class Session:
         the awaiting task cancels this run (only this one), and the Session is left unchanged."""
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
-        try:
-            source.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise _not_text(source, e) from None
         import asyncio
 
         token = cancel if cancel is not None else CancelToken()
@@ -172,6 +168,8 @@ class Session:
         )
         try:
             return await asyncio.shield(task)
+        except UnicodeEncodeError as e:  # the program text could not be read
+            raise _not_text(source, e) from None
         except asyncio.CancelledError:
             # the thread cannot be killed: stop the run, let the thread finish, then propagate;
             # runs take turns, so the tool calls in flight are this run's

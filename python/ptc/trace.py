@@ -40,11 +40,14 @@ def views(step: Step) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]
     return out
 
 
-def token_series(step: Step) -> list[dict[str, int]]:
-    """Input tokens per LLM call, compressed and full (message text, ``o200k_base``)."""
+def token_series(
+    step: Step, pairs: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] | None = None
+) -> list[dict[str, int]]:
+    """Input tokens per LLM call, compressed and full (message text, ``o200k_base``);
+    ``pairs`` are the step's :func:`views` when already rendered."""
     return [
         {"call": i + 1, "compressed": _tokens(c), "full": _tokens(f)}
-        for i, (c, f) in enumerate(views(step))
+        for i, (c, f) in enumerate(pairs if pairs is not None else views(step))
     ]
 
 
@@ -120,8 +123,8 @@ def _messages(messages: list[dict[str, Any]]) -> str:
 
 def to_html(step: Step, title: str | None = None) -> str:
     """The page for ``step`` (see the module docstring)."""
-    series = token_series(step)
     pairs = views(step)
+    series = token_series(step, pairs)
     status = "ok" if step.ok else f"error: {step.error.type if step.error else ''}"
     head = title or step.context.mission.splitlines()[0][:120]
     turns_html = []
