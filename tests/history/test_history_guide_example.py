@@ -54,9 +54,11 @@ def test_every_output_is_valid(example) -> None:
     assert [r.label for r in rows] == [c.label for c in example.strategies()]
     example.check(rows)
     for r in rows:
-        assert validate(r.result.messages) == [], r.label
-        assert is_valid(r.result.messages), r.label
-        assert repair(r.result.messages)[0] == list(r.result.messages), r.label
+        sent = r.result.for_provider("strict")
+        assert validate(sent) == [], r.label
+        assert is_valid(sent), r.label
+        assert repair(sent)[0] == sent, r.label
+        assert is_valid(r.result.for_provider("openai"), provider="openai"), r.label
         assert r.messages_after < r.messages_before
         assert r.tokens_after < r.tokens_before
 

@@ -40,11 +40,14 @@ from ptc.history import (
     LoopSlices,
     SafeSplitSummarization,
     TokenCompaction,
+    chunk_and_consolidate,
     count_tokens,
+    for_provider,
     from_anthropic,
     from_openai,
     is_valid,
     repair,
+    strip_orphans,
     to_messages,
     to_openai,
     validate,
@@ -90,6 +93,9 @@ ENTRY_POINTS: dict[str, Callable[[Any], Any]] = {
     "validate": validate,
     "is_valid": is_valid,
     "repair": repair,
+    "strip_orphans": strip_orphans,
+    "for_provider(anthropic)": lambda h: for_provider(h, "anthropic"),
+    "chunk_and_consolidate": lambda h: chunk_and_consolidate(h, chunk_tokens=80),
     "LoopSlices.apply": lambda h: LoopSlices().apply(h),
     "LoopSlices(turn_aware).apply": lambda h: LoopSlices(turn_aware=True).apply(h),
     "LoopSlices.aapply": lambda h: asyncio.run(LoopSlices().aapply(h)),
@@ -972,7 +978,7 @@ def test_hostile_values_raise_only_type_or_value_errors(history):
             continue
         outcomes[name] = None
         if name in STRATEGIES:
-            assert validate(list(out.messages)) == [], name
+            assert validate(out.for_provider("strict")) == [], name
     same = SAME_AS_TO_MESSAGES
     if not isinstance(history, list) or detect_shape(history) == "openai":
         same = same | OPENAI_ONLY  # an OpenAI list: the OpenAI-only parsers agree too

@@ -249,11 +249,9 @@ def test_turn_aware_seed_example():
     ]
     r = LoopSlices(turn_aware=True).apply(h)
     texts = [(m.role, m.tool_calls[0].name if m.tool_calls else m.text) for m in r.messages]
-    # the seed's example starts with the historical loop; Anthropic rejects an assistant
-    # first, so the repair puts a continuation user message before it
-    assert texts == [
+    # the seed's example starts with the historical loop: so does the strategy's output
+    expected = [
         ("system", "SYS"),
-        ("user", CONTINUATION_TEXT),
         ("assistant", "tool_call_2"),  # only the latest historical loop
         ("tool", "result_2"),
         ("user", "new question"),  # turn boundary
@@ -262,15 +260,31 @@ def test_turn_aware_seed_example():
         ("assistant", "status_call"),
         ("tool", "status_result"),
     ]
+    assert texts == expected
     assert r.info["turn_start"] == 6
     assert r.stats.messages_dropped == 3
+    # Anthropic rejects an assistant message first: its rendering puts a user message first
+    sent = r.for_provider("anthropic")
+    assert [(m.role, m.text) for m in sent[:2]] == [("system", "SYS"), ("user", CONTINUATION_TEXT)]
+    assert r.to_anthropic()["messages"][0] == {"role": "user", "content": CONTINUATION_TEXT}
+    assert r.to_openai()[1]["role"] == "assistant"  # OpenAI accepts the seed's order
 
 
 def test_turn_aware_keeps_a_long_current_turn_whole():
     turn = [m for i in range(25) for m in loop(f"s{i}")]
-    r = LoopSlices(turn_aware=True).apply([sys_(), user("old"), *loop("h"), user("now"), *turn])
-    assert len(r.messages) == 1 + 1 + 2 + 1 + 50  # system, continuation, loop, turn
+    h = [sys_(), user("old"), *loop("h"), user("now"), *turn]
+    r = LoopSlices(turn_aware=True, window=60).apply(h)
+    assert len(r.messages) == 1 + 2 + 1 + 50  # system, loop, turn
     assert r.stats.messages_dropped == 1
+    # seed 002: the boundary is searched among the window's messages only; beyond it the
+    # nudge is the boundary, after the latest complete loop of the window
+    r = LoopSlices(turn_aware=True).apply(h)
+    assert [(m.role, m.tool_call_id or m.text) for m in r.messages[1:]] == [
+        ("assistant", ""),
+        ("tool", "s24"),
+        ("user", NUDGE_1),
+    ]
+    assert r.info["nudge"] is True
 
 
 def test_turn_boundary_includes_stored_nudges():
@@ -286,7 +300,8 @@ def test_edge_cases_valid_and_input_untouched(case, turn_aware):
     before = copy.deepcopy(h)
     r = LoopSlices(turn_aware=turn_aware).apply(h)
     assert h == before
-    assert validate(r.messages) == []
+    assert validate(r.for_provider("strict")) == []
+    assert validate(r.for_provider("openai"), provider="openai") == []
     assert r.messages, "there is always at least a prompt or a nudge"
 
 
@@ -304,8 +319,11 @@ def test_edge_only_tool_messages():
 
 def test_edge_parallel_calls_partly_answered():
     r = LoopSlices().apply(edge_cases()["parallel_partly_answered"])
-    assert [m.tool_call_id for m in r.messages if m.role == "tool"] == ["p2", "p1", "p3"]
-    assert r.messages[-1].text == SYNTHETIC_RESULT_TEXT
+    # the seed's loop keeps the call as it is; the rendering answers the missing call
+    assert [m.tool_call_id for m in r.messages if m.role == "tool"] == ["p2", "p1"]
+    sent = r.for_provider("openai")
+    assert [m.tool_call_id for m in sent if m.role == "tool"] == ["p2", "p1", "p3"]
+    assert sent[-1].text == SYNTHETIC_RESULT_TEXT
     assert r.stats.repairs_applied == 1
 
 
@@ -318,7 +336,9 @@ def test_edge_orphaned_result_and_unanswered_call():
     ]
     assert r.stats.repairs.orphan_results_dropped == 1
     r = LoopSlices().apply(edge_cases()["unanswered_call"])
-    assert r.messages[-1].tool_call_id == "u1" and r.messages[-1].is_error
+    assert r.messages[-1].role == "assistant"
+    sent = r.for_provider("openai")
+    assert sent[-1].tool_call_id == "u1" and sent[-1].is_error
     assert r.stats.repairs.results_synthesized == 1
 
 

@@ -10,7 +10,6 @@ from ptc.history import (
     TokenCompaction,
     from_openai,
     repair,
-    to_anthropic,
     to_openai,
     validate,
 )
@@ -126,9 +125,11 @@ def test_turn_aware_slices_start_with_a_user_message():
     validator now checks (Anthropic rejects an assistant first)."""
     hist = [sys_(), user("q0"), *loop("a1"), user("q1"), *loop("a2"), asst("done")]
     r = LoopSlices(turn_aware=True).apply(hist)
-    assert _first_non_system(r.messages).role == "user"
-    assert to_anthropic(r.messages)["messages"][0]["role"] == "user"
-    assert validate(r.messages) == []
+    # the seed's output starts with the loop; the Anthropic rendering with a user message
+    assert _first_non_system(r.messages).role == "assistant"
+    assert _first_non_system(r.for_provider("anthropic")).role == "user"
+    assert r.to_anthropic()["messages"][0]["role"] == "user"
+    assert validate(r.for_provider("strict")) == []
     issues = validate([sys_(), asst("hello")])
     assert [i.kind for i in issues] == ["first_not_user"]
     fixed, report = repair([sys_(), asst("hello")])
@@ -147,13 +148,16 @@ def test_late_system_messages_are_hoisted_by_every_strategy():
     for s in (LoopSlices(), LoopSlices(turn_aware=True), TokenCompaction(context_limit=60)):
         r = s.apply(hist)
         system = [m for m in r.messages if m.role == "system"]
-        assert len(system) == 1 and "LATE RULE" in system[0].text, s
+        assert all(m.role == "system" for m in r.messages[: len(system)]), s  # all lead
+        assert "LATE RULE" in system[-1].text, s
+        (one,) = [m for m in r.for_provider("strict") if m.role == "system"]
+        assert "LATE RULE" in one.text, s
         assert r.stats.repairs.systems_moved == 1, s
         r = type(s)(**{**_opts(s), "misplaced_system": "to_user"}).apply(hist)
         users = " ".join(m.text for m in r.messages if m.role == "user")
         assert "LATE RULE" in users, s
         assert "LATE RULE" not in " ".join(m.text for m in r.messages if m.role == "system")
-        assert validate(r.messages) == []
+        assert validate(r.for_provider("strict")) == []
 
 
 def _opts(s):
@@ -217,8 +221,9 @@ def test_repeated_deterministic_compaction_converges():
 
 
 def test_first_non_system_is_user_for_calls_only_history():
-    """Seed 002, "No prompt source": a history that starts with the assistant is given a
-    user message first by every strategy."""
+    """A history that starts with the assistant is sent to Anthropic with a user message
+    first by every strategy (a provider constraint, applied when rendering: the strategies'
+    own output keeps the seeds' order)."""
     hist = [sys_(), calls(call("c1", "search")), result("c1", "x"), asst("done")]
     for s in (
         LoopSlices(turn_aware=True),
@@ -226,5 +231,6 @@ def test_first_non_system_is_user_for_calls_only_history():
         SafeSplitSummarization(token_threshold=100_000, summary_window=50, environ={}),
     ):
         r = s.apply(hist)
-        assert _first_non_system(r.messages).role == "user", s
-        assert validate(r.messages) == []
+        assert _first_non_system(r.for_provider("anthropic")).role == "user", s
+        assert r.to_anthropic()["messages"][0]["role"] == "user", s
+        assert validate(r.for_provider("strict")) == []

@@ -27,9 +27,9 @@ from .messages import (
     to_messages,
     to_openai,
 )
-from .repair import RepairReport, SystemPolicy, UnansweredPolicy, repair
+from .repair import Provider, RepairReport, SystemPolicy, UnansweredPolicy, repair
 from .text import cut_middle, fallback_summary
-from .tokens import TokenCounter, count_messages
+from .tokens import ESTIMATE, TokenCounter, count_messages
 
 HistoryInput = Iterable[Message | Mapping[str, Any]]
 SummaryKind = Literal["compaction", "message", "chunk", "consolidate"]
@@ -258,7 +258,10 @@ class DeterministicSummarizer:
     def __call__(self, req: SummaryRequest) -> str:
         limit = self._limit(req)
         if req.kind == "compaction":
-            return cut_middle(fallback_summary(req.messages, req.previous_summary), limit)
+            text = fallback_summary(
+                req.messages, req.previous_summary, max_tokens=req.max_tokens, counter=ESTIMATE
+            )
+            return cut_middle(text, limit)
         if req.kind == "message":
             lines = req.content.splitlines()
             head = cut_middle(req.content.strip(), max(limit - 60, 40))
@@ -301,19 +304,52 @@ class HistoryStats:
 
 @dataclass(frozen=True, slots=True)
 class HistoryResult:
+    """A strategy's output.
+
+    ``messages`` is what the seed's algorithm produces (cleaned only of what no provider
+    accepts and no seed keeps: orphaned results, empty messages, late system messages,
+    missing or repeated call ids). Provider constraints are applied when rendering:
+    :meth:`to_openai` answers unanswered calls; :meth:`to_anthropic` and
+    :meth:`for_provider` with ``"strict"`` also put a user message first and merge
+    consecutive roles.
+    """
+
     messages: tuple[Message, ...]
     stats: HistoryStats
     shape: Shape = "openai"
     summary: str | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    unanswered: UnansweredPolicy = "synthesize"
+    misplaced_system: SystemPolicy = "hoist"
+    # the strict rendering, made once by ``finish`` (it also yields the stats' repairs)
+    strict_messages: tuple[Message, ...] | None = field(default=None, repr=False, compare=False)
+
+    def for_provider(
+        self, provider: Provider = "strict", *, alternate_roles: bool | None = None
+    ) -> list[Message]:
+        """``messages`` with ``provider``'s constraints applied (see :func:`repair`)."""
+        if self.strict_messages is not None and alternate_roles is not False:
+            if provider != "openai" or alternate_roles:
+                return list(self.strict_messages)
+        return repair(
+            self.messages,
+            unanswered=self.unanswered,
+            misplaced_system=self.misplaced_system,
+            provider=provider,
+            alternate_roles=alternate_roles,
+        )[0]
 
     def to_openai(
-        self, *, include_meta: bool = False, join_text: bool = False
+        self, *, include_meta: bool = False, join_text: bool = False, alternate_roles: bool = False
     ) -> list[dict[str, Any]]:
-        return to_openai(self.messages, include_meta=include_meta, join_text=join_text)
+        """OpenAI chat messages. ``alternate_roles=True`` also puts a user message first and
+        merges consecutive roles, for servers whose chat template requires alternation."""
+        msgs = self.for_provider("openai", alternate_roles=alternate_roles)
+        return to_openai(msgs, include_meta=include_meta, join_text=join_text)
 
     def to_anthropic(self, *, include_meta: bool = False) -> dict[str, Any]:
-        return to_anthropic(self.messages, include_meta=include_meta)
+        """``system`` and ``messages`` for ``client.messages.create``, roles alternating."""
+        return to_anthropic(self.for_provider("anthropic"), include_meta=include_meta)
 
     def to_dicts(self, *, include_meta: bool = False) -> Any:
         """In the shape the history came in (OpenAI list, or Anthropic ``system``/``messages``)."""
@@ -358,12 +394,19 @@ def finish(
     misplaced_system: SystemPolicy = "hoist",
     pre_repairs: RepairReport | None = None,
 ) -> HistoryResult:
-    """Repair the strategy's output and build the result with its stats.
+    """Clean the strategy's output and build the result with its stats.
 
-    ``pre_repairs`` are fixes the strategy made to its input before working on it (e.g.
-    late system messages hoisted, orphans dropped); they are added to the report.
+    The output keeps what the seed's algorithm chose; only what no provider accepts is
+    removed (see :class:`HistoryResult`). ``stats.repairs`` adds up the fixes made to the
+    input (``pre_repairs``), that cleaning, and what the strict rendering would change.
     """
-    fixed, report = repair(output, unanswered=unanswered, misplaced_system=misplaced_system)
+    clean, cleaned = repair(
+        output, unanswered="keep", misplaced_system=misplaced_system, alternate_roles=False
+    )
+    strict, edge = repair(
+        clean, unanswered=unanswered, misplaced_system=misplaced_system, provider="strict"
+    )
+    report = cleaned + edge
     if pre_repairs is not None:
         report = pre_repairs + report
     if tokens_before is None:
@@ -372,9 +415,9 @@ def finish(
         strategy=name,
         triggered=triggered,
         tokens_before=tokens_before,
-        tokens_after=count_messages(counter, fixed),
+        tokens_after=count_messages(counter, clean),
         messages_before=len(before),
-        messages_after=len(fixed),
+        messages_after=len(clean),
         messages_dropped=dropped,
         summaries_made=summaries,
         fallbacks_used=fallbacks,
@@ -382,4 +425,13 @@ def finish(
         usage_tokens=usage,
         repairs=report,
     )
-    return HistoryResult(tuple(fixed), stats, shape, summary, dict(info or {}))
+    return HistoryResult(
+        tuple(clean),
+        stats,
+        shape,
+        summary,
+        dict(info or {}),
+        unanswered,
+        misplaced_system,
+        tuple(strict),
+    )

@@ -28,13 +28,7 @@ from .base import (
     prepare,
 )
 from .messages import Message, TextPart
-from .repair import (
-    RepairReport,
-    SystemPolicy,
-    UnansweredPolicy,
-    ensure_alternating_roles,
-    place_systems,
-)
+from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
 from .text import (
     TRUNCATION_MARKER,
     fallback_summary,
@@ -46,7 +40,7 @@ from .text import (
     strip_files_hint,
     truncate_to_tokens,
 )
-from .tokens import TokenCounter, context_limit, default_counter, usage_tokens
+from .tokens import CounterChoice, TokenCounter, context_limit, resolve_counter, usage_tokens
 
 #: Start of every summary message; how an earlier summary is recognised.
 SUMMARY_MARKER = "[context summary]"
@@ -65,7 +59,7 @@ USER_BUDGET_SHARE = 0.5
 SUMMARY_SHARE = 0.3
 #: Floors for tiny limits: the newest user message and the summary never get less.
 _MIN_NEWEST_TOKENS = 64
-_MIN_SUMMARY_TOKENS = 32
+_MIN_SUMMARY_TOKENS = 128
 DEFAULT_SUMMARIZER_INPUT_RATIO = 0.8
 #: Summarizer context assumed when the model's limit is unknown.
 DEFAULT_SUMMARIZER_LIMIT = 32_000
@@ -176,7 +170,7 @@ class TokenCompaction:
     recent_files: int = 5
     truncation_marker: str = TRUNCATION_MARKER
     on_compact: Callable[[CompactionEvent], None] | None = None
-    counter: TokenCounter | None = None
+    counter: CounterChoice = None
     max_workers: int = 4
     unanswered: UnansweredPolicy = "synthesize"
     misplaced_system: SystemPolicy = "hoist"
@@ -193,7 +187,7 @@ class TokenCompaction:
         return int(limit * self.threshold_ratio) if limit else None
 
     def _counter(self) -> TokenCounter:
-        return self.counter or default_counter(self.model)
+        return resolve_counter(self.counter, self.model)
 
     def should_compact(self, history: HistoryInput, *, usage: Any = None) -> bool:
         msgs, _ = prepare(history)
@@ -295,7 +289,9 @@ class TokenCompaction:
     ) -> tuple[str, int]:
         """Deterministic summarizer input: each message rendered with tool outputs, diffs and
         message lengths capped; the oldest are dropped until it fits ``budget`` tokens.
-        Returns the text and how many messages were left out."""
+        The newest message is always kept, truncated when it alone is over ``budget``, so
+        a history never gives an empty input. Returns the text and how many messages were
+        left out."""
         rendered = [
             render_message(
                 m,
@@ -308,9 +304,18 @@ class TokenCompaction:
         sizes = [counter.count_text(r) + 1 for r in rendered]
         total = sum(sizes)
         start = 0
-        while total > budget and start < len(rendered):
+        while total > budget and start < len(rendered) - 1:
             total -= sizes[start]
             start += 1
+        if rendered and total > budget:
+            # seed 003: the summarizer always sees the newest message, cut to fit if needed
+            newest = truncate_to_tokens(
+                rendered[-1],
+                max(budget - 1, _MIN_TRUNCATED_TOKENS),
+                counter,
+                marker=self.truncation_marker,
+            )
+            return newest, start
         return "\n".join(rendered[start:]), start
 
     def _plan(self, history: HistoryInput, usage_in: Any, force: bool) -> Plan[HistoryResult]:
@@ -366,7 +371,14 @@ class TokenCompaction:
             )
             (answer,) = yield [req]
             if isinstance(answer, BaseException) or is_unusable_summary(answer):
-                summary = fallback_summary(new, previous)
+                # sized so the fields survive the cap below (files line set aside)
+                files = recent_files(body, self.recent_files)
+                line = recent_files_hint(files) if files else files_hint_of(previous or "")
+                room = None
+                if summary_cap is not None:
+                    room = summary_cap - counter.count_text(SUMMARY_PREFIX)
+                    room = max(room - (counter.count_text(line) + 1 if line else 0), 1)
+                summary = fallback_summary(new, previous, max_tokens=room, counter=counter)
                 fallback = True
             else:
                 summary = str(answer).strip()
@@ -388,10 +400,10 @@ class TokenCompaction:
             summary = truncate_to_tokens(summary, max(room, 1), counter)
         if hint is not None:
             summary = f"{summary}\n\n{hint}" if summary else hint
+        # seed 003: the kept user messages, each its own message, then one summary message;
+        # merging them for providers that need alternating roles happens when rendering
         summary_msg = Message("user", (TextPart(SUMMARY_PREFIX + summary),))
-        # one user message (recent user texts, then the summary): no consecutive user turns
-        merged_users, _ = ensure_alternating_roles([*kept, summary_msg])
-        output = [*system, *merged_users]
+        output = [*system, *kept, summary_msg]
         result = finish(
             self.name,
             before=msgs,

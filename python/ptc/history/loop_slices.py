@@ -15,7 +15,7 @@ from typing import Any, Literal
 from .base import HistoryInput, HistoryResult, finish, prepare
 from .messages import Message, Meta, TextPart
 from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
-from .tokens import TokenCounter, default_counter, usage_tokens
+from .tokens import CounterChoice, resolve_counter, usage_tokens
 
 #: Scanning window for prompt sources and tool loops (seed 002: MaxContextMessages).
 MAX_CONTEXT_MESSAGES = 20
@@ -73,10 +73,11 @@ def prompt_category(m: Message) -> int | None:
     """0 commander direct, 1 commander broadcast, 2 swarm broadcast, ``None`` otherwise.
 
     A user message without a source is a direct message (plain chat histories have no
-    metadata). Nudges (source ``"system"``) and ephemeral messages are not prompt sources.
+    metadata). Nudges (source ``"system"``), ephemeral and empty messages are not prompt
+    sources.
     """
-    if m.role != "user" or m.meta.ephemeral:
-        return None
+    if m.role != "user" or m.meta.ephemeral or m.is_empty:
+        return None  # an empty message drives nothing (and no provider accepts it)
     source = m.meta.source
     if source is None or source == "direct":
         return 0
@@ -113,24 +114,54 @@ def find_turn_start(messages: Sequence[Message]) -> int | None:
     """Index of the most recent user-initiated prompt (direct, broadcast or stored nudge)."""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
-        if m.role == "user" and not m.meta.ephemeral:
+        if m.role == "user" and not m.meta.ephemeral and not m.is_empty:
             return i
     return None
+
+
+def _loop_end(messages: Sequence[Message], i: int) -> int:
+    j = i + 1
+    while j < len(messages) and messages[j].role == "tool":
+        j += 1
+    return j
 
 
 def latest_tool_loop(messages: Sequence[Message]) -> tuple[int, int] | None:
     """``(start, end)`` of the latest tool loop: the call message and its consecutive results."""
     for i in range(len(messages) - 1, -1, -1):
         if is_tool_call_message(messages[i]):
-            j = i + 1
-            while j < len(messages) and messages[j].role == "tool":
-                j += 1
-            return i, j
+            return i, _loop_end(messages, i)
     return None
 
 
-def extract_latest_tool_loop(messages: Sequence[Message]) -> list[Message]:
-    span = latest_tool_loop(messages)
+def is_complete_loop(messages: Sequence[Message]) -> bool:
+    """A call message followed by a result for each of its calls (seed 002: "the most recent
+    complete tool loop"). A ``[TOOL_CALLS]`` text call has no ids: one result completes it."""
+    if not messages or not is_tool_call_message(messages[0]):
+        return False
+    results = messages[1:]
+    if not messages[0].tool_calls:
+        return bool(results)
+    answered = {r.tool_call_id for r in results}
+    return all(tc.id in answered for tc in messages[0].tool_calls)
+
+
+def latest_complete_tool_loop(messages: Sequence[Message]) -> tuple[int, int] | None:
+    """``(start, end)`` of the newest tool loop whose calls all have their results."""
+    for i in range(len(messages) - 1, -1, -1):
+        if is_tool_call_message(messages[i]):
+            end = _loop_end(messages, i)
+            if is_complete_loop(messages[i:end]):
+                return i, end
+    return None
+
+
+def extract_latest_tool_loop(
+    messages: Sequence[Message], *, complete: bool = False
+) -> list[Message]:
+    """The latest tool loop's messages (seed 002 ``extractLatestToolLoop``); with
+    ``complete=True`` the latest one whose calls all have results (turn-aware history)."""
+    span = latest_complete_tool_loop(messages) if complete else latest_tool_loop(messages)
     return list(messages[span[0] : span[1]]) if span else []
 
 
@@ -152,7 +183,7 @@ class LoopSlices:
     selection: Selection = "priority"
     window: int = MAX_CONTEXT_MESSAGES
     encouragement: int = 1
-    counter: TokenCounter | None = None
+    counter: CounterChoice = None
     unanswered: UnansweredPolicy = "synthesize"
     misplaced_system: SystemPolicy = "hoist"
     name: str = "loop_slices"
@@ -165,41 +196,48 @@ class LoopSlices:
 
     def apply(self, history: HistoryInput, *, usage: Any = None) -> HistoryResult:
         msgs, shape = prepare(history)
-        counter = self.counter or default_counter()
-        lead = 0
-        while lead < len(msgs) and msgs[lead].role == "system":
-            lead += 1
+        counter = resolve_counter(self.counter)
         # late system messages are hoisted into the system prompt, or with
         # misplaced_system="to_user" sent as user text first; they never count as history
         system, body, moved = place_systems(msgs, "hoist")
+        lead = 0
+        while lead < len(msgs) and msgs[lead].role == "system":
+            lead += 1
         late_users: list[Message] = []
         if self.misplaced_system == "to_user":
             late_users = [replace(m, role="user") for m in system[lead:]]
             system = system[:lead]
         info: dict[str, Any] = {"turn_aware": self.turn_aware, "nudge": False}
+        # seed 002: every part is found among the `window` newest stored messages
+        start = max(0, len(body) - self.window)
+        window = body[start:]
         picked: list[Message]
-        turn = find_turn_start(body) if self.turn_aware else None
-        if turn is not None:
-            hist = body[:turn][-self.window :]
-            loop = extract_latest_tool_loop(hist)
-            picked = loop + body[turn:]
-            info["turn_start"] = lead + turn
+        if self.turn_aware:
+            # [system] + [historical: latest complete loop] + [current turn, whole]
+            turn = find_turn_start(window)
+            if turn is None:
+                # no prompt in the window: the nudge is the turn boundary, after the history
+                loop = extract_latest_tool_loop(window, complete=True)
+                picked = [*loop, synthetic_nudge(self.encouragement)]
+                from_input = len(loop)
+                info["nudge"] = True
+            else:
+                loop = extract_latest_tool_loop(window[:turn], complete=True)
+                picked = [*loop, *window[turn:]]
+                from_input = len(picked)
+                info["turn_start"] = lead + start + turn
         else:
-            window = body[-self.window :]
+            # [system] + [prompt source or nudge] + [latest tool loop]
             idx = select_prompt_source(window, self.selection)
             if idx is None:
                 prompt = synthetic_nudge(self.encouragement)
                 info["nudge"] = True
-                kept_prompt = 0
             else:
                 prompt = window[idx]
-                kept_prompt = 1
             loop = extract_latest_tool_loop(window)
             picked = [prompt, *loop]
             # the nudge is not from the input, so it does not offset the dropped count
-            picked_from_input = kept_prompt + len(loop)
-        if turn is not None:
-            picked_from_input = len(picked)
+            from_input = len(loop) + (idx is not None)
         return finish(
             self.name,
             before=msgs,
@@ -207,7 +245,7 @@ class LoopSlices:
             counter=counter,
             shape=shape,
             triggered=True,
-            dropped=len(msgs) - len(system) - len(late_users) - picked_from_input,
+            dropped=len(msgs) - len(system) - len(late_users) - from_input,
             usage=usage_tokens(usage),
             info=info,
             unanswered=self.unanswered,

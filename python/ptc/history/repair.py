@@ -24,8 +24,21 @@ IssueKind = Literal[
     "first_not_user",
 ]
 
-UnansweredPolicy = Literal["synthesize", "remove"]
+UnansweredPolicy = Literal["synthesize", "remove", "keep"]
 SystemPolicy = Literal["hoist", "to_user"]
+#: A provider whose constraints :func:`repair` and :func:`for_provider` apply. ``"strict"``
+#: applies every constraint any provider imposes (the default, and what a chat template
+#: with strict alternation needs).
+Provider = Literal["openai", "anthropic", "strict"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "strict")
+
+#: Issue kinds a provider does not reject. OpenAI's chat API accepts system messages
+#: anywhere, consecutive messages of one role and an assistant message first.
+_ACCEPTED: Mapping[Provider, frozenset[str]] = {
+    "openai": frozenset({"misplaced_system", "consecutive_role", "first_not_user"}),
+    "anthropic": frozenset(),
+    "strict": frozenset(),
+}
 
 #: Text of the result synthesized for a call whose result is missing.
 SYNTHETIC_RESULT_TEXT = "Error: the tool call was not completed; no result was recorded."
@@ -77,8 +90,14 @@ class RepairReport:
         )
 
 
-def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
-    """List every problem a provider would reject, in message order.
+def validate(
+    history: Iterable[Message | Mapping[str, Any]], *, provider: Provider = "strict"
+) -> list[Issue]:
+    """List every problem ``provider`` would reject, in message order.
+
+    ``"strict"`` (the default) reports everything any provider rejects; ``"openai"`` leaves
+    out what OpenAI's chat API accepts (late system messages, consecutive roles, an
+    assistant message first).
 
     A tool call or tool result whose id is empty or missing is a ``missing_call_id`` issue
     (``call_id`` ``None``); such a call is not also reported as a duplicate. Malformed
@@ -140,11 +159,20 @@ def validate(history: Iterable[Message | Mapping[str, Any]]) -> list[Issue]:
             i = j
             continue
         i += 1
-    return issues
+    accepted = _ACCEPTED[_provider(provider)]
+    return [x for x in issues if x.kind not in accepted] if accepted else issues
 
 
-def is_valid(history: Iterable[Message | Mapping[str, Any]]) -> bool:
-    return not validate(history)
+def _provider(provider: Provider) -> Provider:
+    if provider not in PROVIDERS:
+        raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+    return provider
+
+
+def is_valid(
+    history: Iterable[Message | Mapping[str, Any]], *, provider: Provider = "strict"
+) -> bool:
+    return not validate(history, provider=provider)
 
 
 def _merge_two(a: Message, b: Message) -> Message:
@@ -247,13 +275,67 @@ def _synthetic_result(call: ToolCall, like: Message) -> Message:
     )
 
 
+def strip_orphans(history: Iterable[Message | Mapping[str, Any]]) -> tuple[list[Message], int]:
+    """Drop tool results without their call, and nothing else (seed 004: orphaned returns
+    must not be kept).
+
+    A result belongs to the assistant tool-call message right before it (only tool results
+    in between) and must answer one of its calls not answered yet; a result with an empty
+    id answers the next call with an empty id. Returns the new list and how many were
+    dropped; no result is synthesized, no message inserted or merged.
+    """
+    msgs = to_messages(history)
+    out: list[Message] = []
+    dropped = 0
+    open_ids: list[str] = []  # unanswered call ids of the current call message
+    for m in msgs:
+        if m.role != "tool":
+            open_ids = [tc.id for tc in m.tool_calls] if m.role == "assistant" else []
+            out.append(m)
+            continue
+        cid = m.tool_call_id or ""
+        if cid in open_ids:
+            open_ids.remove(cid)
+            out.append(m)
+        else:
+            dropped += 1
+    return out, dropped
+
+
+def for_provider(
+    history: Iterable[Message | Mapping[str, Any]],
+    provider: Provider,
+    *,
+    unanswered: UnansweredPolicy = "synthesize",
+    misplaced_system: SystemPolicy = "hoist",
+    alternate_roles: bool | None = None,
+) -> list[Message]:
+    """The history with ``provider``'s constraints applied (see :func:`repair`)."""
+    return repair(
+        history,
+        unanswered=unanswered,
+        misplaced_system=misplaced_system,
+        provider=provider,
+        alternate_roles=alternate_roles,
+    )[0]
+
+
 def repair(
     history: Iterable[Message | Mapping[str, Any]],
     *,
     unanswered: UnansweredPolicy = "synthesize",
     misplaced_system: SystemPolicy = "hoist",
+    provider: Provider = "strict",
+    alternate_roles: bool | None = None,
 ) -> tuple[list[Message], RepairReport]:
-    """Return a history every provider accepts, and what was changed.
+    """Return a history ``provider`` accepts, and what was changed.
+
+    ``"strict"`` (the default) and ``"anthropic"`` apply every pass below. ``"openai"``
+    skips the two that only role-alternating providers need (the user message put first and
+    the merging of consecutive roles) unless ``alternate_roles=True``; ``alternate_roles=
+    False`` skips them for any provider. ``unanswered="keep"`` leaves calls without a
+    result in place: what the strategies use to clean their input without changing what
+    the seeds say they keep.
 
     Passes, in order: system messages after the conversation start are hoisted into the
     leading system message (or turned into user messages with ``misplaced_system="to_user"``);
@@ -267,6 +349,7 @@ def repair(
     :func:`continuation_message` first; finally consecutive user or assistant messages are
     merged (the later messages' metadata is kept in ``Meta.merged``).
     """
+    alternate = _provider(provider) != "openai" if alternate_roles is None else alternate_roles
     msgs = to_messages(history)
     systems_moved = empty_dropped = orphans = synthesized = removed = renamed = assigned = 0
 
@@ -374,12 +457,15 @@ def repair(
 
     # 4. the first non-system message must come from the user (Anthropic rejects others)
     inserted = 0
-    if paired and paired[0].role != "user":
+    if alternate and paired and paired[0].role != "user":
         inserted = 1
         paired.insert(0, continuation_message(paired[0]))
 
     # 5. consecutive roles (system messages are merged into one leading message too)
-    merged_list, merges = ensure_alternating_roles(lead + paired)
+    if alternate:
+        merged_list, merges = ensure_alternating_roles(lead + paired)
+    else:
+        merged_list, merges = lead + paired, 0
     report = RepairReport(
         systems_moved=systems_moved,
         empty_dropped=empty_dropped,

@@ -34,9 +34,16 @@ from .base import (
     wrap_snapshot,
 )
 from .messages import Message, Meta, Part, TextPart
-from .repair import SystemPolicy, UnansweredPolicy, is_continuation_message, repair
+from .repair import (
+    RepairReport,
+    SystemPolicy,
+    UnansweredPolicy,
+    ensure_alternating_roles,
+    is_continuation_message,
+    repair,
+)
 from .text import is_unusable_summary, truncate_to_tokens
-from .tokens import TokenCounter, default_counter, usage_tokens
+from .tokens import CounterChoice, TokenCounter, resolve_counter, usage_tokens
 
 TOOL_SUMMARY_PREFIX = "Summary of tool output: "
 MESSAGE_SUMMARY_PREFIX = "Summary of message: "
@@ -212,6 +219,110 @@ class Split:
     phase: Phase
 
 
+def _target(n: int, summary_window: int) -> int:
+    """The ideal split: keep ``summary_window`` messages (at least one summarized and one kept)."""
+    return min(max(1, n - summary_window), n - 1)
+
+
+def _phase1(t: SplitTable, messages: Sequence[Message], threshold: int, window: int) -> int | None:
+    within70 = int(threshold * 0.7)
+    for k in range(_target(len(messages), window), 0, -1):
+        if t.kept_tokens[k] > within70:
+            return None  # kept tokens only grow further back
+        if messages[k].role == "user" and t.is_safe(k):
+            return k
+    return None
+
+
+def _phase2(t: SplitTable, n: int, threshold: int, window: int) -> int | None:
+    within70 = int(threshold * 0.7)
+    for k in range(_target(n, window), n):
+        if t.kept_tokens[k] <= within70 and t.is_safe(k):
+            return k
+    return None
+
+
+def _phase3(t: SplitTable, n: int, threshold: int) -> int | None:
+    within80 = int(threshold * 0.8)
+    for k in range(1, n + 1):
+        if t.kept_tokens[k] <= within80 and t.is_safe(k):
+            return k
+    return None
+
+
+def _phase4(t: SplitTable, n: int, threshold: int) -> int:
+    best: tuple[Any, ...] | None = None
+    for k in range(1, n + 1):
+        if t.separated[k] or t.orphans_kept[k]:
+            continue
+        over = t.kept_tokens[k] > threshold
+        key = (over, t.kept_tokens[k] if over else 0, t.incomplete_summarized[k], k)
+        if best is None or key < best:
+            best = key
+    assert best is not None  # k == n never separates or keeps anything
+    return int(best[-1])
+
+
+def _table(messages: Sequence[Message], tokens: Sequence[int] | None) -> SplitTable:
+    if tokens is None:
+        tokens = [0] * len(messages)
+    if len(tokens) != len(messages):
+        raise ValueError(f"{len(tokens)} token counts for {len(messages)} messages")
+    return split_table(messages, tokens)
+
+
+def split_phase1(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    *,
+    token_threshold: int,
+    summary_window: int,
+) -> int | None:
+    """Seed 004 phase 1: search backwards from the target window (keep ``summary_window``
+    messages) for a safe split at a turn start (a user message) keeping at most 70 % of
+    ``token_threshold`` tokens. The index ``k`` summarizes ``messages[:k]``; ``None`` when
+    there is none (or fewer than two messages)."""
+    if len(messages) < 2:
+        return None
+    return _phase1(_table(messages, tokens), messages, token_threshold, summary_window)
+
+
+def split_phase2(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    *,
+    token_threshold: int,
+    summary_window: int,
+) -> int | None:
+    """Seed 004 phase 2: search forwards from the target window for any safe split (not
+    necessarily at a turn start) keeping at most 70 % of ``token_threshold`` tokens."""
+    if len(messages) < 2:
+        return None
+    return _phase2(_table(messages, tokens), len(messages), token_threshold, summary_window)
+
+
+def split_phase3(
+    messages: Sequence[Message], tokens: Sequence[int], *, token_threshold: int
+) -> int | None:
+    """Seed 004 phase 3: the largest safe split (the most messages kept) within 80 % of
+    ``token_threshold`` tokens."""
+    if len(messages) < 2:
+        return None
+    return _phase3(_table(messages, tokens), len(messages), token_threshold)
+
+
+def split_best_effort(
+    messages: Sequence[Message], tokens: Sequence[int], *, token_threshold: int
+) -> int | None:
+    """Seed 004 phase 4, usable alone: the least damaging split. It never separates a
+    complete pair or keeps an orphaned result; among the rest it prefers splits keeping at
+    most ``token_threshold`` tokens, then the fewest summarized incomplete calls, then the
+    most messages kept. ``None`` only for fewer than two messages."""
+    if len(messages) < 2:
+        return None
+    return _phase4(_table(messages, tokens), len(messages), token_threshold)
+
+
 def find_split(
     messages: Sequence[Message],
     tokens: Sequence[int],
@@ -219,43 +330,22 @@ def find_split(
     token_threshold: int,
     summary_window: int,
 ) -> Split | None:
-    """The seed 004 four-phase search; ``None`` when there are fewer than two messages.
-
-    1. backwards from the target (keep ``summary_window`` messages) to a safe turn start
-       keeping at most 0.7 x threshold tokens;
-    2. forwards from the target to any safe split within 0.7 x;
-    3. the safe split keeping the most messages within 0.8 x;
-    4. best effort: never separate a complete pair or keep an orphan; prefer splits within
-       the threshold, then the fewest summarized incomplete calls, then the most messages.
-    """
+    """The seed 004 four-phase search (:func:`split_phase1` to :func:`split_best_effort`,
+    the first that finds a split wins); ``None`` when there are fewer than two messages."""
     n = len(messages)
     if n < 2:
         return None
-    t = split_table(messages, tokens)
-    within70 = int(token_threshold * 0.7)
-    within80 = int(token_threshold * 0.8)
-    target = min(max(1, n - summary_window), n - 1)
-    for k in range(target, 0, -1):
-        if t.kept_tokens[k] > within70:
-            break  # kept tokens only grow further back
-        if messages[k].role == "user" and t.is_safe(k):
-            return Split(k, 1)
-    for k in range(target, n):
-        if t.kept_tokens[k] <= within70 and t.is_safe(k):
-            return Split(k, 2)
-    for k in range(1, n + 1):
-        if t.kept_tokens[k] <= within80 and t.is_safe(k):
-            return Split(k, 3)
-    best: tuple[Any, ...] | None = None
-    for k in range(1, n + 1):
-        if t.separated[k] or t.orphans_kept[k]:
-            continue
-        over = t.kept_tokens[k] > token_threshold
-        key = (over, t.kept_tokens[k] if over else 0, t.incomplete_summarized[k], k)
-        if best is None or key < best:
-            best = key
-    assert best is not None  # k == n never separates or keeps anything
-    return Split(best[-1], 4)
+    t = _table(messages, tokens)
+    k = _phase1(t, messages, token_threshold, summary_window)
+    if k is not None:
+        return Split(k, 1)
+    k = _phase2(t, n, token_threshold, summary_window)
+    if k is not None:
+        return Split(k, 2)
+    k = _phase3(t, n, token_threshold)
+    if k is not None:
+        return Split(k, 3)
+    return Split(_phase4(t, n, token_threshold), 4)
 
 
 # -- text chunks ---------------------------------------------------------------------------------
@@ -334,7 +424,7 @@ class SafeSplitSummarization:
     chunk_tokens: int | None = None
     max_depth: int | None = None
     summarizer: Summarizer | None = None
-    counter: TokenCounter | None = None
+    counter: CounterChoice = None
     max_workers: int = 4
     unanswered: UnansweredPolicy = "synthesize"
     misplaced_system: SystemPolicy = "hoist"
@@ -541,15 +631,15 @@ class SafeSplitSummarization:
 
     def _plan(self, history: HistoryInput, usage_in: Any) -> Plan[HistoryResult]:
         msgs, shape = prepare(history)
-        counter = self.counter or default_counter()
+        counter = resolve_counter(self.counter)
         usage = usage_tokens(usage_in)
         tokens_before = sum(counter.count_message(m) for m in msgs)
         tally = _Tally()
 
-        # repair first (orphans dropped, late systems hoisted, ...): the split search must
-        # see the history the provider will get, or one orphan forces phase 4 (k = n)
+        # clean first (orphans dropped, late systems hoisted, ids fixed; calls without a
+        # result are kept, as the seed does): one orphan would otherwise force phase 4
         fixed, pre_report = repair(
-            msgs, unanswered=self.unanswered, misplaced_system=self.misplaced_system
+            msgs, unanswered="keep", misplaced_system=self.misplaced_system, alternate_roles=False
         )
         lead = 0
         while lead < len(fixed) and fixed[lead].role == "system":
@@ -597,6 +687,10 @@ class SafeSplitSummarization:
                 ]
             output = [*system, *new_msgs]
             dropped = k - (1 if reinjected is not None else 0)
+        # seed 004 step 6: consecutive requests (or responses) merged into one; also where
+        # a dropped orphan left two user messages side by side
+        output, merges = ensure_alternating_roles(output)
+        pre_report = pre_report + RepairReport(messages_merged=merges)
         return finish(
             self.name,
             before=msgs,
@@ -619,3 +713,59 @@ class SafeSplitSummarization:
             misplaced_system=self.misplaced_system,
             pre_repairs=pre_report,
         )
+
+
+# -- chunk and consolidate on their own ----------------------------------------------------
+
+
+def _consolidator(
+    summarizer: Summarizer | None,
+    chunk_tokens: int,
+    max_depth: int,
+    counter: CounterChoice,
+) -> tuple[SafeSplitSummarization, TokenCounter]:
+    strategy = SafeSplitSummarization(
+        chunk_tokens=chunk_tokens,
+        max_depth=max_depth,
+        summarizer=summarizer,
+        counter=counter,
+        environ={},
+    )
+    return strategy, resolve_counter(counter)
+
+
+def chunk_and_consolidate(
+    messages: HistoryInput,
+    *,
+    summarizer: Summarizer | None = None,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    counter: CounterChoice = None,
+    max_workers: int = 4,
+) -> str:
+    """Seed 004 steps 4 and 5 on their own: the messages as text in chunks of at most
+    ``chunk_tokens``, each summarized (a batch, concurrently), the parts consolidated into
+    exactly one ``<state_snapshot>`` block, which is returned. An earlier restoration
+    message among them is the previous snapshot to update; recursion stops at
+    ``max_depth``, where the text is truncated."""
+    msgs, _ = prepare(messages)
+    strategy, tc = _consolidator(summarizer, chunk_tokens, max_depth, counter)
+    return drive(
+        strategy._snapshot(msgs, tc, _Tally()),
+        summarizer or DEFAULT_SUMMARIZER,
+        max_workers=max_workers,
+    )
+
+
+async def achunk_and_consolidate(
+    messages: HistoryInput,
+    *,
+    summarizer: Summarizer | None = None,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    counter: CounterChoice = None,
+) -> str:
+    """:func:`chunk_and_consolidate` with the chunks summarized by ``asyncio.gather``."""
+    msgs, _ = prepare(messages)
+    strategy, tc = _consolidator(summarizer, chunk_tokens, max_depth, counter)
+    return await adrive(strategy._snapshot(msgs, tc, _Tally()), summarizer or DEFAULT_SUMMARIZER)

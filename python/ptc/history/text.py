@@ -234,7 +234,74 @@ def _dedupe_keep_last(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+# Effects reported as plain text (seed 003: Isaac keeps tool summaries as text, not calls).
+# Our own normalised lines first (see tool_call_summary), then common wordings.
+_TEXT_COMMANDS = (
+    re.compile(r"^Ran `([^`\n]+)`", re.MULTILINE),
+    re.compile(r"^\$ (\S[^\n]*)$", re.MULTILINE),
+    re.compile(
+        r"^(?:command|cmd|run_command|ran(?: command)?|executed(?: command)?)"
+        r"\s*[:=]\s*`?([^`\n]+?)`?\s*$",
+        re.MULTILINE | re.IGNORECASE,
+    ),
+    re.compile(r"\b(?:ran|executed|running) (?:the )?(?:command )?`([^`\n]+)`", re.IGNORECASE),
+)
+_PATHLIKE = r"`?((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}|(?:[\w.-]+/)+[\w.-]+)`?"
+_TEXT_FILES = (
+    re.compile(r"^(?:" + "|".join(sorted(FILE_TOOLS)) + r")[: ]\s*" + _PATHLIKE, re.MULTILINE),
+    re.compile(
+        r"\b(?:updated|edited|modified|created|wrote(?: to)?|deleted|patched|saved|changed)"
+        r"\s+(?:the\s+)?(?:file\s+)?" + _PATHLIKE,
+        re.IGNORECASE,
+    ),
+    re.compile(r"^(?:file|path)\s*[:=]\s*" + _PATHLIKE, re.MULTILINE | re.IGNORECASE),
+    _PATCH_PATH,
+)
+_TEXT_DELEGATIONS = (
+    re.compile(r"^Delegated \((\w+)\) task: (.+?)(?: -> |$)", re.MULTILINE),
+    re.compile(r"^((?:delegate|subagent)\w*)\s*[:(]\s*(?:task\s*[:=]\s*)?([^\n]+)", re.MULTILINE),
+)
+
+
+#: Effects are read from the head of a text, where tool summaries state them; a long tool
+#: output's tail is program output, not a report of what the agent did.
+EFFECT_SCAN_CHARS = 2_000
+
+
+def _scoped(rx: re.Pattern[str]) -> str:
+    return f"(?i:{rx.pattern})" if rx.flags & re.IGNORECASE else f"(?:{rx.pattern})"
+
+
+# One search tells whether a text reports anything (most texts do not), before the patterns
+# run one by one to sort what they found.
+_ANY_EFFECT = re.compile(
+    "|".join(_scoped(rx) for rx in (*_TEXT_FILES, *_TEXT_COMMANDS, *_TEXT_DELEGATIONS)),
+    re.MULTILINE,
+)
+
+
+def text_effects(text: str) -> tuple[list[str], list[str], list[str]]:
+    """Files, commands and delegations an assistant or tool text reports, in order."""
+    if _ANY_EFFECT.search(text) is None:
+        return [], [], []
+    found: list[tuple[int, str, str]] = []
+    for rx in _TEXT_FILES:
+        found.extend((mt.start(), "f", mt.group(1).rstrip(".,:;)")) for mt in rx.finditer(text))
+    for rx in _TEXT_COMMANDS:
+        found.extend((mt.start(), "c", mt.group(1).strip()) for mt in rx.finditer(text))
+    for rx in _TEXT_DELEGATIONS:
+        found.extend(
+            (mt.start(), "d", f"{mt.group(1)}: {mt.group(2).strip()}") for mt in rx.finditer(text)
+        )
+    found.sort(key=lambda x: x[0])
+    files = [v for _, k, v in found if k == "f"]
+    commands = [v for _, k, v in found if k == "c"]
+    delegations = [v for _, k, v in found if k == "d"]
+    return files, commands, delegations
+
+
 def work_facts(messages: Iterable[Message]) -> WorkFacts:
+    """Facts from structured tool calls and from effects reported as plain text."""
     last_user = last_reply = None
     files: list[str] = []
     commands: list[str] = []
@@ -242,17 +309,24 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
     for m in messages:
         if m.role == "user" and m.meta.source != "system" and m.text.strip():
             last_user = m.text
-        elif m.role == "assistant":
-            if m.text.strip():
-                last_reply = m.text
-            for tc in m.tool_calls:
-                files.extend(call_paths(tc))
-                cmd = call_command(tc)
-                if cmd:
-                    commands.append(cmd)
-                task = call_task(tc)
-                if task:
-                    delegations.append(f"{tc.name}: {task}")
+            continue
+        if m.role not in ("assistant", "tool"):
+            continue
+        if m.role == "assistant" and m.text.strip():
+            last_reply = m.text
+        for tc in m.tool_calls:
+            files.extend(call_paths(tc))
+            cmd = call_command(tc)
+            if cmd:
+                commands.append(cmd)
+            task = call_task(tc)
+            if task:
+                delegations.append(f"{tc.name}: {task}")
+        if m.text and not m.tool_calls:
+            f, c, d = text_effects(m.text[:EFFECT_SCAN_CHARS])
+            files.extend(f)
+            commands.extend(c)
+            delegations.extend(d)
     return WorkFacts(
         last_user,
         _dedupe_keep_last(files),
@@ -262,10 +336,28 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
     )
 
 
+def _message_files(m: Message) -> list[str]:
+    if m.role not in ("assistant", "tool"):
+        return []
+    if m.tool_calls:
+        return [p for tc in m.tool_calls for p in call_paths(tc)]
+    return text_effects(m.text[:EFFECT_SCAN_CHARS])[0] if m.text else []
+
+
 def recent_files(messages: Iterable[Message], limit: int = 5) -> list[str]:
-    """Paths of the last ``limit`` files edited, most recent last (seed 003)."""
-    files = work_facts(messages).files
-    return list(files[-limit:]) if limit > 0 else []
+    """Paths of the last ``limit`` files edited, most recent last (seed 003): the same as
+    the last ``limit`` of :func:`work_facts`' files, read from the newest message back."""
+    if limit <= 0:
+        return []
+    msgs = messages if isinstance(messages, Sequence) else list(messages)
+    seen: dict[str, None] = {}
+    for m in reversed(msgs):
+        for path in reversed(_message_files(m)):
+            if path not in seen:
+                seen[path] = None
+                if len(seen) == limit:
+                    return list(reversed(seen))
+    return list(reversed(seen))
 
 
 FILES_HINT_PREFIX = "Recent files touched (most recent last): "
@@ -288,50 +380,76 @@ def strip_files_hint(summary: str) -> str:
     return "\n".join(lines).strip()
 
 
-def fallback_summary(
-    messages: Iterable[Message], previous: str | None = None, *, max_chars: int = 600
-) -> str:
-    """Deterministic summary used when a summarizer fails (seed 003).
-
-    Lists the last user request, files touched, commands run, delegations and the last
-    assistant reply; an earlier summary is carried over first so nothing it held is lost.
-    """
-    f = work_facts(messages)
+def _fallback_lines(
+    f: WorkFacts, previous: str | None, max_chars: int, scale: float, earlier: bool
+) -> list[str]:
+    chars = max(24, int(max_chars * scale))
+    item = max(24, int(200 * scale))
+    n_files, n_cmds, n_dels = (max(2, int(k * scale)) for k in (20, 10, 5))
     lines: list[str] = []
-    if previous:
+    if previous and earlier:
         # one bounded earlier block: an earlier fallback summary is flattened into it (its
         # own header and recent-files line removed), so repeated compactions converge
-        earlier = [
+        kept = [
             ln
             for ln in strip_files_hint(previous).splitlines()
             if ln.strip() != EARLIER_SUMMARY_HEADER
         ]
-        body = "\n".join(earlier).strip()
+        body = "\n".join(kept).strip()
         if body:
             lines.append(EARLIER_SUMMARY_HEADER)
-            lines.append(cut_middle(body, max_chars * 4))
-    lines.append(
-        "Last user request: "
-        + (cut_middle(f.last_user_request.strip(), max_chars) if f.last_user_request else "(none)")
+            lines.append(cut_middle(body, chars * 4))
+    tight = scale < 1  # under a tight budget, fields with nothing to say are left out
+    fields = (
+        (
+            "Last user request",
+            [cut_middle(f.last_user_request.strip(), chars)] if f.last_user_request else [],
+            "",
+        ),
+        ("Files touched", list(f.files[-n_files:]), ", "),
+        ("Commands run", [cut_middle(c, item) for c in f.commands[-n_cmds:]], "; "),
+        ("Delegations", [cut_middle(d, item) for d in f.delegations[-n_dels:]], "; "),
+        (
+            "Last assistant reply",
+            [cut_middle(f.last_assistant_reply.strip(), chars)] if f.last_assistant_reply else [],
+            "",
+        ),
     )
-    lines.append("Files touched: " + (", ".join(f.files[-20:]) if f.files else "(none)"))
-    lines.append(
-        "Commands run: "
-        + ("; ".join(cut_middle(c, 200) for c in f.commands[-10:]) if f.commands else "(none)")
-    )
-    lines.append(
-        "Delegations: "
-        + ("; ".join(cut_middle(d, 200) for d in f.delegations[-5:]) if f.delegations else "(none)")
-    )
-    lines.append(
-        "Last assistant reply: "
-        + (
-            cut_middle(f.last_assistant_reply.strip(), max_chars)
-            if f.last_assistant_reply
-            else "(none)"
-        )
-    )
-    return "\n".join(lines)
+    for label, values, sep in fields:
+        if values:
+            lines.append(f"{label}: {sep.join(values)}")
+        elif not tight:
+            lines.append(f"{label}: (none)")
+    return lines
+
+
+def fallback_summary(
+    messages: Iterable[Message],
+    previous: str | None = None,
+    *,
+    max_chars: int = 600,
+    max_tokens: int | None = None,
+    counter: TokenCounter | None = None,
+) -> str:
+    """Deterministic summary used when a summarizer fails (seed 003).
+
+    Lists the last user request, files touched, commands run, delegations and the last
+    assistant reply, from structured tool calls and from effects reported as plain text;
+    an earlier summary is carried over first so nothing it held is lost. With
+    ``max_tokens`` (and ``counter``) every field is shortened before any is cut off, the
+    earlier summary goes first, so a small budget still names the request, files and
+    commands.
+    """
+    f = work_facts(messages)
+    text = "\n".join(_fallback_lines(f, previous, max_chars, 1.0, True))
+    if max_tokens is None or counter is None or counter.count_text(text) <= max_tokens:
+        return text
+    for earlier in (True, False):
+        for scale in (0.5, 0.25, 0.12, 0.06, 0.0):
+            text = "\n".join(_fallback_lines(f, previous, max_chars, scale, earlier))
+            if counter.count_text(text) <= max_tokens:
+                return text
+    return truncate_to_tokens(text, max_tokens, counter)
 
 
 _REFUSAL = re.compile(

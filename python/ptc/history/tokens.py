@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from .messages import (
     ImagePart,
@@ -200,6 +200,34 @@ def default_counter(
 
 
 ESTIMATE = EstimateCounter()
+
+#: How a strategy picks its counter: ``None`` (exact when the model's encoding is known,
+#: else the estimate), ``"estimate"`` (seed 003's bytes/4 rule per message plus a fixed
+#: overhead, whatever the model), ``"exact"`` (the model's tokenizer; an error if there is
+#: none), or any :class:`TokenCounter`.
+CounterChoice = TokenCounter | Literal["estimate", "exact"] | None
+
+
+def resolve_counter(choice: CounterChoice, model: str | None = None) -> TokenCounter:
+    """The counter ``choice`` names (see :data:`CounterChoice`)."""
+    if choice is None:
+        return default_counter(model)
+    if choice == "estimate":
+        return ESTIMATE
+    if choice == "exact":
+        enc = encoding_for_model(model)
+        fn = core_count_tokens()
+        if enc is None or fn is None:
+            why = (
+                f"no tokenizer is known for model {model!r}"
+                if enc is None
+                else ("the compiled core has no count_tokens")
+            )
+            raise ValueError(f'counter="exact": {why}; use counter="estimate" or a TokenCounter')
+        return ExactCounter(enc, fn)
+    if isinstance(choice, str):
+        raise ValueError(f'counter must be "estimate", "exact" or a TokenCounter, got {choice!r}')
+    return choice
 
 
 def _get(obj: Any, key: str) -> Any:
