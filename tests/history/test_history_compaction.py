@@ -406,3 +406,44 @@ def test_not_triggered_history_is_still_repaired():
     assert not r.stats.triggered and r.stats.repairs_applied == 1
     assert validate(r.messages) == []
     assert r.stats.repairs.orphan_results_dropped == 1
+
+
+# -- effects reported as plain text -------------------------------------------------------------
+def test_plain_text_effects_and_what_is_not_one():
+    from ptc.history.text import text_effects
+
+    files, commands, delegations = text_effects(
+        "Updated src/api.py and created `tests/test_api.py`.\n"
+        "Ran `pytest -q` (cwd /repo): 3 passed\n$ git status\ncommand: make build\n"
+        "Delegated (delegate_review) task: review the diff -> fine"
+    )
+    assert files == ["src/api.py", "tests/test_api.py"]
+    assert commands == ["pytest -q", "pytest -q", "git status", "make build"]
+    assert delegations == ["delegate_review: review the diff"]
+    nothing = "I ran into a problem; the file was saved. I edited e.g. the text, updated 3.5 %"
+    assert text_effects(nothing) == ([], [], [])
+
+
+def test_a_read_only_tool_result_is_not_an_edit():
+    h = to_messages(
+        [
+            user("what changed?"),
+            calls(call("r", "read_file", path="CHANGELOG.md")),
+            result("r", "- Updated src/legacy/old_api.py\n- Deleted setup.cfg"),
+            asst("Two changes."),
+        ]
+    )
+    assert recent_files(h) == []
+    assert "Files touched: (none)" in fallback_summary(h)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "hostile", ["cmd: x" + " " * 40_000 + "y", "a/" * 100_000, "`" * 200_000, "$ " * 100_000]
+)
+def test_hostile_text_is_read_in_linear_time(hostile):
+    from ptc.history.text import text_effects
+
+    text_effects(hostile)  # a backtracking pattern would take minutes here
+    h = [user("go"), *([asst(hostile[:2_000])] * 200)]
+    TokenCompaction(summarizer=lambda req: "", context_limit=100_000).apply(h, force=True)

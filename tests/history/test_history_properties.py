@@ -131,10 +131,10 @@ def refusing(req: SummaryRequest) -> str:
 SEED_ALLOWED = {"unanswered_call", "consecutive_role", "first_not_user"}
 
 
-def check(result, history, before):
+def check(result, history, before, allowed=SEED_ALLOWED):
     assert history == before, "input mutated"
     msgs = list(result.messages)
-    raw_issues = [i for i in validate(msgs) if i.kind not in SEED_ALLOWED]
+    raw_issues = [i for i in validate(msgs) if i.kind not in allowed]
     assert raw_issues == [], raw_issues
     strict = result.for_provider("strict")
     assert validate(strict) == [], validate(strict)
@@ -187,6 +187,15 @@ def test_token_compaction_always_valid(history, limit, usage, summarizer, budget
     s = TokenCompaction(context_limit=limit, summarizer=summarizer, user_budget=budget)
     r = s.apply(history, usage=usage)
     check(r, history, before)
+    threshold = s.threshold()
+    if r.stats.triggered and threshold is not None:
+        # seed 003 compacts to get under the threshold: the rebuilt history fits it whenever
+        # the system prompt leaves room for a summary line and the user messages have no
+        # images (85 tokens each, which no truncation can shrink)
+        system = sum(EstimateCounter().count_message(m) for m in r.messages if m.role == "system")
+        images = any("image_url" in json.dumps(m) for m in history if m.get("role") == "user")
+        if system + 100 <= threshold and not images:
+            assert r.stats.tokens_after <= threshold, (r.stats, threshold)
     if r.stats.triggered:
         assert not any(m.role in ("assistant", "tool") for m in r.messages)
         assert str(r.to_openai()).count("[context summary]") == 1
@@ -216,7 +225,8 @@ def test_safe_split_always_valid(history, threshold, window, summarizer):
         environ={},
     )
     r = s.apply(history)
-    check(r, history, before)
+    # seed 004 step 6 is part of the strategy: its own output already alternates
+    check(r, history, before, SEED_ALLOWED - {"consecutive_role"})
     if r.summary is not None:
         text = str(r.to_openai())
         assert text.count("<state_snapshot>") == 1 and text.count("</state_snapshot>") == 1

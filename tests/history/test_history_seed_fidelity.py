@@ -196,7 +196,9 @@ def _plain_text_effects() -> list[dict[str, Any]]:
         user("Please fix the API bug and run the tests"),
         asst("Updated src/api.py"),
         asst("Ran `pytest -q` (cwd /repo): 3 passed"),
-        call("c1"),
+        # a tool message reporting a command, after a call stored as text (seed 002's
+        # "[TOOL_CALLS]" form): no structured call says what it did, so its text does
+        asst("[TOOL_CALLS] shell"),
         result("c1", "$ git status\nOn branch main"),
         asst("All done."),
     ]
@@ -980,8 +982,8 @@ def test_property_safe_split_no_orphans_one_snapshot_roles_merged(history, thres
         text = "\n".join(m.text for m in r.messages)
         assert text.count(OPEN) == 1 and text.count(CLOSE) == 1
     # step 6 is part of the seed's pipeline: the raw output has no user -> user, and no
-    # plain assistant -> assistant (a tool-call message is never merged into)
+    # assistant -> assistant (a message left with an unanswered call is merged into too)
     for a, b in itertools.pairwise(r.messages):
         assert not (a.role == b.role == "user"), rt(r.messages)
-        assert not (a.role == b.role == "assistant" and not a.tool_calls), rt(r.messages)
+        assert not (a.role == b.role == "assistant"), rt(r.messages)
     _rendered_valid(r)

@@ -27,7 +27,15 @@ from .messages import (
     to_messages,
     to_openai,
 )
-from .repair import Provider, RepairReport, SystemPolicy, UnansweredPolicy, repair
+from .repair import (
+    Provider,
+    RepairReport,
+    SystemPolicy,
+    UnansweredPolicy,
+    _provider,
+    rendering_policy,
+    repair,
+)
 from .text import cut_middle, fallback_summary
 from .tokens import ESTIMATE, TokenCounter, count_messages
 
@@ -321,19 +329,22 @@ class HistoryResult:
     info: Mapping[str, Any] = field(default_factory=dict)
     unanswered: UnansweredPolicy = "synthesize"
     misplaced_system: SystemPolicy = "hoist"
-    # the strict rendering, made once by ``finish`` (it also yields the stats' repairs)
+    # the strict rendering made by ``finish`` (it also yields the stats' repairs), and the
+    # messages it was made from: a copy with other messages (``dataclasses.replace``) renders anew
     strict_messages: tuple[Message, ...] | None = field(default=None, repr=False, compare=False)
+    strict_of: tuple[Message, ...] | None = field(default=None, repr=False, compare=False)
 
     def for_provider(
         self, provider: Provider = "strict", *, alternate_roles: bool | None = None
     ) -> list[Message]:
         """``messages`` with ``provider``'s constraints applied (see :func:`repair`)."""
-        if self.strict_messages is not None and alternate_roles is not False:
-            if provider != "openai" or alternate_roles:
-                return list(self.strict_messages)
+        _provider(provider)
+        cached = self.strict_messages is not None and self.strict_of is self.messages
+        if cached and alternate_roles is not False and (provider != "openai" or alternate_roles):
+            return list(self.strict_messages or ())
         return repair(
             self.messages,
-            unanswered=self.unanswered,
+            unanswered=rendering_policy(self.unanswered),
             misplaced_system=self.misplaced_system,
             provider=provider,
             alternate_roles=alternate_roles,
@@ -404,8 +415,12 @@ def finish(
         output, unanswered="keep", misplaced_system=misplaced_system, alternate_roles=False
     )
     strict, edge = repair(
-        clean, unanswered=unanswered, misplaced_system=misplaced_system, provider="strict"
+        clean,
+        unanswered=rendering_policy(unanswered),
+        misplaced_system=misplaced_system,
+        provider="strict",
     )
+    kept = tuple(clean)
     report = cleaned + edge
     if pre_repairs is not None:
         report = pre_repairs + report
@@ -426,7 +441,7 @@ def finish(
         repairs=report,
     )
     return HistoryResult(
-        tuple(clean),
+        kept,
         stats,
         shape,
         summary,
@@ -434,4 +449,5 @@ def finish(
         unanswered,
         misplaced_system,
         tuple(strict),
+        kept,
     )

@@ -60,6 +60,7 @@ SUMMARY_SHARE = 0.3
 #: Floors for tiny limits: the newest user message and the summary never get less.
 _MIN_NEWEST_TOKENS = 64
 _MIN_SUMMARY_TOKENS = 128
+_SUMMARY_FLOOR = 32
 DEFAULT_SUMMARIZER_INPUT_RATIO = 0.8
 #: Summarizer context assumed when the model's limit is unknown.
 DEFAULT_SUMMARIZER_LIMIT = 32_000
@@ -230,10 +231,14 @@ class TokenCompaction:
             return self.user_budget, None, None
         room = max(0, threshold - sum(counter.count_message(m) for m in system) - 8)
         cap = int(room * USER_BUDGET_SHARE)
-        summary_cap = max(int(room * SUMMARY_SHARE), _MIN_SUMMARY_TOKENS)
+        # floors for tiny limits, at most half the room so the output stays under it (a
+        # summary always gets its prefix and a line, even where nothing fits)
+        summary_cap = max(
+            int(room * SUMMARY_SHARE), min(_MIN_SUMMARY_TOKENS, room // 2), _SUMMARY_FLOOR
+        )
         # The newest user message stays verbatim whenever it fits beside the summary at all:
         # only a message larger than the whole remaining room is cut (seed 003 keeps it whole).
-        newest_cap = max(room - summary_cap, _MIN_NEWEST_TOKENS)
+        newest_cap = max(room - summary_cap, min(_MIN_NEWEST_TOKENS, room // 2))
         return min(self.user_budget, cap), newest_cap, summary_cap
 
     def select_user_messages(
@@ -260,7 +265,11 @@ class TokenCompaction:
         if newest_cap is not None and size > newest_cap and newest.text:
             room = newest_cap - (size - counter.count_text(newest.text))
             cut = truncate_to_tokens(
-                newest.text, max(room, _MIN_NEWEST_TOKENS), counter, marker=self.truncation_marker
+                # the head of the question survives even when images alone overflow the room
+                newest.text,
+                max(room, _MIN_TRUNCATED_TOKENS),
+                counter,
+                marker=self.truncation_marker,
             )
             newest = newest.with_text(cut)
             size = counter.count_message(newest)

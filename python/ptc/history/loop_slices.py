@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .base import HistoryInput, HistoryResult, finish, prepare
 from .messages import Message, Meta, TextPart
-from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
+from .repair import TOOL_CALLS_PREFIX, RepairReport, SystemPolicy, UnansweredPolicy, place_systems
 from .tokens import CounterChoice, resolve_counter, usage_tokens
 
 #: Scanning window for prompt sources and tool loops (seed 002: MaxContextMessages).
@@ -30,9 +30,6 @@ MAX_ENCOURAGEMENTS = 3
 IDLE_NUDGE_INTERVAL = 30.0  # seconds, idle agents
 WAIT_STATE_NUDGE_INTERVAL = 120.0  # seconds, agents in a wait state
 
-#: Content prefix by which stored tool-call messages are recognised (seed 002), besides
-#: structured ``tool_calls``.
-TOOL_CALLS_PREFIX = "[TOOL_CALLS]"
 
 Selection = Literal["priority", "recency"]
 
@@ -203,6 +200,8 @@ class LoopSlices:
         lead = 0
         while lead < len(msgs) and msgs[lead].role == "system":
             lead += 1
+        # where each body message sits in the input (late system messages leave gaps)
+        at = [i for i, m in enumerate(msgs) if m.role != "system"]
         late_users: list[Message] = []
         if self.misplaced_system == "to_user":
             late_users = [replace(m, role="user") for m in system[lead:]]
@@ -225,7 +224,7 @@ class LoopSlices:
                 loop = extract_latest_tool_loop(window[:turn], complete=True)
                 picked = [*loop, *window[turn:]]
                 from_input = len(picked)
-                info["turn_start"] = lead + start + turn
+                info["turn_start"] = at[start + turn]
         else:
             # [system] + [prompt source or nudge] + [latest tool loop]
             idx = select_prompt_source(window, self.selection)

@@ -40,6 +40,9 @@ _ACCEPTED: Mapping[Provider, frozenset[str]] = {
     "strict": frozenset(),
 }
 
+#: Content prefix of a tool-call message stored as text (seed 002), without structured calls.
+TOOL_CALLS_PREFIX = "[TOOL_CALLS]"
+
 #: Text of the result synthesized for a call whose result is missing.
 SYNTHETIC_RESULT_TEXT = "Error: the tool call was not completed; no result was recorded."
 
@@ -68,6 +71,8 @@ class RepairReport:
     users_inserted: int = 0
     #: Tool calls with an empty or missing id that were given a generated id.
     call_ids_assigned: int = 0
+    #: Results of a ``[TOOL_CALLS]`` text call sent as user text (they have no call to pair).
+    text_results_converted: int = 0
 
     def __add__(self, other: RepairReport) -> RepairReport:
         """Field-wise sum, for a strategy that repairs both its input and its output."""
@@ -87,6 +92,7 @@ class RepairReport:
             + self.messages_merged
             + self.users_inserted
             + self.call_ids_assigned
+            + self.text_results_converted
         )
 
 
@@ -169,6 +175,12 @@ def _provider(provider: Provider) -> Provider:
     return provider
 
 
+def rendering_policy(policy: UnansweredPolicy) -> UnansweredPolicy:
+    """What a provider rendering does with unanswered calls: ``"keep"`` is for the seed's
+    output only, since no provider accepts a call without its result."""
+    return "synthesize" if policy == "keep" else policy
+
+
 def is_valid(
     history: Iterable[Message | Mapping[str, Any]], *, provider: Provider = "strict"
 ) -> bool:
@@ -214,10 +226,11 @@ def ensure_alternating_roles(messages: Sequence[Message]) -> tuple[list[Message]
     merged = 0
     for m in messages:
         if out and m.role == out[-1].role and m.role in ("user", "assistant", "system"):
-            if not out[-1].tool_calls:
-                out[-1] = _merge_two(out[-1], m)
-                merged += 1
-                continue
+            # seed 004: consecutive responses are combined, also after a call left without
+            # its result (the merged message keeps every call)
+            out[-1] = _merge_two(out[-1], m)
+            merged += 1
+            continue
         out.append(m)
     return out, merged
 
@@ -275,6 +288,17 @@ def _synthetic_result(call: ToolCall, like: Message) -> Message:
     )
 
 
+def is_text_call(m: Message) -> bool:
+    """An assistant message calling tools in text (``[TOOL_CALLS]`` prefix, seed 002)."""
+    return m.role == "assistant" and not m.tool_calls and m.text.startswith(TOOL_CALLS_PREFIX)
+
+
+def text_call_result(r: Message) -> Message:
+    """A text call's tool result as a user message naming the call id."""
+    head = f"[tool result {r.tool_call_id}]" if r.tool_call_id else "[tool result]"
+    return Message("user", (TextPart(head), *r.parts), meta=r.meta, origin=r.origin)
+
+
 def strip_orphans(history: Iterable[Message | Mapping[str, Any]]) -> tuple[list[Message], int]:
     """Drop tool results without their call, and nothing else (seed 004: orphaned returns
     must not be kept).
@@ -288,13 +312,17 @@ def strip_orphans(history: Iterable[Message | Mapping[str, Any]]) -> tuple[list[
     out: list[Message] = []
     dropped = 0
     open_ids: list[str] = []  # unanswered call ids of the current call message
+    text_call = False  # after a [TOOL_CALLS] text call: its results have no ids to match
     for m in msgs:
         if m.role != "tool":
             open_ids = [tc.id for tc in m.tool_calls] if m.role == "assistant" else []
+            text_call = is_text_call(m)
             out.append(m)
             continue
         cid = m.tool_call_id or ""
-        if cid in open_ids:
+        if text_call:
+            out.append(m)
+        elif cid in open_ids:
             open_ids.remove(cid)
             out.append(m)
         else:
@@ -352,6 +380,7 @@ def repair(
     alternate = _provider(provider) != "openai" if alternate_roles is None else alternate_roles
     msgs = to_messages(history)
     systems_moved = empty_dropped = orphans = synthesized = removed = renamed = assigned = 0
+    text_results = 0
 
     # 1. system messages
     lead, body, systems_moved = place_systems(msgs, misplaced_system)
@@ -395,6 +424,18 @@ def repair(
         if m.role != "assistant" or not m.tool_calls:
             paired.append(m)
             i += 1
+            if is_text_call(m):
+                # seed 002's text-form call: its results have no call to pair with. Kept as
+                # they are (unanswered="keep"), else sent as user text, which every provider
+                # accepts and which keeps what the tools returned
+                while i < n and kept[i].role == "tool":
+                    r = kept[i]
+                    if unanswered == "keep":
+                        paired.append(r)
+                    else:
+                        paired.append(text_call_result(r))
+                        text_results += 1
+                    i += 1
             continue
         calls: list[ToolCall] = []
         in_msg: set[str] = set()
@@ -476,5 +517,6 @@ def repair(
         messages_merged=merges,
         users_inserted=inserted,
         call_ids_assigned=assigned,
+        text_results_converted=text_results,
     )
     return merged_list, report

@@ -240,8 +240,9 @@ _TEXT_COMMANDS = (
     re.compile(r"^Ran `([^`\n]+)`", re.MULTILINE),
     re.compile(r"^\$ (\S[^\n]*)$", re.MULTILINE),
     re.compile(
+        # linear: no two quantifiers compete for the same spaces
         r"^(?:command|cmd|run_command|ran(?: command)?|executed(?: command)?)"
-        r"\s*[:=]\s*`?([^`\n]+?)`?\s*$",
+        r"[ \t]*[:=][ \t]*([^\n]*)$",
         re.MULTILINE | re.IGNORECASE,
     ),
     re.compile(r"\b(?:ran|executed|running) (?:the )?(?:command )?`([^`\n]+)`", re.IGNORECASE),
@@ -268,6 +269,10 @@ _TEXT_DELEGATIONS = (
 EFFECT_SCAN_CHARS = 2_000
 
 
+# Numbers ("3.5") and abbreviations ("e.g", "i.e") look like file names to the patterns.
+_NOT_A_PATH = re.compile(r"[\d.]+|[A-Za-z]\.[A-Za-z]|\.+")
+
+
 def _scoped(rx: re.Pattern[str]) -> str:
     return f"(?i:{rx.pattern})" if rx.flags & re.IGNORECASE else f"(?:{rx.pattern})"
 
@@ -286,9 +291,15 @@ def text_effects(text: str) -> tuple[list[str], list[str], list[str]]:
         return [], [], []
     found: list[tuple[int, str, str]] = []
     for rx in _TEXT_FILES:
-        found.extend((mt.start(), "f", mt.group(1).rstrip(".,:;)")) for mt in rx.finditer(text))
+        for mt in rx.finditer(text):
+            path = mt.group(1).rstrip(".,:;)")
+            if _NOT_A_PATH.fullmatch(path) is None:
+                found.append((mt.start(), "f", path))
     for rx in _TEXT_COMMANDS:
-        found.extend((mt.start(), "c", mt.group(1).strip()) for mt in rx.finditer(text))
+        for mt in rx.finditer(text):
+            cmd = mt.group(1).strip().strip("`").strip()
+            if cmd:
+                found.append((mt.start(), "c", cmd))
     for rx in _TEXT_DELEGATIONS:
         found.extend(
             (mt.start(), "d", f"{mt.group(1)}: {mt.group(2).strip()}") for mt in rx.finditer(text)
@@ -306,6 +317,7 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
     files: list[str] = []
     commands: list[str] = []
     delegations: list[str] = []
+    answered: set[str] = set()  # results of structured calls: their call says what they did
     for m in messages:
         if m.role == "user" and m.meta.source != "system" and m.text.strip():
             last_user = m.text
@@ -315,6 +327,7 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
         if m.role == "assistant" and m.text.strip():
             last_reply = m.text
         for tc in m.tool_calls:
+            answered.add(tc.id)
             files.extend(call_paths(tc))
             cmd = call_command(tc)
             if cmd:
@@ -322,7 +335,7 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
             task = call_task(tc)
             if task:
                 delegations.append(f"{tc.name}: {task}")
-        if m.text and not m.tool_calls:
+        if m.text and not m.tool_calls and not (m.role == "tool" and m.tool_call_id in answered):
             f, c, d = text_effects(m.text[:EFFECT_SCAN_CHARS])
             files.extend(f)
             commands.extend(c)
@@ -336,12 +349,14 @@ def work_facts(messages: Iterable[Message]) -> WorkFacts:
     )
 
 
-def _message_files(m: Message) -> list[str]:
+def _message_files(m: Message, answered: set[str]) -> list[str]:
     if m.role not in ("assistant", "tool"):
         return []
     if m.tool_calls:
         return [p for tc in m.tool_calls for p in call_paths(tc)]
-    return text_effects(m.text[:EFFECT_SCAN_CHARS])[0] if m.text else []
+    if not m.text or (m.role == "tool" and m.tool_call_id in answered):
+        return []
+    return text_effects(m.text[:EFFECT_SCAN_CHARS])[0]
 
 
 def recent_files(messages: Iterable[Message], limit: int = 5) -> list[str]:
@@ -350,9 +365,10 @@ def recent_files(messages: Iterable[Message], limit: int = 5) -> list[str]:
     if limit <= 0:
         return []
     msgs = messages if isinstance(messages, Sequence) else list(messages)
+    answered = {tc.id for m in msgs if m.role == "assistant" for tc in m.tool_calls}
     seen: dict[str, None] = {}
     for m in reversed(msgs):
-        for path in reversed(_message_files(m)):
+        for path in reversed(_message_files(m, answered)):
             if path not in seen:
                 seen[path] = None
                 if len(seen) == limit:
