@@ -10,16 +10,18 @@ so the sync and async drivers share every decision.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import inspect
 import re
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import ptc
-from ptc.checkpoint import CheckpointSource, Sink
+from ptc.checkpoint import CheckpointSink, CheckpointSource, Sink
 from ptc.compression import (
     Compression,
     DataEntry,
@@ -283,19 +285,45 @@ class SubAgent:
         """Async twin of :meth:`run`; sync LLM callables and programs run in worker threads."""
         return await _drive_async(_Runner(self, self._config(None), data))
 
-    def resume(self, checkpoint: Step | CheckpointSource, run_id: str | None = None) -> Step:
+    def resume(
+        self,
+        checkpoint: Step | CheckpointSource | str | None = None,
+        run_id: str | None = None,
+        *,
+        store: Any = None,
+    ) -> Step:
         """Continue a stored run: a Step, or a checkpoint (``JsonlCheckpoint``,
-        ``SqliteCheckpoint``; ``run_id`` picks the run, default the last one). The Session state
-        is rebuilt by replaying the programs of its turns with their recorded tool results (no
-        tool is called again), then the loop goes on, saving to this agent's checkpoint."""
-        step, run_id = _resume_point(checkpoint, run_id)
-        runner = _Runner(self, self._config(None), None, previous=step, run_id=run_id)
-        return self._run_sync(runner)
+        ``SqliteCheckpoint``, ``PostgresCheckpoint``; ``run_id`` picks the run, default the last
+        one), or ``resume(run_id, store=store)`` for a run saved in a history store (any
+        worker sharing the store can continue it). The Session state is rebuilt by replaying
+        the programs of its turns with their recorded tool results (no tool is called again),
+        then the loop goes on, saving to this agent's checkpoint (the store's when it has none).
 
-    async def aresume(self, checkpoint: Step | CheckpointSource, run_id: str | None = None) -> Step:
-        step, run_id = _resume_point(checkpoint, run_id)
-        runner = _Runner(self, self._config(None), None, previous=step, run_id=run_id)
-        return await _drive_async(runner)
+        While it runs, the run is locked when the checkpoint can lock it: a second worker
+        resuming the same run gets ``ptc.checkpoint.RunLockedError``."""
+        source, run_id, sink = _resume_source(checkpoint, run_id, store)
+        with _run_lock(source, run_id) as run_id:
+            step, run_id = _resume_point(source, run_id)
+            runner = _Runner(
+                self, self._config(None), None, previous=step, run_id=run_id, checkpoint=sink
+            )
+            return self._run_sync(runner)
+
+    async def aresume(
+        self,
+        checkpoint: Step | CheckpointSource | str | None = None,
+        run_id: str | None = None,
+        *,
+        store: Any = None,
+    ) -> Step:
+        """Async twin of :meth:`resume`."""
+        source, run_id, sink = _resume_source(checkpoint, run_id, store)
+        with _run_lock(source, run_id) as run_id:
+            step, run_id = _resume_point(source, run_id)
+            runner = _Runner(
+                self, self._config(None), None, previous=step, run_id=run_id, checkpoint=sink
+            )
+            return await _drive_async(runner)
 
     def iter(self, data: Mapping[str, Any] | None = None) -> AgentRun:
         """Runs the loop, yielding each Turn as it completes; the Step is ``.step`` after the
@@ -354,6 +382,7 @@ class _Runner:
         data: Mapping[str, Any] | None,
         previous: Step | None = None,
         run_id: str | None = None,
+        checkpoint: Sink | None = None,
     ) -> None:
         if config.llm is None:
             raise ValueError("SubAgent needs an llm (or a parent agent to inherit one from)")
@@ -361,7 +390,10 @@ class _Runner:
         self.config = config
         self.llm: LLM = config.llm
         self.run_id = run_id or uuid.uuid4().hex
-        self.observer = Observer(agent.hooks, self.run_id, agent.name, config.llm)
+        hooks = agent.hooks
+        if checkpoint is not None and hooks.checkpoint is None:
+            hooks = dataclasses.replace(hooks, checkpoint=checkpoint)
+        self.observer = Observer(hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
         self._replay: list[ToolCallRecord] | None = None
         self.strategy, opts = config.compression
@@ -789,6 +821,42 @@ class AsyncAgentRun:
             self.step = item
             raise StopAsyncIteration
         return item
+
+
+def _resume_source(
+    checkpoint: Step | CheckpointSource | str | None, run_id: str | None, store: Any
+) -> tuple[Step | CheckpointSource, str | None, Sink | None]:
+    """What to resume from, the run id, and where to keep saving when the agent has no
+    checkpoint of its own (the store's)."""
+    if store is None:
+        if checkpoint is None or isinstance(checkpoint, str):
+            raise TypeError(
+                "resume needs a Step or a checkpoint (or a run id with store=...), "
+                f"got {type(checkpoint).__name__}"
+            )
+        sink = checkpoint if isinstance(checkpoint, CheckpointSink) else None
+        return checkpoint, run_id, sink
+    if isinstance(checkpoint, str):
+        if run_id is not None and run_id != checkpoint:
+            raise ValueError(f"two run ids given: {checkpoint!r} and {run_id!r}")
+        run_id = checkpoint
+    elif checkpoint is not None:
+        raise TypeError("with store=..., pass the run id (or nothing for the last run)")
+    source = store.checkpoint()
+    return source, run_id, source
+
+
+@contextlib.contextmanager
+def _run_lock(source: Step | CheckpointSource, run_id: str | None) -> Iterator[str | None]:
+    """Holds ``source``'s lock on the run (when it has one) and yields the run id."""
+    lock = getattr(source, "lock", None)
+    if isinstance(source, Step) or lock is None:
+        yield run_id
+        return
+    if run_id is None:
+        run_id = source.load(None)[1]  # the last run started
+    with lock(run_id):
+        yield run_id
 
 
 def _resume_point(

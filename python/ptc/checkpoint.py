@@ -10,15 +10,26 @@ file may be shared). Both are idempotent: saving the same turn twice keeps one c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ptc.step import FORMAT_VERSION, Step
+
+if TYPE_CHECKING:
+    from ptc.history.pgstore import PostgresStore
+
+
+class RunLockedError(RuntimeError):
+    """Another worker is resuming (running) this run: only one may at a time."""
 
 
 @runtime_checkable
@@ -32,6 +43,35 @@ class CheckpointSource(Protocol):
 
 
 Sink = CheckpointSink | Callable[[Step], Any]
+
+#: How long a SQLite lease on a run lasts without a save renewing it (a crashed worker's
+#: lease on another machine lapses after this; on the same machine a dead pid frees it).
+LEASE_SECONDS = 600.0
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine: trust the lease until it expires
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _locked(run_id: str, owner: str) -> RunLockedError:
+    return RunLockedError(
+        f"run {run_id!r} is being resumed by another worker ({owner}); only one worker may "
+        "continue a run at a time"
+    )
 
 
 def save_to(sink: Sink, step: Step, run_id: str) -> None:
@@ -171,12 +211,15 @@ class SqliteCheckpoint:
         run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
         turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
         PRIMARY KEY (run_id, number));
+    CREATE TABLE IF NOT EXISTS ptc_leases (
+        run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = str(path)
         self.timeout = timeout
         self._lock = threading.Lock()
+        self._leases: dict[str, str] = {}  # run id -> our owner tag, while we hold it
         with self._connect() as db:
             db.executescript(self.SCHEMA)
 
@@ -215,6 +258,42 @@ class SqliteCheckpoint:
                     "UPDATE ptc_runs SET final = ? WHERE run_id = ?",
                     (json.dumps(step.to_dict(), ensure_ascii=False), run_id),
                 )
+            if run_id in self._leases:  # each save renews the lease
+                db.execute(
+                    "UPDATE ptc_leases SET expires = ? WHERE run_id = ? AND owner = ?",
+                    (time.time() + LEASE_SECONDS, run_id, self._leases[run_id]),
+                )
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run while resuming it; another holder raises :class:`RunLockedError`.
+
+        A lease row: renewed by every save, freed on exit, taken over when its holder's
+        process is gone (same machine) or it expired (:data:`LEASE_SECONDS`)."""
+        owner = _owner()
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            row = db.execute(
+                "SELECT owner, expires FROM ptc_leases WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[1] > time.time() and _owner_alive(row[0]):
+                db.execute("ROLLBACK")
+                raise _locked(run_id, row[0])
+            db.execute(
+                "INSERT OR REPLACE INTO ptc_leases (run_id, owner, expires) VALUES (?, ?, ?)",
+                (run_id, owner, time.time() + LEASE_SECONDS),
+            )
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        self._leases[run_id] = owner
+        try:
+            yield
+        finally:
+            self._leases.pop(run_id, None)
+            with self._connect() as db:
+                db.execute("DELETE FROM ptc_leases WHERE run_id = ? AND owner = ?", (run_id, owner))
 
     def runs(self) -> list[str]:
         with self._connect() as db:
@@ -245,3 +324,105 @@ class SqliteCheckpoint:
             return _step_from(context, [], 0, {}), run_id
         turns = [json.loads(r[0]) for r in rows]
         return _step_from(context, turns, rows[-1][1], json.loads(rows[-1][2])), run_id
+
+
+class PostgresCheckpoint:
+    """Saves a run's turns in a :class:`~ptc.history.pgstore.PostgresStore` (``ptc_runs``,
+    ``ptc_turns``): a run started on one worker can be resumed on any other. Saves are
+    idempotent per (run, turn) and retried while the server is unreachable; :meth:`lock`
+    holds a PostgreSQL advisory lock on the run, freed when the holder's connection ends."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+
+    def __repr__(self) -> str:
+        return f"PostgresCheckpoint({self.store!r})"
+
+    def save(self, step: Step, run_id: str) -> None:
+        context = json.dumps(step.context.to_dict(), ensure_ascii=False)
+        usage = json.dumps(step.usage.to_dict())
+        turns = [
+            (
+                run_id,
+                t.number,
+                json.dumps(t.to_dict(), ensure_ascii=False),
+                len(step.messages),
+                usage,
+            )
+            for t in step.turns
+        ]
+        final = json.dumps(step.to_dict(), ensure_ascii=False) if _finished(step) else None
+
+        def write() -> None:
+            with self.store.connection() as conn, conn.transaction():
+                conn.execute(
+                    "INSERT INTO ptc_runs (run_id, context) VALUES (%s, %s) "
+                    "ON CONFLICT (run_id) DO NOTHING",
+                    (run_id, context),
+                )
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO ptc_turns (run_id, number, turn, calls, usage) "
+                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, number) DO NOTHING",
+                        turns,
+                    )
+                if final is not None:
+                    conn.execute(
+                        "UPDATE ptc_runs SET final = %s WHERE run_id = %s", (final, run_id)
+                    )
+
+        self.store._retrying(write)
+
+    def runs(self) -> list[str]:
+        return [r[0] for r in self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq", ())]
+
+    def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        if run_id is None:
+            rows = self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq DESC LIMIT 1", ())
+            if not rows:
+                raise LookupError(f"{self.store!r}: no run has been saved here")
+            run_id = str(rows[0][0])
+        run = self.store._query("SELECT context, final FROM ptc_runs WHERE run_id = %s", (run_id,))
+        if not run:
+            raise LookupError(f"{self.store!r}: no run {run_id!r}")
+        context, final = run[0]
+        if final is not None:
+            return Step.from_dict(json.loads(final)), run_id
+        rows = self.store._query(
+            "SELECT turn, calls, usage FROM ptc_turns WHERE run_id = %s ORDER BY number",
+            (run_id,),
+        )
+        if not rows:
+            return _step_from(json.loads(context), [], 0, {}), run_id
+        turns = [json.loads(r[0]) for r in rows]
+        return _step_from(json.loads(context), turns, rows[-1][1], json.loads(rows[-1][2])), run_id
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run while resuming it; another holder raises :class:`RunLockedError`."""
+        pool = self.store._get_pool()
+        key = f"ptc-run:{self.store.schema}:{run_id}"
+
+        def take() -> Any:
+            conn = pool.getconn()
+            try:
+                conn.autocommit = True
+                got = conn.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+                ).fetchone()[0]
+            except BaseException:
+                pool.putconn(conn)
+                raise
+            if not got:
+                pool.putconn(conn)
+                raise _locked(run_id, "a session holding its advisory lock")
+            return conn
+
+        conn = self.store._retrying(take)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # a dropped connection has freed it already
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+            conn.autocommit = False
+            pool.putconn(conn)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -29,7 +30,9 @@ BOOT = textwrap.dedent(
             del sys.modules[n]
         m = types.ModuleType("ptc"); m.__path__ = [{str(PYTHON_DIR / "ptc")!r}]
         sys.modules["ptc"] = m
+    import json
     from ptc.history import HistoryStore, Message
+    from ptc.history.store import open_store
     """
 )
 
@@ -70,8 +73,8 @@ def test_created_on_first_use_with_wal_and_fts5(tmp_path):
     store.close()
 
 
-def test_append_keeps_every_field_and_round_trips(tmp_path):
-    with HistoryStore(tmp_path / "h.db") as store:
+def test_append_keeps_every_field_and_round_trips(backend):
+    with backend.open() as store:
         fill(store)
         rows = store.all("m1")
         assert [r.role for r in rows] == [
@@ -99,8 +102,8 @@ def test_append_keeps_every_field_and_round_trips(tmp_path):
         assert all(isinstance(m, Message) for m in recent)
 
 
-def test_search_messages_newest_n_returned_oldest_first(tmp_path):
-    with HistoryStore(tmp_path / "h.db") as store:
+def test_search_messages_newest_n_returned_oldest_first(backend):
+    with backend.open() as store:
         for i in range(10):
             store.append(user(f"iron ore report {i}"), agent_id="a")
         store.append(user("copper"), agent_id="a")
@@ -112,8 +115,8 @@ def test_search_messages_newest_n_returned_oldest_first(tmp_path):
         assert store.search_messages("iron", limit=0) == []
 
 
-def test_search_reasoning_and_broadcasts(tmp_path):
-    with HistoryStore(tmp_path / "h.db") as store:
+def test_search_reasoning_and_broadcasts(backend):
+    with backend.open() as store:
         fill(store)
         (hit,) = store.search_reasoning("travel cooldown", agent_id="m1")
         assert hit.content == "Heading to the belt." and hit.reasoning.startswith("travel")
@@ -129,8 +132,8 @@ def test_search_reasoning_and_broadcasts(tmp_path):
         assert store.search_messages("iron belt", agent_id="m1")[0].role == "assistant"
 
 
-def test_short_and_quoted_queries(tmp_path):
-    with HistoryStore(tmp_path / "h.db") as store:
+def test_short_and_quoted_queries(backend):
+    with backend.open() as store:
         store.append(user('say "hi" to Bo'))
         store.append(user("OR AND NOT * ( )"))
         assert [h.content for h in store.search_messages("Bo")] == ['say "hi" to Bo']
@@ -138,8 +141,8 @@ def test_short_and_quoted_queries(tmp_path):
         assert [h.content for h in store.search_messages("AND NOT *")] == ["OR AND NOT * ( )"]
 
 
-def test_search_tools_for_agents(tmp_path):
-    with HistoryStore(tmp_path / "h.db") as store:
+def test_search_tools_for_agents(backend):
+    with backend.open() as store:
         fill(store)
         tools = search_tools(store, agent_id="m1")
         assert sorted(tools) == ["search-broadcasts", "search-messages", "search-reasoning"]
@@ -160,10 +163,10 @@ def test_search_tools_for_agents(tmp_path):
         assert len(t("i", limit=10_000)) <= 100  # limit clamped
 
 
-def test_agent_history_feeds_loop_slices(tmp_path):
+def test_agent_history_feeds_loop_slices(backend):
     from ptc.history import LoopSlices
 
-    with HistoryStore(tmp_path / "h.db") as store:
+    with backend.open() as store:
         fill(store)
         window = store.recent("m1", limit=20)
         system = store.system_message("m1")
@@ -174,8 +177,8 @@ def test_agent_history_feeds_loop_slices(tmp_path):
 
 WRITER = BOOT + textwrap.dedent(
     """
-    path, proc, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    store = HistoryStore(path, timeout=60)
+    url, opts, proc, n = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    store = open_store(url, timeout=60, **opts)
     for i in range(0, n, 5):
         batch = [Message.user(f"proc {proc} msg {j}") for j in range(i, min(i + 5, n))]
         store.append_many(batch, agent_id=proc)
@@ -187,16 +190,17 @@ WRITER = BOOT + textwrap.dedent(
 
 
 @pytest.mark.timeout(120)
-def test_several_processes_writing_at_once_lose_nothing(tmp_path):
-    path = str(tmp_path / "shared.db")
+def test_several_processes_writing_at_once_lose_nothing(backend):
     n, procs = 100, 4
+    backend.create()  # created (and migrated) before the children race for it
+    opts = json.dumps(backend.options)
     children = [
-        subprocess.Popen([sys.executable, "-c", WRITER, path, f"p{k}", str(n)])
+        subprocess.Popen([sys.executable, "-c", WRITER, backend.url, opts, f"p{k}", str(n)])
         for k in range(procs)
     ]
     for c in children:
         assert c.wait(timeout=100) == 0
-    with HistoryStore(path) as store:
+    with backend.open() as store:
         assert store.count() == procs * (n + 20)
         for k in range(procs):
             texts = {r.content for r in store.all(f"p{k}")}
@@ -206,8 +210,8 @@ def test_several_processes_writing_at_once_lose_nothing(tmp_path):
 
 KILLED = BOOT + textwrap.dedent(
     """
-    path = sys.argv[1]
-    store = HistoryStore(path)
+    url, opts = sys.argv[1], json.loads(sys.argv[2])
+    store = open_store(url, **opts)
     i = 0
     while True:
         store.append_many([Message.user(f"row {i} " + "x" * 2000) for _ in range(3)], agent_id="k")
@@ -218,10 +222,12 @@ KILLED = BOOT + textwrap.dedent(
 
 
 @pytest.mark.timeout(120)
-def test_process_killed_mid_write_leaves_every_committed_message(tmp_path):
-    path = str(tmp_path / "killed.db")
+def test_process_killed_mid_write_leaves_every_committed_message(backend):
+    backend.create()
     child = subprocess.Popen(
-        [sys.executable, "-c", KILLED, path], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLED, backend.url, json.dumps(backend.options)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     committed = []
     assert child.stdout is not None
@@ -232,20 +238,21 @@ def test_process_killed_mid_write_leaves_every_committed_message(tmp_path):
     os.kill(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     time.sleep(0.05)
-    conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
-    with HistoryStore(path) as store:
+    if backend.name == "sqlite":
+        conn = sqlite3.connect(backend.url.removeprefix("sqlite:///"))
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
+    with backend.open() as store:
         rows = {int(r.content.split()[1]) for r in store.all("k")}
         assert set(committed) <= rows
         assert store.count("k") % 3 == 0  # batches are all-or-nothing
         assert store.search_messages("row 5 ", limit=10)[0].content.startswith("row 5 ")
 
 
-def test_threads_share_one_store(tmp_path):
+def test_threads_share_one_store(backend):
     import threading
 
-    store = HistoryStore(tmp_path / "t.db")
+    store = backend.open()
 
     def work(k):
         for i in range(50):

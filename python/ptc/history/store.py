@@ -14,14 +14,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .messages import Message, as_message_list, from_openai, message_from_openai, message_to_openai
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
+# Version 1: the messages table, its indexes and full-text index.
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS messages (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -47,6 +49,23 @@ _SCHEMA = (
         INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
         VALUES ('delete', old.id, old.content, coalesce(old.reasoning, ''));
     END""",
+)
+
+
+# Version 2: idempotent writes (a key per stored message) and agent runs next to the
+# messages (the checkpoint tables of ptc.checkpoint, and leases for resuming a run).
+_SCHEMA_V2 = (
+    "ALTER TABLE messages ADD COLUMN msg_key TEXT",
+    "CREATE UNIQUE INDEX IF NOT EXISTS messages_key ON messages(msg_key)",
+    """CREATE TABLE IF NOT EXISTS ptc_runs (
+        run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
+        started REAL DEFAULT (julianday('now')))""",
+    """CREATE TABLE IF NOT EXISTS ptc_turns (
+        run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
+        turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
+        PRIMARY KEY (run_id, number))""",
+    """CREATE TABLE IF NOT EXISTS ptc_leases (
+        run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)""",
 )
 
 
@@ -99,6 +118,61 @@ def _reasoning(m: Message) -> str | None:
         return m.meta.reasoning
     alt = m.extra.get("reasoning_content")
     return alt if isinstance(alt, str) and alt else None
+
+
+#: Columns written per message, in the order of :func:`message_rows`' tuples.
+ROW_COLUMNS = (
+    "agent_id, run_id, role, content, reasoning, source, sender_id, tool_call_id, "
+    "created_at, stored_at, raw, msg_key"
+)
+
+
+def message_rows(
+    messages: Iterable[Message | Mapping[str, Any]],
+    agent_id: str,
+    run_id: str | None,
+    key: str | None,
+) -> list[tuple[Any, ...]]:
+    """One row per stored message (ephemeral ones are skipped: seed 002 never stores the
+    nudge). Without ``key`` the batch gets a fresh one, so the store's own retries of this
+    write are idempotent too."""
+    batch = key if key is not None else uuid.uuid4().hex
+    rows = []
+    now = time.time()
+    for i, item in enumerate(as_message_list(messages)):
+        m = item if isinstance(item, Message) else message_from_openai(item, index=i)
+        if m.meta.ephemeral:
+            continue
+        raw = json.dumps(message_to_openai(m, include_meta=True), ensure_ascii=False, default=str)
+        # NULL when the message has no timestamp; reads fall back to the storage time
+        created = m.meta.created_at
+        if created is not None and not isinstance(created, int | float | str):
+            created = str(created)
+        elif isinstance(created, int) and not -(2**63) <= created < 2**63:
+            created = str(created)  # SQLite integers are 64-bit
+        rows.append(
+            (
+                agent_id,
+                run_id,
+                m.role,
+                searchable_text(m),
+                _reasoning(m),
+                m.meta.source,
+                m.meta.sender_id,
+                m.tool_call_id,
+                created,
+                now,
+                raw,
+                f"{batch}:{i}",
+            )
+        )
+    return rows
+
+
+def stored_message(r: Sequence[Any]) -> StoredMessage:
+    """A row of ``id`` + the columns of :data:`READ_COLUMNS` as a StoredMessage."""
+    msg = from_openai([json.loads(r[9])])[0]
+    return StoredMessage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], msg)
 
 
 def _retry_locked(op: Callable[[], object], timeout: float) -> None:
@@ -166,8 +240,20 @@ class HistoryStore:
                 )
             else:
                 self.tokenizer = "trigram" if "trigram" in exists[0] else "unicode61"
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path}: the store is at schema version {version}, newer than this "
+                    f"ptc ({SCHEMA_VERSION}): upgrade ptc-runtime"
+                )
             for stmt in _SCHEMA:
                 conn.execute(stmt)
+            if version < 2:
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+                for stmt in _SCHEMA_V2:
+                    if "ADD COLUMN msg_key" in stmt and "msg_key" in columns:
+                        continue
+                    conn.execute(stmt)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -191,9 +277,14 @@ class HistoryStore:
 
     # -- writing ----------------------------------------------------------------------------
     def append(
-        self, message: Message | Mapping[str, Any], *, agent_id: str = "", run_id: str | None = None
+        self,
+        message: Message | Mapping[str, Any],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
     ) -> int | None:
-        ids = self.append_many([message], agent_id=agent_id, run_id=run_id)
+        ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
         return ids[0] if ids else None
 
     def append_many(
@@ -202,44 +293,20 @@ class HistoryStore:
         *,
         agent_id: str = "",
         run_id: str | None = None,
+        key: str | None = None,
     ) -> list[int]:
         """Store messages in one transaction; returns their ids.
+
+        ``key`` makes the write idempotent: the messages are stored under ``key:0``,
+        ``key:1``, ..., and writing the same key again stores nothing and returns the ids
+        already stored (a retried write after a lost connection never duplicates).
 
         Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
         Dicts are parsed as OpenAI messages; malformed input raises ``TypeError`` or
         ``ValueError`` naming the message's index in ``messages`` and the field (see
         :func:`~ptc.history.messages.to_messages`), and nothing is stored.
         """
-        rows = []
-        now = time.time()
-        for i, item in enumerate(as_message_list(messages)):
-            m = item if isinstance(item, Message) else message_from_openai(item, index=i)
-            if m.meta.ephemeral:
-                continue
-            raw = json.dumps(
-                message_to_openai(m, include_meta=True), ensure_ascii=False, default=str
-            )
-            # NULL when the message has no timestamp; reads fall back to the storage time
-            created = m.meta.created_at
-            if created is not None and not isinstance(created, int | float | str):
-                created = str(created)
-            elif isinstance(created, int) and not -(2**63) <= created < 2**63:
-                created = str(created)  # SQLite integers are 64-bit
-            rows.append(
-                (
-                    agent_id,
-                    run_id,
-                    m.role,
-                    searchable_text(m),
-                    _reasoning(m),
-                    m.meta.source,
-                    m.meta.sender_id,
-                    m.tool_call_id,
-                    created,
-                    now,
-                    raw,
-                )
-            )
+        rows = message_rows(messages, agent_id, run_id, key)
         if not rows:
             return []
         with self._lock:
@@ -249,12 +316,18 @@ class HistoryStore:
                 ids = []
                 for row in rows:
                     cur = conn.execute(
-                        "INSERT INTO messages (agent_id, run_id, role, content, reasoning, "
-                        "source, sender_id, tool_call_id, created_at, stored_at, raw) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        f"INSERT INTO messages ({ROW_COLUMNS}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT (msg_key) DO NOTHING",
                         row,
                     )
-                    ids.append(int(cur.lastrowid or 0))
+                    if cur.rowcount == 1:
+                        ids.append(int(cur.lastrowid or 0))
+                    else:  # stored by an earlier try of the same write
+                        found = conn.execute(
+                            "SELECT id FROM messages WHERE msg_key = ?", (row[-1],)
+                        ).fetchone()
+                        ids.append(int(found[0]))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -270,11 +343,7 @@ class HistoryStore:
     def _rows(self, sql: str, params: Iterable[Any]) -> list[StoredMessage]:
         with self._lock:
             rows = self._connect().execute(sql, tuple(params)).fetchall()
-        out = []
-        for r in rows:
-            msg = from_openai([json.loads(r[9])])[0]
-            out.append(StoredMessage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], msg))
-        return out
+        return [stored_message(r) for r in rows]
 
     def count(self, agent_id: str | None = None) -> int:
         with self._lock:
@@ -451,3 +520,65 @@ def search_tools(
         ),
     ]
     return {t.name: t for t in tools}
+
+
+# -- choosing a backend by URL ----------------------------------------------------------------
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What both backends offer (:class:`HistoryStore` on SQLite, ``PostgresStore``)."""
+
+    def append_many(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> list[int]: ...
+
+    def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]: ...
+
+    def system_message(self, agent_id: str = "") -> Message | None: ...
+
+    def search_messages(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]: ...
+
+    def search_reasoning(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]: ...
+
+    def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]: ...
+
+    def checkpoint(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(url: str | os.PathLike[str], **options: Any) -> Any:
+    """The store a URL names.
+
+    ``sqlite:///history.db`` (relative; ``sqlite:////abs/path.db`` absolute; a plain path;
+    ``sqlite:///:memory:``) gives a :class:`HistoryStore`; ``postgresql://...`` (or
+    ``postgres://``) a ``PostgresStore``. ``options`` go to the store's constructor."""
+    text = os.fspath(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        from .pgstore import PostgresStore
+
+        return PostgresStore(text, **options)
+    if text.startswith("sqlite://"):
+        # as SQLAlchemy reads them: sqlite:///rel.db is relative, sqlite:////abs.db absolute
+        path = text[len("sqlite://") :]
+        if path.startswith("/"):
+            path = path[1:]
+        if not path:
+            raise ValueError(f"{text!r}: a SQLite URL needs a path (sqlite:///history.db)")
+        return HistoryStore(path, **options)
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise ValueError(
+            f"unknown store URL scheme {scheme!r}: use sqlite:///path or postgresql://..."
+        )
+    return HistoryStore(text, **options)

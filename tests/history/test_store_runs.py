@@ -1,0 +1,373 @@
+"""Agent runs and writes in the history store, on SQLite and PostgreSQL (issue 13): idempotent
+appends, schema migrations, URLs, a run resumed by another worker process, one worker at a
+time per run, and a server restart in the middle of a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Backend, need_postgres
+from ptc.history.store import HistoryStore, open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- writes ---------------------------------------------------------------------------------------
+
+
+def test_a_retried_write_with_its_key_stores_nothing_twice(backend: Backend) -> None:
+    with backend.open() as store:
+        batch = [{"role": "user", "content": "mine iron"}, {"role": "assistant", "content": "ok"}]
+        first = store.append_many(batch, agent_id="a", key="run-1:turn-3")
+        again = store.append_many(batch, agent_id="a", key="run-1:turn-3")
+        assert again == first and len(first) == 2
+        assert store.count("a") == 2
+        other = store.append_many(batch, agent_id="a", key="run-1:turn-4")
+        assert set(other).isdisjoint(first) and store.count("a") == 4
+        # without a key every call is a new write
+        store.append_many(batch, agent_id="a")
+        assert store.count("a") == 6
+        assert store.append({"role": "user", "content": "x"}, key="k") == store.append(
+            {"role": "user", "content": "x"}, key="k"
+        )
+
+
+# -- schema versions ------------------------------------------------------------------------------
+
+SQLITE_V1 = [
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, reasoning, content='messages', "
+    "content_rowid='id', tokenize='trigram')",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, agent_id TEXT NOT NULL DEFAULT '', run_id TEXT,
+        role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', reasoning TEXT, source TEXT,
+        sender_id TEXT, tool_call_id TEXT, created_at, stored_at REAL NOT NULL,
+        raw TEXT NOT NULL)""",
+    """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, content, reasoning)
+        VALUES (new.id, new.content, coalesce(new.reasoning, '')); END""",
+    "INSERT INTO messages (agent_id, role, content, stored_at, raw) VALUES ('old', 'user', "
+    '\'kept from v1\', 1.0, \'{"role": "user", "content": "kept from v1"}\')',
+    "PRAGMA user_version = 1",
+]
+
+
+def _make_v1(backend: Backend) -> None:
+    """A store as the first schema version left it, with one message in it."""
+    if backend.name == "sqlite":
+        conn = sqlite3.connect(backend.url.removeprefix("sqlite:///"))
+        for stmt in SQLITE_V1:
+            conn.execute(stmt)
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+    from ptc.history.pgstore import MIGRATIONS
+
+    schema = backend.options["schema"]
+    with psycopg.connect(backend.url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"SET search_path = {schema}, public")
+        conn.execute("CREATE TABLE ptc_schema (version INTEGER NOT NULL)")
+        for stmt in dict(MIGRATIONS)[1]:
+            conn.execute(stmt)
+        conn.execute("INSERT INTO ptc_schema VALUES (1)")
+        conn.execute(
+            "INSERT INTO messages (agent_id, role, content, stored_at, raw) VALUES "
+            "('old', 'user', 'kept from v1', 1.0, %s)",
+            (json.dumps({"role": "user", "content": "kept from v1"}),),
+        )
+
+
+def _version(backend: Backend) -> int:
+    if backend.name == "sqlite":
+        conn = sqlite3.connect(backend.url.removeprefix("sqlite:///"))
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(backend.url) as conn:
+        row = conn.execute(f"SELECT max(version) FROM {backend.options['schema']}.ptc_schema")
+        return int(row.fetchone()[0])
+
+
+def test_a_store_of_the_first_schema_is_migrated_on_first_use(backend: Backend) -> None:
+    _make_v1(backend)
+    assert _version(backend) == 1
+    with backend.open() as store:
+        assert [r.content for r in store.all("old")] == ["kept from v1"]
+        assert store.search_messages("from v1")[0].agent_id == "old"
+        ids = store.append_many([{"role": "user", "content": "new"}], agent_id="old", key="k")
+        assert (
+            store.append_many([{"role": "user", "content": "new"}], agent_id="old", key="k") == ids
+        )
+        assert store.checkpoint().runs() == []  # the run tables came with version 2
+    assert _version(backend) == 2
+    with backend.open() as store:  # opening again changes nothing
+        assert store.count("old") == 2
+    assert _version(backend) == 2
+
+
+def test_a_store_from_a_newer_ptc_is_refused(backend: Backend) -> None:
+    backend.create()
+    if backend.name == "sqlite":
+        conn = sqlite3.connect(backend.url.removeprefix("sqlite:///"))
+        conn.execute("PRAGMA user_version = 99")
+        conn.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(backend.url, autocommit=True) as conn:
+            conn.execute(f"INSERT INTO {backend.options['schema']}.ptc_schema VALUES (99)")
+    with pytest.raises(RuntimeError, match="version 99, newer than this ptc"):
+        backend.open().count()
+
+
+# -- URLs ---------------------------------------------------------------------------------------
+
+
+def test_open_store_by_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rel = open_store("sqlite:///rel.db")
+    assert isinstance(rel, HistoryStore) and rel.path == "rel.db"
+    absolute = open_store(f"sqlite:///{tmp_path}/abs.db")  # four slashes: absolute
+    assert absolute.path == f"{tmp_path}/abs.db"
+    assert open_store("sqlite:///:memory:").path == ":memory:"
+    assert open_store(tmp_path / "plain.db").path == str(tmp_path / "plain.db")
+    pg = open_store("postgresql://u@127.0.0.1:1/db", schema="s1")
+    assert type(pg).__name__ == "PostgresStore" and pg.schema == "s1"  # connects on first use
+    with pytest.raises(ValueError, match="unknown store URL scheme 'mysql'"):
+        open_store("mysql://x")
+    with pytest.raises(ValueError, match="needs a path"):
+        open_store("sqlite://")
+    with pytest.raises(ValueError, match="plain identifier"):
+        open_store("postgresql://u@h/db", schema="x; drop table y")
+
+
+# -- runs across workers ----------------------------------------------------------------------
+
+AGENT = textwrap.dedent(
+    '''
+    import json, os, signal, sys, time
+    sys.path.insert(0, {root!r} + "/tests/history")
+    import ptc
+    from ptc.history.store import open_store
+    from ptc.llm import ScriptedLLM
+
+    URL, OPTS = sys.argv[1], json.loads(sys.argv[2])
+    STOCK = {{"x1": 3, "x2": 5}}
+
+    def lookup(sku: str) -> int:
+        """Stock for a sku."""
+        return STOCK[sku]
+
+    def clj(src):
+        return "```clojure\\n" + src + "\\n```"
+
+    REPLIES = [
+        clj('(def a (tool/lookup "x1"))'),
+        clj('(println "a is" a) (def b (tool/lookup "x2"))'),
+        clj("(return (+ a b))"),
+    ]
+
+    def agent(replies, checkpoint=None):
+        return ptc.SubAgent(prompt="Total stock of x1 and x2?", llm=ScriptedLLM(replies),
+                            tools=[lookup], checkpoint=checkpoint, compression=True)
+
+    def comparable(step):
+        d = step.to_dict(include_messages=True)
+        d.pop("duration_ms")
+        for t in d["turns"]:
+            t.pop("llm_ms"); t.pop("run_ms")
+            for c in t.get("tool_calls", []):
+                c.pop("duration_ms", None)
+        return d
+
+    store = open_store(URL, **OPTS)
+    '''
+)
+
+
+def worker(tmp_path: Path, backend: Backend, body: str, name: str = "worker") -> Any:
+    script = tmp_path / f"{name}.py"
+    script.write_text(AGENT.format(root=str(ROOT)) + textwrap.dedent(body))
+    return subprocess.Popen(
+        [sys.executable, str(script), backend.url, json.dumps(backend.options)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: Any) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+@pytest.mark.timeout(180)
+def test_a_run_started_on_one_worker_is_resumed_on_another(
+    tmp_path: Path, backend: Backend
+) -> None:
+    backend.create()
+    code, _, err = finish(
+        worker(
+            tmp_path,
+            backend,
+            """
+            def kill(messages):
+                os.kill(os.getpid(), signal.SIGKILL)
+            agent(REPLIES[:2] + [kill], store.checkpoint()).run()
+            print("not reached")
+            """,
+            "first",
+        )
+    )
+    assert code == -signal.SIGKILL, err
+    code, out, err = finish(
+        worker(
+            tmp_path,
+            backend,
+            """
+            (run_id,) = store.checkpoint().runs()
+            step = agent(REPLIES[2:]).resume(run_id, store=store)
+            print(json.dumps({"step": comparable(step), "run_id": run_id,
+                              "saved": comparable(store.checkpoint().load(run_id)[0])}))
+            """,
+            "second",
+        )
+    )
+    assert code == 0, err
+    got = json.loads(out.strip().splitlines()[-1])
+    code, out, err = finish(
+        worker(tmp_path, backend, "print(json.dumps(comparable(agent(REPLIES).run())))", "whole")
+    )
+    assert code == 0, err
+    expected = json.loads(out.strip().splitlines()[-1])
+    assert got["step"]["ok"] and got["step"]["value"] == 8
+    assert got["step"] == expected  # as if it had never been interrupted
+    assert got["saved"] == expected  # and the store holds the finished run
+
+
+@pytest.mark.timeout(180)
+def test_two_workers_resuming_one_run_one_wins(tmp_path: Path, backend: Backend) -> None:
+    import ptc
+    from ptc.checkpoint import RunLockedError
+    from ptc.llm import ScriptedLLM
+
+    store = backend.open()
+    cp = store.checkpoint()
+    replies = iter(["```clojure\n(def a 1)\n```"])
+
+    class Crash(BaseException):
+        """The worker dies after turn 1 (as a killed process would: no final save)."""
+
+    def first_worker(messages: Any) -> str:
+        try:
+            return next(replies)
+        except StopIteration:
+            raise Crash from None
+
+    with pytest.raises(Crash):
+        ptc.SubAgent(prompt="p", llm=first_worker, max_turns=3, checkpoint=cp).run()
+    (run_id,) = cp.runs()
+    assert not cp.load(run_id)[0].ok
+    gate = tmp_path / "go"
+    holder = worker(
+        tmp_path,
+        backend,
+        f"""
+        def wait(messages):
+            print("holding", flush=True)
+            while not os.path.exists({str(gate)!r}):
+                time.sleep(0.02)
+            return "```clojure\\n(return (inc a))\\n```"
+        step = ptc.SubAgent(prompt="p", llm=wait, max_turns=3).resume({run_id!r}, store=store)
+        print(json.dumps({{"ok": step.ok, "value": step.value}}))
+        """,
+        "holder",
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "holding"
+    late = ptc.SubAgent(prompt="p", llm=ScriptedLLM(["```clojure\n(return 0)\n```"]), max_turns=3)
+    with pytest.raises(RunLockedError, match=f"run '{run_id}' is being resumed by another"):
+        late.resume(run_id, store=store)
+    gate.write_text("go")
+    code, out, err = finish(holder)
+    assert code == 0, err
+    assert json.loads(out.strip().splitlines()[-1]) == {"ok": True, "value": 2}
+    # the holder is done and has let go: the run can be opened again, and it is finished
+    with pytest.raises(ValueError, match="already finished"):
+        late.resume(run_id, store=store)
+    step, _ = cp.load(run_id)
+    assert step.ok and step.value == 2
+    store.close()
+
+
+@pytest.mark.timeout(180)
+def test_a_server_restart_mid_run_is_retried_and_the_run_completes(tmp_path: Path) -> None:
+    """The PostgreSQL server is stopped during the second LLM call and started again a moment
+    later; saving that turn waits for it and the run completes with every turn stored."""
+    url = need_postgres()
+    script = ROOT / "scripts" / "postgres.sh"
+    pg_dir = Path(os.environ.get("PTC_PG_DIR", "/tmp/ptc-pg"))
+    if not (pg_dir / "data").is_dir():
+        msg = f"the test server's data directory {pg_dir}/data is not here (scripts/postgres.sh)"
+        if os.environ.get("PTC_REQUIRE_POSTGRES") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    import uuid
+
+    import ptc
+    from ptc.history.pgstore import PostgresStore
+    from ptc.llm import ScriptedLLM
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    store = PostgresStore(url, schema=schema, retry_timeout=60)
+    cp = store.checkpoint()
+    cp.runs()  # connected and migrated
+    restarted = threading.Event()
+
+    def restart_later() -> None:
+        time.sleep(1.0)
+        subprocess.run([str(script), "unpause"], check=True, timeout=90)
+        restarted.set()
+
+    def second(messages: Any) -> str:
+        subprocess.run([str(script), "pause"], check=True, timeout=60)
+        threading.Thread(target=restart_later, daemon=True).start()
+        return "```clojure\n(def b (+ a 1))\n```"
+
+    replies = ScriptedLLM(["```clojure\n(def a 1)\n```"])
+    llm_calls = iter([replies, second, lambda m: "```clojure\n(return (+ a b))\n```"])
+
+    def llm(messages: Any) -> str:
+        f = next(llm_calls)
+        return str(f(messages))
+
+    try:
+        step = ptc.SubAgent(prompt="p", llm=llm, max_turns=4, checkpoint=cp).run()
+    finally:
+        if not restarted.wait(timeout=120):
+            subprocess.run([str(script), "unpause"], timeout=90)
+    assert restarted.is_set()
+    assert step.ok and step.value == 3
+    (run_id,) = cp.runs()
+    saved, _ = cp.load(run_id)
+    assert saved.ok and [t.number for t in saved.turns] == [1, 2, 3]
+    store.close()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
