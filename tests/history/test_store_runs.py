@@ -371,3 +371,80 @@ def test_a_server_restart_mid_run_is_retried_and_the_run_completes(tmp_path: Pat
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# -- the search tools from a PTC-Lisp program -----------------------------------------------------
+
+
+def test_search_tools_work_unchanged_from_a_ptc_lisp_subagent(backend: Backend) -> None:
+    import ptc
+    from ptc.history import search_tools
+    from ptc.llm import ScriptedLLM
+
+    with backend.open() as store:
+        store.append_many(
+            [
+                {"role": "user", "content": "mine the iron ore belt", "source": "direct"},
+                {"role": "assistant", "content": "Heading out.", "reasoning": "cooldown 30s"},
+                {
+                    "role": "user",
+                    "content": "enemy near Oslo",
+                    "source": "broadcast",
+                    "sender_id": "m2",
+                },
+            ],
+            agent_id="m1",
+        )
+        program = (
+            '(return {:msgs (map :content (tool/search-messages {:query "IRON" :limit 5}))'
+            ' :why (map :reasoning (tool/search-reasoning {:query "cooldown"}))'
+            ' :news (map :sender_id (tool/search-broadcasts {:query "oslo"}))})'
+        )
+        agent = ptc.SubAgent(
+            prompt="What do you remember?",
+            llm=ScriptedLLM([f"```clojure\n{program}\n```"]),
+            tools=search_tools(store, agent_id="m1"),
+        )
+        step = agent.run()
+        assert step.ok, step.error
+        assert step.value == {
+            "msgs": ["mine the iron ore belt"],
+            "why": ["cooldown 30s"],
+            "news": ["m2"],
+        }
+
+
+def test_the_async_postgres_store_does_what_the_sync_one_does() -> None:
+    import asyncio
+    import uuid
+
+    import psycopg
+    from ptc.history import AsyncPostgresStore
+
+    url = need_postgres()
+    schema = "t_" + uuid.uuid4().hex[:12]
+
+    async def main() -> None:
+        async with AsyncPostgresStore(url, schema=schema) as store:
+            batch = [{"role": "system", "content": "S"}, {"role": "user", "content": "iron ore"}]
+            ids = await store.append_many(batch, agent_id="a", key="k1")
+            assert await store.append_many(batch, agent_id="a", key="k1") == ids
+            await asyncio.gather(
+                *(
+                    store.append({"role": "user", "content": f"ore {i}"}, agent_id="a")
+                    for i in range(20)
+                )
+            )
+            assert await store.count("a") == 22
+            hits = await store.search_messages("ORE", limit=3, agent_id="a")
+            assert len(hits) == 3 and all("ore" in h.content for h in hits)
+            assert (await store.system_message("a")).text == "S"
+            assert len(await store.recent("a", 5)) == 5
+            assert await store.search_reasoning("x") == []
+            assert await store.search_broadcasts("x") == []
+
+    try:
+        asyncio.run(main())
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

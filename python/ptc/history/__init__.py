@@ -10,9 +10,11 @@ function of the history and its options, returning messages and stats):
 - :class:`SafeSplitSummarization` (seed 004): message-level summaries, then a tool-pair-safe
   split and a chunked ``<state_snapshot>``.
 
-Plus OpenAI/Anthropic conversion, a validator and always-on repair, pluggable token
-counting, and :class:`HistoryStore`, the searchable SQLite log. This subpackage depends on
-the standard library only.
+Plus OpenAI/Anthropic conversion, a validator and repair for each provider, pluggable token
+counting, and the searchable log: :class:`HistoryStore` on SQLite, :class:`PostgresStore` (and
+:class:`AsyncPostgresStore`) on PostgreSQL, chosen by URL with :func:`open_store`. This
+subpackage depends on the standard library only, except PostgreSQL, which needs psycopg
+(``pip install 'ptc-runtime[postgres]'``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from .messages import (
     to_messages,
     to_openai,
 )
+from .pgstore import AsyncPostgresStore, PostgresStore
 from .repair import (
     CONTINUATION_TEXT,
     PROVIDERS,
@@ -78,7 +81,7 @@ from .safe_split import (
     split_phase3,
     tool_pairs,
 )
-from .store import HistoryStore, HistoryTool, StoredMessage, search_tools
+from .store import HistoryStore, HistoryTool, Store, StoredMessage, open_store, search_tools
 from .text import fallback_summary, plain_text_tool_history, recent_files
 from .tokens import (
     MODEL_CONTEXT_LIMITS,
@@ -101,6 +104,7 @@ __all__ = [
     "PROVIDERS",
     "RESTORATION_PREFIX",
     "SUMMARY_PREFIX",
+    "AsyncPostgresStore",
     "CompactionEvent",
     "CounterChoice",
     "DeterministicSummarizer",
@@ -119,10 +123,12 @@ __all__ = [
     "NudgeController",
     "NudgeDecision",
     "OtherPart",
+    "PostgresStore",
     "Provider",
     "RepairReport",
     "SafeSplitSummarization",
     "Split",
+    "Store",
     "StoredMessage",
     "Summarizer",
     "SummaryRequest",
@@ -149,6 +155,7 @@ __all__ = [
     "is_split_safe",
     "is_summary_message",
     "is_valid",
+    "open_store",
     "plain_text_tool_history",
     "recent_files",
     "repair",

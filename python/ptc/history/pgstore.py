@@ -12,11 +12,12 @@ retried write never stores a message twice.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .messages import Message
@@ -96,6 +97,103 @@ def _like(query: str) -> str:
     return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+# -- SQL shared by the sync and async stores ---------------------------------------------------
+
+_INSERT = (
+    f"INSERT INTO messages ({ROW_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) "
+    "ON CONFLICT (msg_key) DO NOTHING RETURNING id"
+)
+
+Query = tuple[str, list[Any]]
+
+
+def _params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows for :data:`_INSERT` (created_at as JSON: a number or a string, as it came)."""
+    return [(*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:]) for r in rows]
+
+
+def _preamble(schema: str) -> list[str]:
+    """Run before the migrations, in their transaction: one migrator per schema at a time."""
+    return [
+        f"SELECT pg_advisory_xact_lock(hashtextextended('ptc-migrate:{schema}', 0))",
+        f"CREATE SCHEMA IF NOT EXISTS {schema}",
+        "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+        "CREATE TABLE IF NOT EXISTS ptc_schema (version INTEGER NOT NULL)",
+    ]
+
+
+def _pending(schema: str, version: int) -> list[tuple[int, tuple[str, ...]]]:
+    """The migrations still to apply to a schema at ``version``."""
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"schema {schema!r} is at version {version}, newer than this ptc "
+            f"({SCHEMA_VERSION}): upgrade ptc-runtime"
+        )
+    return [(v, stmts) for v, stmts in MIGRATIONS if v > version]
+
+
+def _count(agent_id: str | None) -> Query:
+    if agent_id is None:
+        return "SELECT count(*) FROM messages", []
+    return "SELECT count(*) FROM messages WHERE agent_id = %s", [agent_id]
+
+
+def _recent(agent_id: str, limit: int) -> Query:
+    sql = f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id DESC LIMIT %s"
+    return sql, [agent_id, max(0, limit)]
+
+
+def _system(agent_id: str) -> Query:
+    sql = (
+        f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s AND m.role = 'system' "
+        "ORDER BY m.id LIMIT 1"
+    )
+    return sql, [agent_id]
+
+
+def _all(agent_id: str | None) -> Query:
+    if agent_id is None:
+        return f"SELECT {_READ} FROM messages m ORDER BY m.id", []
+    return f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id", [agent_id]
+
+
+def _search(column: str, query: str, limit: int, where: str, params: list[Any]) -> Query | None:
+    """Newest ``limit`` rows whose ``column`` contains ``query`` (``None``: nothing to ask)."""
+    limit = max(0, int(limit))
+    if limit == 0:
+        return None
+    sql = (
+        f"SELECT {_READ} FROM messages m WHERE coalesce(m.{column}, '') ILIKE %s {where} "
+        "ORDER BY m.id DESC LIMIT %s"
+    )
+    return sql, [_like(query), *params, limit]
+
+
+def _search_messages(query: str, limit: int, agent_id: str | None) -> Query | None:
+    where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
+    return _search("content", query, limit, where, params)
+
+
+def _search_reasoning(query: str, limit: int, agent_id: str | None) -> Query | None:
+    where = "AND m.reasoning IS NOT NULL"
+    params: list[Any] = []
+    if agent_id is not None:
+        where += " AND m.agent_id = %s"
+        params.append(agent_id)
+    return _search("reasoning", query, limit, where, params)
+
+
+def _search_broadcasts(query: str, limit: int) -> Query | None:
+    # a broadcast stored by each receiving agent is returned once (its first copy)
+    where = (
+        "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
+        "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
+        "b.created_at)"
+    )
+    return _search("content", query, limit, where, [])
+
+
 class PostgresStore:
     """The history store on PostgreSQL: the operations of :class:`HistoryStore`.
 
@@ -151,20 +249,10 @@ class PostgresStore:
 
     def _migrate(self) -> None:
         with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (self.schema,))
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
-            conn.execute("CREATE TABLE IF NOT EXISTS ptc_schema (version INTEGER NOT NULL)")
-            row = conn.execute("SELECT max(version) FROM ptc_schema").fetchone()
-            version = row[0] or 0
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"schema {self.schema!r} is at version {version}, newer than this ptc "
-                    f"({SCHEMA_VERSION}): upgrade ptc-runtime"
-                )
-            for v, statements in MIGRATIONS:
-                if v <= version:
-                    continue
+            for stmt in _preamble(self.schema):
+                conn.execute(stmt)
+            version = conn.execute("SELECT max(version) FROM ptc_schema").fetchone()[0] or 0
+            for v, statements in _pending(self.schema, version):
                 for stmt in statements:
                     conn.execute(stmt)
                 conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
@@ -241,18 +329,13 @@ class PostgresStore:
         rows = message_rows(messages, agent_id, run_id, key)
         if not rows:
             return []
-        params = [(*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:]) for r in rows]
-        insert = (
-            f"INSERT INTO messages ({ROW_COLUMNS}) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) "
-            "ON CONFLICT (msg_key) DO NOTHING RETURNING id"
-        )
+        params = _params(rows)
 
         def write() -> list[int]:
             ids: list[int] = []
             with self.connection() as conn, conn.transaction():
                 for p in params:
-                    row = conn.execute(insert, p).fetchone()
+                    row = conn.execute(_INSERT, p).fetchone()
                     if row is None:  # stored by an earlier try of the same write
                         row = conn.execute(
                             "SELECT id FROM messages WHERE msg_key = %s", (p[-1],)
@@ -263,77 +346,210 @@ class PostgresStore:
         return self._retrying(write)
 
     # -- reading -------------------------------------------------------------------------------
-    def _rows(self, sql: str, params: Iterable[Any]) -> list[StoredMessage]:
-        return [stored_message(r) for r in self._query(sql, params)]
+    def _rows(self, query: Query | None) -> list[StoredMessage]:
+        return [] if query is None else [stored_message(r) for r in self._query(*query)]
 
     def count(self, agent_id: str | None = None) -> int:
-        if agent_id is None:
-            return int(self._query("SELECT count(*) FROM messages", ())[0][0])
-        return int(
-            self._query("SELECT count(*) FROM messages WHERE agent_id = %s", (agent_id,))[0][0]
-        )
+        return int(self._query(*_count(agent_id))[0][0])
 
     def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
         """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window)."""
-        rows = self._rows(
-            f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id DESC LIMIT %s",
-            (agent_id, max(0, limit)),
-        )
-        return [r.message for r in reversed(rows)]
+        return [r.message for r in reversed(self._rows(_recent(agent_id, limit)))]
 
     def system_message(self, agent_id: str = "") -> Message | None:
         """The first system message stored for an agent (its system prompt)."""
-        rows = self._rows(
-            f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s AND m.role = 'system' "
-            "ORDER BY m.id LIMIT 1",
-            (agent_id,),
-        )
+        rows = self._rows(_system(agent_id))
         return rows[0].message if rows else None
 
     def all(self, agent_id: str | None = None) -> list[StoredMessage]:
-        if agent_id is None:
-            return self._rows(f"SELECT {_READ} FROM messages m ORDER BY m.id", ())
-        return self._rows(
-            f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id", (agent_id,)
-        )
-
-    def _search(
-        self, column: str, query: str, limit: int, where: str, params: list[Any]
-    ) -> list[StoredMessage]:
-        limit = max(0, int(limit))
-        if limit == 0:
-            return []
-        rows = self._rows(
-            f"SELECT {_READ} FROM messages m WHERE coalesce(m.{column}, '') ILIKE %s {where} "
-            "ORDER BY m.id DESC LIMIT %s",
-            [_like(query), *params, limit],
-        )
-        rows.reverse()  # newest N matches, returned oldest first
-        return rows
+        return self._rows(_all(agent_id))
 
     def search_messages(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
-        """Messages whose content contains ``query`` (seed 002: zoea_search_messages)."""
-        where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
-        return self._search("content", query, limit, where, params)
+        """Messages whose content contains ``query`` (seed 002: zoea_search_messages); the
+        newest ``limit`` matches, oldest first."""
+        return self._rows(_search_messages(query, limit, agent_id))[::-1]
 
     def search_reasoning(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
         """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
-        where = "AND m.reasoning IS NOT NULL"
-        params: list[Any] = []
-        if agent_id is not None:
-            where += " AND m.agent_id = %s"
-            params.append(agent_id)
-        return self._search("reasoning", query, limit, where, params)
+        return self._rows(_search_reasoning(query, limit, agent_id))[::-1]
 
     def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
         """Broadcasts of every agent containing ``query``, each once (its first copy)."""
-        where = (
-            "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
-            "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
-            "b.created_at)"
-        )
-        return self._search("content", query, limit, where, [])
+        return self._rows(_search_broadcasts(query, limit))[::-1]
+
+
+class AsyncPostgresStore:
+    """The async twin of :class:`PostgresStore` (``psycopg_pool.AsyncConnectionPool``): the same
+    schema, migrations, retries and keys, with every operation a coroutine."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str = "ptc",
+        min_size: int = 1,
+        max_size: int = 8,
+        timeout: float = 30.0,
+        retry_timeout: float = 30.0,
+    ) -> None:
+        self.url = url
+        self.schema = _ident(schema)
+        self.min_size = min_size
+        self.max_size = max_size
+        self.timeout = timeout
+        self.retry_timeout = retry_timeout
+        self._pool: Any = None
+        self._opening: asyncio.Lock | None = None
+
+    def __repr__(self) -> str:
+        return f"AsyncPostgresStore(schema={self.schema!r})"
+
+    async def _get_pool(self) -> Any:
+        if self._pool is not None:
+            return self._pool
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._pool is None:
+                _, psycopg_pool = _driver()
+                pool = psycopg_pool.AsyncConnectionPool(
+                    self.url,
+                    min_size=self.min_size,
+                    max_size=self.max_size,
+                    timeout=self.timeout,
+                    open=False,
+                    check=psycopg_pool.AsyncConnectionPool.check_connection,
+                    kwargs={"options": f"-c search_path={self.schema},public"},
+                )
+                await pool.open(wait=False)
+                try:
+                    await self._retrying(lambda: self._migrate(pool))
+                except BaseException:
+                    await pool.close()
+                    raise
+                self._pool = pool
+        return self._pool
+
+    async def _migrate(self, pool: Any) -> None:
+        async with pool.connection() as conn, conn.transaction():
+            for stmt in _preamble(self.schema):
+                await conn.execute(stmt)
+            row = await (await conn.execute("SELECT max(version) FROM ptc_schema")).fetchone()
+            for v, statements in _pending(self.schema, row[0] or 0):
+                for stmt in statements:
+                    await conn.execute(stmt)
+                await conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
+
+    async def _retrying(self, op: Callable[[], Awaitable[T]]) -> T:
+        psycopg, psycopg_pool = _driver()
+        deadline = time.monotonic() + self.retry_timeout
+        delay = 0.05
+        while True:
+            try:
+                return await op()
+            except (psycopg.OperationalError, psycopg_pool.PoolTimeout):
+                if time.monotonic() + delay > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def _query(self, sql: str, params: Iterable[Any]) -> list[Any]:
+        args = tuple(params)
+        pool = await self._get_pool()
+
+        async def run() -> list[Any]:
+            async with pool.connection() as conn:
+                cur = await conn.execute(sql, args)
+                return list(await cur.fetchall())
+
+        return await self._retrying(run)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def __aenter__(self) -> AsyncPostgresStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def append_many(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> list[int]:
+        rows = message_rows(messages, agent_id, run_id, key)
+        if not rows:
+            return []
+        params = _params(rows)
+        pool = await self._get_pool()
+
+        async def write() -> list[int]:
+            ids: list[int] = []
+            async with pool.connection() as conn, conn.transaction():
+                for p in params:
+                    row = await (await conn.execute(_INSERT, p)).fetchone()
+                    if row is None:  # stored by an earlier try of the same write
+                        cur = await conn.execute(
+                            "SELECT id FROM messages WHERE msg_key = %s", (p[-1],)
+                        )
+                        row = await cur.fetchone()
+                    ids.append(int(row[0]))
+            return ids
+
+        return await self._retrying(write)
+
+    async def append(
+        self,
+        message: Message | Mapping[str, Any],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> int | None:
+        ids = await self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
+        return ids[0] if ids else None
+
+    async def count(self, agent_id: str | None = None) -> int:
+        sql, args = _count(agent_id)
+        return int((await self._query(sql, args))[0][0])
+
+    async def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
+        rows = await self._query(*_recent(agent_id, limit))
+        return [stored_message(r).message for r in reversed(rows)]
+
+    async def system_message(self, agent_id: str = "") -> Message | None:
+        rows = await self._query(*_system(agent_id))
+        return stored_message(rows[0]).message if rows else None
+
+    async def all(self, agent_id: str | None = None) -> list[StoredMessage]:
+        return [stored_message(r) for r in await self._query(*_all(agent_id))]
+
+    async def _search(self, search: Query | None) -> list[StoredMessage]:
+        if search is None:
+            return []
+        rows = [stored_message(r) for r in await self._query(*search)]
+        rows.reverse()
+        return rows
+
+    async def search_messages(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]:
+        return await self._search(_search_messages(query, limit, agent_id))
+
+    async def search_reasoning(
+        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    ) -> list[StoredMessage]:
+        return await self._search(_search_reasoning(query, limit, agent_id))
+
+    async def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
+        return await self._search(_search_broadcasts(query, limit))

@@ -468,7 +468,7 @@ _SIGNATURE = "(query :string, limit :int?) -> [:map]"
 
 
 def search_tools(
-    store: HistoryStore, *, agent_id: str | None = None, max_limit: int = 100
+    store: Store, *, agent_id: str | None = None, max_limit: int = 100
 ) -> dict[str, HistoryTool]:
     """``search-messages``, ``search-reasoning`` and ``search-broadcasts`` as tools.
 
