@@ -10,7 +10,21 @@ dir=${PTC_PG_DIR:-/tmp/ptc-pg}
 port=${PTC_PG_PORT:-54329}
 url="postgresql://ptc@127.0.0.1:${port}/postgres"
 
-bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+# the newest installed server (a client-only install has no initdb)
+bindir() {
+    for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
+        if [ -x "$d/initdb" ]; then echo "$d"; return; fi
+    done
+}
+
+# only ever delete a directory that is empty or holds a cluster of ours
+clear_dir() {
+    if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ] && [ ! -f "$dir/data/PG_VERSION" ]; then
+        echo "$0: $dir is not empty and holds no cluster; not deleting it" >&2
+        exit 1
+    fi
+    rm -rf "$dir"
+}
 
 as_owner() {
     if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -29,7 +43,7 @@ start)
         echo "$url"
         exit 0
     fi
-    rm -rf "$dir"
+    clear_dir
     mkdir -p "$dir"
     if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
     as_owner "$bin/initdb" -D "$dir/data" -U ptc -A trust -E UTF8 --no-sync >/dev/null
@@ -50,7 +64,7 @@ stop)
     if [ -n "$bin" ] && [ -d "$dir/data" ]; then
         as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
-    rm -rf "$dir"
+    clear_dir
     ;;
 *)
     echo "usage: $0 start|stop|pause|unpause" >&2

@@ -842,6 +842,10 @@ def _resume_source(
         run_id = checkpoint
     elif checkpoint is not None:
         raise TypeError("with store=..., pass the run id (or nothing for the last run)")
+    if isinstance(store, str):
+        from ptc.history.store import open_store
+
+        store = open_store(store)
     source = store.checkpoint()
     return source, run_id, source
 

@@ -220,6 +220,7 @@ class SqliteCheckpoint:
         self.timeout = timeout
         self._lock = threading.Lock()
         self._leases: dict[str, str] = {}  # run id -> our owner tag, while we hold it
+        self._saved: dict[str, int] = {}  # run id -> turns known to be stored
         with self._connect() as db:
             db.executescript(self.SCHEMA)
 
@@ -234,6 +235,16 @@ class SqliteCheckpoint:
 
     def save(self, step: Step, run_id: str) -> None:
         with self._lock, self._connect() as db:
+            if run_id in self._leases:  # each save renews the lease, if it is still ours
+                renewed = db.execute(
+                    "UPDATE ptc_leases SET expires = ? WHERE run_id = ? AND owner = ?",
+                    (time.time() + LEASE_SECONDS, run_id, self._leases[run_id]),
+                ).rowcount
+                if renewed == 0:
+                    row = db.execute(
+                        "SELECT owner FROM ptc_leases WHERE run_id = ?", (run_id,)
+                    ).fetchone()
+                    raise _locked(run_id, row[0] if row else "a worker that has finished it")
             db.execute(
                 "INSERT OR IGNORE INTO ptc_runs (run_id, context) VALUES (?, ?)",
                 (run_id, json.dumps(step.context.to_dict(), ensure_ascii=False)),
@@ -250,7 +261,8 @@ class SqliteCheckpoint:
                         len(step.messages),
                         usage,
                     )
-                    for t in step.turns
+                    # earlier turns are stored: send only the new ones
+                    for t in step.turns[self._saved.get(run_id, 0) :]
                 ],
             )
             if _finished(step):
@@ -258,11 +270,7 @@ class SqliteCheckpoint:
                     "UPDATE ptc_runs SET final = ? WHERE run_id = ?",
                     (json.dumps(step.to_dict(), ensure_ascii=False), run_id),
                 )
-            if run_id in self._leases:  # each save renews the lease
-                db.execute(
-                    "UPDATE ptc_leases SET expires = ? WHERE run_id = ? AND owner = ?",
-                    (time.time() + LEASE_SECONDS, run_id, self._leases[run_id]),
-                )
+        self._saved[run_id] = len(step.turns)
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
@@ -334,13 +342,47 @@ class PostgresCheckpoint:
 
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
+        self._held: dict[str, Any] = {}  # run id -> the connection holding its lock
+        self._saved: dict[str, int] = {}  # run id -> turns known to be stored
 
     def __repr__(self) -> str:
         return f"PostgresCheckpoint({self.store!r})"
 
+    def _key(self, run_id: str) -> str:
+        return f"ptc-run:{self.store.schema}:{run_id}"
+
+    def _still_held(self, run_id: str) -> None:
+        """A lock whose session died (a restart, a dropped connection) is taken again, or
+        :class:`RunLockedError` says another worker has the run now."""
+        conn = self._held.get(run_id)
+        if conn is None or not (conn.closed or conn.broken):
+            return
+        pool = self.store._get_pool()
+        with contextlib.suppress(Exception):
+            pool.putconn(conn)
+        self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
+
+    def _take(self, run_id: str) -> Any:
+        pool = self.store._get_pool()
+        conn = pool.getconn()
+        try:
+            conn.autocommit = True
+            got = conn.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key(run_id),)
+            ).fetchone()[0]
+        except BaseException:
+            pool.putconn(conn)
+            raise
+        if not got:
+            pool.putconn(conn)
+            raise _locked(run_id, "a session holding its advisory lock")
+        return conn
+
     def save(self, step: Step, run_id: str) -> None:
+        self._still_held(run_id)
         context = json.dumps(step.context.to_dict(), ensure_ascii=False)
         usage = json.dumps(step.usage.to_dict())
+        done = self._saved.get(run_id, 0)  # earlier turns are stored: send only the new ones
         turns = [
             (
                 run_id,
@@ -349,7 +391,7 @@ class PostgresCheckpoint:
                 len(step.messages),
                 usage,
             )
-            for t in step.turns
+            for t in step.turns[done:]
         ]
         final = json.dumps(step.to_dict(), ensure_ascii=False) if _finished(step) else None
 
@@ -372,6 +414,7 @@ class PostgresCheckpoint:
                     )
 
         self.store._retrying(write)
+        self._saved[run_id] = len(step.turns)
 
     def runs(self) -> list[str]:
         return [r[0] for r in self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq", ())]
@@ -399,30 +442,26 @@ class PostgresCheckpoint:
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
-        """Hold the run while resuming it; another holder raises :class:`RunLockedError`."""
+        """Hold the run while resuming it; another holder raises :class:`RunLockedError`.
+
+        The lock is a session advisory lock: a worker that dies frees it. If the holding
+        session is lost while the run goes on, the next save takes the lock again (or
+        raises :class:`RunLockedError` when another worker took the run meanwhile)."""
         pool = self.store._get_pool()
-        key = f"ptc-run:{self.store.schema}:{run_id}"
-
-        def take() -> Any:
-            conn = pool.getconn()
-            try:
-                conn.autocommit = True
-                got = conn.execute(
-                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
-                ).fetchone()[0]
-            except BaseException:
-                pool.putconn(conn)
-                raise
-            if not got:
-                pool.putconn(conn)
-                raise _locked(run_id, "a session holding its advisory lock")
-            return conn
-
-        conn = self.store._retrying(take)
+        self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
         try:
             yield
         finally:
-            with contextlib.suppress(Exception):  # a dropped connection has freed it already
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-            conn.autocommit = False
-            pool.putconn(conn)
+            conn = self._held.pop(run_id, None)
+            if conn is not None:
+                try:
+                    if not (conn.closed or conn.broken):
+                        conn.execute(
+                            "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                            (self._key(run_id),),
+                        )
+                        conn.autocommit = False
+                except Exception:  # a session lost now has freed its lock already
+                    pass
+                finally:
+                    pool.putconn(conn)

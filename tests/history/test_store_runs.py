@@ -4,6 +4,7 @@ time per run, and a server restart in the middle of a run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,28 @@ from conftest import Backend, need_postgres
 from ptc.history.store import HistoryStore, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class Crash(BaseException):
+    """A worker dying after turn 1, as a killed process would: no final save."""
+
+
+def half_run(cp: Any) -> str:
+    """Runs an agent that dies after its first turn (``(def a 1)``); returns the run id."""
+    import ptc
+
+    replies = iter(["```clojure\n(def a 1)\n```"])
+
+    def first(messages: Any) -> str:
+        try:
+            return next(replies)
+        except StopIteration:
+            raise Crash from None
+
+    with pytest.raises(Crash):
+        ptc.SubAgent(prompt="p", llm=first, max_turns=3, checkpoint=cp).run()
+    (run_id,) = cp.runs()
+    return run_id
 
 
 # -- writes ---------------------------------------------------------------------------------------
@@ -268,20 +292,7 @@ def test_two_workers_resuming_one_run_one_wins(tmp_path: Path, backend: Backend)
 
     store = backend.open()
     cp = store.checkpoint()
-    replies = iter(["```clojure\n(def a 1)\n```"])
-
-    class Crash(BaseException):
-        """The worker dies after turn 1 (as a killed process would: no final save)."""
-
-    def first_worker(messages: Any) -> str:
-        try:
-            return next(replies)
-        except StopIteration:
-            raise Crash from None
-
-    with pytest.raises(Crash):
-        ptc.SubAgent(prompt="p", llm=first_worker, max_turns=3, checkpoint=cp).run()
-    (run_id,) = cp.runs()
+    run_id = half_run(cp)
     assert not cp.load(run_id)[0].ok
     gate = tmp_path / "go"
     holder = worker(
@@ -448,3 +459,159 @@ def test_the_async_postgres_store_does_what_the_sync_one_does() -> None:
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+# -- review cases: locks, indexes, fresh databases, odd values -----------------------------------
+
+
+@contextlib.contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new, empty database on the test server (for what is database-wide: extensions)."""
+    import uuid
+
+    import psycopg
+
+    url = need_postgres()
+    name = "ptc_t_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_stores_in_several_schemas_of_a_fresh_database_start_together() -> None:
+    from ptc.history import PostgresStore
+
+    with fresh_database() as url:
+        errors: list[BaseException] = []
+
+        def open_one(k: int) -> None:
+            try:
+                with PostgresStore(url, schema=f"s{k}") as store:
+                    store.append({"role": "user", "content": f"hello {k}"})
+                    assert store.count() == 1
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=open_one, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert errors == []
+
+
+def test_pg_trgm_installed_in_another_schema_is_used() -> None:
+    import psycopg
+    from ptc.history import PostgresStore
+
+    with fresh_database() as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA extensions")
+            conn.execute("CREATE EXTENSION pg_trgm SCHEMA extensions")
+        with PostgresStore(url, schema="app") as store:
+            store.append({"role": "user", "content": "iron ore"})
+            assert [r.content for r in store.search_messages("ron o")] == ["iron ore"]
+
+
+def test_search_uses_the_trigram_index() -> None:
+    from ptc.history import PostgresStore
+    from ptc.history.pgstore import _search_messages
+
+    with fresh_database() as url, PostgresStore(url, schema="app") as store:
+        store.append_many([{"role": "user", "content": f"row {i} copper"} for i in range(300)])
+        store.append({"role": "user", "content": "one iron row"})
+        sql, params = _search_messages("iron", 20, None)  # across agents: the trigram index
+        with store.connection() as conn:
+            conn.execute("ANALYZE messages")
+            # on a table this small a scan is cheaper; switched off, the plan shows whether the
+            # query can use the trigram index at all (a coalesce() around the column cannot)
+            conn.execute("SET enable_seqscan = off")
+            conn.execute("SET enable_indexscan = off")
+            plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+        assert "messages_content_trgm" in plan, plan
+
+
+def test_options_in_the_url_are_kept() -> None:
+    from ptc.history import PostgresStore
+
+    with fresh_database() as url:
+        with PostgresStore(url + "?options=-c%20statement_timeout%3D1234", schema="app") as store:
+            with store.connection() as conn:
+                assert conn.execute("SHOW statement_timeout").fetchone()[0] == "1234ms"
+                assert conn.execute("SHOW search_path").fetchone()[0] == "app, public"
+
+
+def test_odd_values_are_stored_alike_on_both_backends(backend: Backend) -> None:
+    with backend.open() as store:
+        store.append({"role": "user", "content": "nul\x00byte", "reasoning": "r\x00"}, agent_id="o")
+        store.append({"role": "user", "content": "nan time", "created_at": float("nan")})
+        store.append({"role": "user", "content": "inf time", "created_at": float("inf")})
+        (row,) = store.all("o")
+        assert row.content == "nulbyte"  # the searchable text
+        assert row.message.text == "nul\x00byte"  # the message itself, whole
+        assert [r.created_at for r in store.search_messages(" time")] == ["nan", "inf"]
+
+
+def test_a_lost_lock_session_is_taken_again_and_the_run_completes() -> None:
+    """The connection holding a run's advisory lock is killed mid-run (as a restart or a
+    network cut would): the next save takes the lock again and the resumed run completes."""
+    import psycopg
+    import ptc
+    from ptc.history import PostgresStore
+
+    with fresh_database() as url, PostgresStore(url, schema="app") as store:
+        cp = store.checkpoint()
+        run_id = half_run(cp)
+
+        def cut_the_lock(messages: Any) -> str:
+            with psycopg.connect(url, autocommit=True) as admin:
+                killed = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks "
+                    "WHERE locktype = 'advisory' AND granted"
+                ).fetchall()
+            assert killed == [(True,)]
+            return "```clojure\n(return (inc a))\n```"
+
+        step = ptc.SubAgent(prompt="p", llm=cut_the_lock, max_turns=3).resume(run_id, store=store)
+        assert step.ok and step.value == 2
+        assert cp.load(run_id)[0].ok
+
+
+def test_a_sqlite_lease_taken_over_stops_the_old_holder(tmp_path: Path) -> None:
+    import ptc
+    from ptc.checkpoint import RunLockedError
+
+    store = HistoryStore(tmp_path / "h.db")
+    cp = store.checkpoint()
+    run_id = half_run(cp)
+
+    def taken_over(messages: Any) -> str:
+        conn = sqlite3.connect(tmp_path / "h.db")
+        conn.execute("UPDATE ptc_leases SET owner = 'other-host:1:x'")
+        conn.commit()
+        conn.close()
+        return "```clojure\n(return (inc a))\n```"
+
+    with pytest.raises(RunLockedError, match="other-host:1:x"):
+        ptc.SubAgent(prompt="p", llm=taken_over, max_turns=3).resume(run_id, store=store)
+
+
+def test_resume_with_a_store_url_or_an_async_store(backend: Backend) -> None:
+    import ptc
+    from ptc.llm import ScriptedLLM
+
+    store = backend.open()
+    run_id = half_run(store.checkpoint())
+    target: Any = backend.url
+    if backend.name == "postgres":
+        from ptc.history import AsyncPostgresStore
+
+        target = AsyncPostgresStore(backend.url, **backend.options)
+    agent = ptc.SubAgent(prompt="p", llm=ScriptedLLM(["```clojure\n(return (inc a))\n```"]))
+    step = agent.resume(run_id, store=target)
+    assert step.ok and step.value == 2
+    store.close()

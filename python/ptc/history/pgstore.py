@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -57,8 +58,10 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         (
             "ALTER TABLE messages ADD COLUMN msg_key TEXT",
             "CREATE UNIQUE INDEX messages_key ON messages(msg_key)",
-            "CREATE INDEX messages_content_trgm ON messages USING gin (content gin_trgm_ops)",
-            "CREATE INDEX messages_reasoning_trgm ON messages USING gin (reasoning gin_trgm_ops)",
+            "CREATE INDEX messages_content_trgm ON messages USING gin "
+            "(content {trgm}.gin_trgm_ops)",
+            "CREATE INDEX messages_reasoning_trgm ON messages USING gin "
+            "(reasoning {trgm}.gin_trgm_ops)",
             """CREATE TABLE ptc_runs (
                 run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
                 started TIMESTAMPTZ NOT NULL DEFAULT now(), seq BIGSERIAL)""",
@@ -87,10 +90,28 @@ def _driver() -> Any:
     return psycopg, psycopg_pool
 
 
+_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
 def _ident(name: str) -> str:
-    if not name.replace("_", "").isalnum() or name[0].isdigit():
-        raise ValueError(f"schema must be a plain identifier (letters, digits, _), got {name!r}")
+    """A schema name as PostgreSQL stores it: lowercase, at most 63 bytes (always quoted in
+    SQL, so reserved words are fine)."""
+    if not isinstance(name, str) or _IDENT.fullmatch(name) is None:
+        raise ValueError(
+            "schema must be a plain identifier (lowercase letters, digits and _, at most 63, "
+            f"not starting with a digit), got {name!r}"
+        )
     return name
+
+
+# Connection failures have SQLSTATE class 08 (or none: the client lost the socket); 57P01-03
+# are the server shutting down or starting; 40001/40P01 ask for the transaction to be retried.
+_TRANSIENT = ("57P01", "57P02", "57P03", "40001", "40P01")
+
+
+def _transient(e: BaseException) -> bool:
+    state = getattr(e, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _TRANSIENT
 
 
 def _like(query: str) -> str:
@@ -114,13 +135,26 @@ def _params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def _preamble(schema: str) -> list[str]:
-    """Run before the migrations, in their transaction: one migrator per schema at a time."""
+    """Run before the migrations, in their transaction. One migrator per database at a time:
+    the extension is database-wide, so stores in two schemas must not create it together."""
     return [
-        f"SELECT pg_advisory_xact_lock(hashtextextended('ptc-migrate:{schema}', 0))",
-        f"CREATE SCHEMA IF NOT EXISTS {schema}",
+        "SELECT pg_advisory_xact_lock(hashtextextended('ptc-migrate', 0))",
+        f'CREATE SCHEMA IF NOT EXISTS "{schema}"',
+        f'SET LOCAL search_path = "{schema}", public',
         "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
         "CREATE TABLE IF NOT EXISTS ptc_schema (version INTEGER NOT NULL)",
     ]
+
+
+#: The schema pg_trgm was installed in (public by us; elsewhere on managed servers).
+_TRGM_SCHEMA = (
+    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+    "WHERE e.extname = 'pg_trgm'"
+)
+
+
+def _statements(statements: tuple[str, ...], trgm: str) -> list[str]:
+    return [stmt.replace("{trgm}", f'"{trgm}"') for stmt in statements]
 
 
 def _pending(schema: str, version: int) -> list[tuple[int, tuple[str, ...]]]:
@@ -164,7 +198,7 @@ def _search(column: str, query: str, limit: int, where: str, params: list[Any]) 
     if limit == 0:
         return None
     sql = (
-        f"SELECT {_READ} FROM messages m WHERE coalesce(m.{column}, '') ILIKE %s {where} "
+        f"SELECT {_READ} FROM messages m WHERE m.{column} ILIKE %s {where} "
         "ORDER BY m.id DESC LIMIT %s"
     )
     return sql, [_like(query), *params, limit]
@@ -235,7 +269,7 @@ class PostgresStore:
                     timeout=self.timeout,
                     open=False,
                     check=psycopg_pool.ConnectionPool.check_connection,
-                    kwargs={"options": f"-c search_path={self.schema},public"},
+                    configure=self._configure,
                 )
                 pool.open(wait=False)
                 self._pool = pool
@@ -247,13 +281,19 @@ class PostgresStore:
                     raise
             return self._pool
 
+    def _configure(self, conn: Any) -> None:
+        # a SET, not startup options: the URL's own options are kept
+        conn.execute(f'SET search_path = "{self.schema}", public')
+        conn.commit()
+
     def _migrate(self) -> None:
         with self._pool.connection() as conn, conn.transaction():
             for stmt in _preamble(self.schema):
                 conn.execute(stmt)
             version = conn.execute("SELECT max(version) FROM ptc_schema").fetchone()[0] or 0
+            trgm = conn.execute(_TRGM_SCHEMA).fetchone()[0]
             for v, statements in _pending(self.schema, version):
-                for stmt in statements:
+                for stmt in _statements(statements, trgm):
                     conn.execute(stmt)
                 conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
 
@@ -265,8 +305,8 @@ class PostgresStore:
         while True:
             try:
                 return op()
-            except (psycopg.OperationalError, psycopg_pool.PoolTimeout):
-                if time.monotonic() + delay > deadline:
+            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+                if not _transient(e) or time.monotonic() + delay > deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -423,7 +463,7 @@ class AsyncPostgresStore:
                     timeout=self.timeout,
                     open=False,
                     check=psycopg_pool.AsyncConnectionPool.check_connection,
-                    kwargs={"options": f"-c search_path={self.schema},public"},
+                    configure=self._configure,
                 )
                 await pool.open(wait=False)
                 try:
@@ -434,13 +474,18 @@ class AsyncPostgresStore:
                 self._pool = pool
         return self._pool
 
+    async def _configure(self, conn: Any) -> None:
+        await conn.execute(f'SET search_path = "{self.schema}", public')
+        await conn.commit()
+
     async def _migrate(self, pool: Any) -> None:
         async with pool.connection() as conn, conn.transaction():
             for stmt in _preamble(self.schema):
                 await conn.execute(stmt)
             row = await (await conn.execute("SELECT max(version) FROM ptc_schema")).fetchone()
+            trgm = (await (await conn.execute(_TRGM_SCHEMA)).fetchone())[0]
             for v, statements in _pending(self.schema, row[0] or 0):
-                for stmt in statements:
+                for stmt in _statements(statements, trgm):
                     await conn.execute(stmt)
                 await conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
 
@@ -451,8 +496,8 @@ class AsyncPostgresStore:
         while True:
             try:
                 return await op()
-            except (psycopg.OperationalError, psycopg_pool.PoolTimeout):
-                if time.monotonic() + delay > deadline:
+            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+                if not _transient(e) or time.monotonic() + delay > deadline:
                     raise
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -467,6 +512,13 @@ class AsyncPostgresStore:
                 return list(await cur.fetchall())
 
         return await self._retrying(run)
+
+    def checkpoint(self) -> PostgresCheckpoint:
+        """A checkpoint sink in this store's schema. Agents save turns synchronously (from the
+        loop's worker), so it uses a small sync pool of its own."""
+        return PostgresStore(
+            self.url, schema=self.schema, max_size=2, retry_timeout=self.retry_timeout
+        ).checkpoint()
 
     async def close(self) -> None:
         if self._pool is not None:

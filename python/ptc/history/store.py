@@ -10,6 +10,7 @@ process killed mid-write loses only its uncommitted batch.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -108,6 +109,7 @@ class StoredMessage:
 
 
 def searchable_text(m: Message) -> str:
+    """The text searched: content and tool calls."""
     lines = [m.text_with_placeholders()]
     lines.extend(f"{tc.name}({tc.arguments})" for tc in m.tool_calls)
     return "\n".join(x for x in lines if x)
@@ -148,24 +150,28 @@ def message_rows(
         created = m.meta.created_at
         if created is not None and not isinstance(created, int | float | str):
             created = str(created)
+        elif isinstance(created, bool):
+            created = int(created)  # as SQLite stores it, on both backends
         elif isinstance(created, int) and not -(2**63) <= created < 2**63:
             created = str(created)  # SQLite integers are 64-bit
-        rows.append(
-            (
-                agent_id,
-                run_id,
-                m.role,
-                searchable_text(m),
-                _reasoning(m),
-                m.meta.source,
-                m.meta.sender_id,
-                m.tool_call_id,
-                created,
-                now,
-                raw,
-                f"{batch}:{i}",
-            )
+        elif isinstance(created, float) and not math.isfinite(created):
+            created = str(created)  # JSON (PostgreSQL's JSONB) has no NaN or infinity
+        row = (
+            agent_id,
+            run_id,
+            m.role,
+            searchable_text(m),
+            _reasoning(m),
+            m.meta.source,
+            m.meta.sender_id,
+            m.tool_call_id,
+            created,
+            now,
+            raw,
+            f"{batch}:{i}",
         )
+        # PostgreSQL text cannot hold NUL; ``raw`` (JSON) escapes it, so nothing is lost
+        rows.append(tuple(x.replace("\x00", "") if isinstance(x, str) else x for x in row))
     return rows
 
 
