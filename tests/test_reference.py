@@ -59,3 +59,7 @@ def test_every_function_the_system_prompt_names_is_in_the_table() -> None:
     names = listed.group(1).split()
     missing = [n for n in names if n not in set(_core.builtin_names())]
     assert missing == [] and len(names) > 40
+    # the list is generated from the core's builtins module, not written in the prompt file
+    assert names == _core.prompt_functions()
+    assert "{{" not in text
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -5,9 +5,9 @@ from typing import Any, Literal, final
 from .errors import LispError
 
 __all__ = [
-    "DEFAULT_LIMITS",
     "CancelToken",
     "CoreSession",
+    "DEFAULT_LIMITS",
     "Definition",
     "LazyValue",
     "Result",
@@ -20,6 +20,7 @@ __all__ = [
     "builtins",
     "count_tokens",
     "error_kinds",
+    "prompt_functions",
     "run_once",
     "special_forms",
     "to_clojure",
@@ -159,6 +160,7 @@ def run_once(
 ) -> Result: ...
 def builtin_names() -> list[str]: ...
 def builtins() -> list[tuple[str, int, int | None, str, bool]]: ...
+def prompt_functions() -> list[str]: ...
 def count_tokens(text: str, encoding: str) -> int: ...
 def special_forms() -> list[str]: ...
 def error_kinds() -> list[tuple[str, str, str, str]]: ...

@@ -114,6 +114,68 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     all().map(|b| b.name)
 }
 
+/// The builtins the system prompt lists as "useful functions", in the order it lists them: the
+/// everyday subset an LLM reaches for first (the rest is in the language reference). Every
+/// name is a row of the table above (checked by a test).
+pub const PROMPT_ESSENTIALS: &[&str] = &[
+    "map",
+    "filter",
+    "remove",
+    "reduce",
+    "first",
+    "last",
+    "count",
+    "take",
+    "drop",
+    "sort",
+    "sort-by",
+    "group-by",
+    "frequencies",
+    "distinct",
+    "keys",
+    "vals",
+    "assoc",
+    "dissoc",
+    "update",
+    "merge",
+    "select-keys",
+    "conj",
+    "into",
+    "concat",
+    "range",
+    "some",
+    "every?",
+    "contains?",
+    "empty?",
+    "str",
+    "join",
+    "split",
+    "split-lines",
+    "includes?",
+    "upper-case",
+    "lower-case",
+    "trim",
+    "subs",
+    "parse-long",
+    "parse-double",
+    "+",
+    "-",
+    "*",
+    "/",
+    "mod",
+    "inc",
+    "dec",
+    "max",
+    "min",
+    "abs",
+    "round",
+    "sum-by",
+    "avg-by",
+    "min-by",
+    "max-by",
+    "pluck",
+];
+
 /// The hint for `str/escape`-style names that are not builtins.
 pub fn family_hint(ns: &str) -> String {
     let members: &[&str] = match ns {
@@ -211,4 +273,18 @@ pub fn call1(it: &mut Interp, f: &Value, a: Value) -> EvalResult {
 #[inline]
 pub fn call2(it: &mut Interp, f: &Value, a: Value, b: Value) -> EvalResult {
     it.apply(f, &mut [a, b])
+}
+
+#[cfg(test)]
+mod prompt_tests {
+    #[test]
+    fn every_prompt_essential_is_a_builtin() {
+        let names: Vec<_> = super::names().collect();
+        for n in super::PROMPT_ESSENTIALS {
+            assert!(
+                names.contains(n),
+                "{n} is listed for the prompt but is not a builtin"
+            );
+        }
+    }
 }

@@ -1005,6 +1005,12 @@ fn builtin_names() -> Vec<&'static str> {
     crate::builtins::names().collect()
 }
 
+/// The builtins the system prompt lists, in its order (a subset of the table).
+#[pyfunction]
+fn prompt_functions() -> Vec<&'static str> {
+    crate::builtins::PROMPT_ESSENTIALS.to_vec()
+}
+
 /// The builtins table: (name, min arity, max arity or None when variadic, doc, is a constant).
 #[pyfunction]
 fn builtins() -> Vec<(&'static str, usize, Option<usize>, &'static str, bool)> {
@@ -1063,6 +1069,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_names, m)?)?;
     m.add_function(wrap_pyfunction!(builtins, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt_functions, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
