@@ -63,3 +63,14 @@ def test_every_function_the_system_prompt_names_is_in_the_table() -> None:
     assert names == _core.prompt_functions()
     assert "{{" not in text
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_the_api_reference_is_current() -> None:
+    """docs/API.md is generated from the package (scripts/gen_api.py). Signatures render a
+    little differently across Python versions; the file is made with the one CI uses."""
+    if sys.version_info[:2] != (3, 11):
+        pytest.skip("docs/API.md is generated with Python 3.11, the version CI runs")
+    import gen_api  # scripts/ is on the path (above)
+
+    current = (ROOT / "docs" / "API.md").read_text(encoding="utf-8")
+    assert current == gen_api.render(), "docs/API.md is out of date: run python scripts/gen_api.py"
