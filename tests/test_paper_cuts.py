@@ -78,17 +78,20 @@ def test_a_lone_surrogate_in_a_program_is_a_clear_value_error() -> None:
 
 
 def test_import_ptc_leaves_the_heavy_modules_unloaded() -> None:
-    """`import ptc` stays cheap for hosts that only run programs: the agent layer, history
-    (sqlite3) and asyncio load on first use."""
+    """`import ptc` stays cheap: the Session layer (dataclasses, inspect), typing, the agent
+    layer, history (sqlite3) and asyncio load on first use."""
     code = (
         "import sys; import ptc; "
         "print(sorted(m for m in ('asyncio', 'sqlite3', 'concurrent.futures', 'ptc.agent',"
-        " 'ptc.history', 'ptc.tooltypes') if m in sys.modules))"
+        " 'ptc.history', 'ptc.tooltypes', 'typing', 'dataclasses', 'inspect', 'ptc.session',"
+        " 'ptc.limits') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     # and the lazy names still work
     assert ptc.SubAgent.__name__ == "SubAgent" and ptc.Step.__name__ == "Step"
+    assert ptc.run("(+ 1 2)").value == 3 and ptc.Session.__name__ == "Session"
+    assert ptc.Limits().timeout_ms > 0 and callable(ptc.eval)
     assert ptc.history.LoopSlices is not None
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         ptc.Nope  # noqa: B018

@@ -6,12 +6,14 @@ definitions between turns, and render values the way an LLM should see them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+# Not `from typing import TYPE_CHECKING`: importing typing alone costs more than the rest of
+# `import ptc` (type checkers treat any `TYPE_CHECKING` name as true).
+TYPE_CHECKING = False
 
-from . import _core
-from ._core import CancelToken
-from ._keyword import Keyword
-from .errors import (
+from . import _core  # noqa: E402
+from ._core import CancelToken  # noqa: E402
+from ._keyword import Keyword  # noqa: E402
+from .errors import (  # noqa: E402
     AmbiguousReference,
     AnalysisError,
     ArgumentError,
@@ -44,31 +46,33 @@ from .errors import (
     UnknownTool,
     ValidationError,
 )
-from .limits import Limits
-from .session import (
-    Definition,
-    Description,
-    Memory,
-    Result,
-    Session,
-    ToolCall,
-    run,
-)
-from .session import (
-    eval as eval,  # ptc.eval, kept out of __all__: `from ptc import *` must not shadow eval
-)
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from . import history
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
+    from .limits import Limits
+    from .session import Definition, Description, Memory, Result, Session, ToolCall, run
+    from .session import eval as eval  # ptc.eval: kept out of __all__ (it would shadow eval)
     from .step import Step, StepError, Usage
     from .turn import Turn
 
 __version__: str = _core.__version__
 
-# The agent layer and the history strategies load on first use: `import ptc` stays cheap for
-# hosts that only run programs (they pull in asyncio, sqlite3 and the prompt machinery).
+# Everything but the core, the keyword type and the errors loads on first use, so `import
+# ptc` stays cheap (the Session layer pulls in dataclasses and inspect; the agent layer and
+# the history strategies pull in asyncio, sqlite3 and the prompt machinery).
 _LAZY = {
+    "Limits": "limits",
+    "Definition": "session",
+    "Description": "session",
+    "Memory": "session",
+    "Result": "session",
+    "Session": "session",
+    "ToolCall": "session",
+    "run": "session",
+    "eval": "session",
     "AgentTool": "agent",
     "SubAgent": "agent",
     "SubAgentError": "agent",

@@ -5,9 +5,9 @@ from typing import Any, Literal, final
 from .errors import LispError
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "CancelToken",
     "CoreSession",
-    "DEFAULT_LIMITS",
     "Definition",
     "LazyValue",
     "Result",

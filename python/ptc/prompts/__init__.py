@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-
 #: Where system.md takes the list of everyday functions from the core's builtins module.
 FUNCTIONS_SLOT = "{{prompt-functions}}"
 
