@@ -63,13 +63,24 @@ def quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines())
 
 
-def render_member(owner: str, name: str, obj: Any) -> list[str]:
+def members(cls: type, documented: set[str]) -> dict[str, Any]:
+    """A class's own members and those of its helper bases (mixins the reference does not
+    show on their own); a documented base's members are read under that base."""
+    found: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        helper = base.__module__.startswith("ptc") and base.__name__ not in documented
+        if base is cls or helper:
+            found.update(vars(base))
+    return found
+
+
+def render_member(owner: str, name: str, obj: Any, documented: set[str]) -> list[str]:
     out: list[str] = []
     if inspect.isclass(obj):
         out.append(f"### class `{owner}.{name}{signature(obj)}`\n")
         if doc(obj):
             out.append(quote(doc(obj)) + "\n")
-        for attr, member in sorted(vars(obj).items()):
+        for attr, member in sorted(members(obj, documented).items()):
             if attr.startswith("_"):
                 continue
             fn = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
@@ -107,11 +118,12 @@ def render() -> str:
         out.append(f"## `{name}`\n")
         if doc(module):
             out.append(quote(doc(module)) + "\n")
-        for member in public_names(module):
+        names = public_names(module)
+        for member in names:
             obj = getattr(module, member)
             if inspect.ismodule(obj):
                 continue
-            out.extend(render_member(name, member, obj))
+            out.extend(render_member(name, member, obj, set(names)))
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -364,6 +364,7 @@ class TokenCompaction:
 
         kept, truncated = self.select_user_messages(user_items, counter, budget, newest_cap)
         body_ids = {id(m) for m in body}
+        files = recent_files(body, self.recent_files)
 
         summary: str
         fallback = False
@@ -381,7 +382,6 @@ class TokenCompaction:
             (answer,) = yield [req]
             if isinstance(answer, BaseException) or is_unusable_summary(answer):
                 # sized so the fields survive the cap below (files line set aside)
-                files = recent_files(body, self.recent_files)
                 line = recent_files_hint(files) if files else files_hint_of(previous or "")
                 room = None
                 if summary_cap is not None:
@@ -395,7 +395,6 @@ class TokenCompaction:
         else:
             summary = previous  # nothing new since the last compaction: keep it as it is
 
-        files = recent_files(body, self.recent_files)
         hint = recent_files_hint(files) if files else None
         if hint is not None:
             summary = strip_files_hint(summary)  # replaced, never stacked

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .messages import Message
-from .store import ROW_COLUMNS, StoredMessage, message_rows, stored_message
+from .store import ROW_COLUMNS, AppendOne, StoredMessage, message_rows, stored_message
 
 if TYPE_CHECKING:
     from ptc.checkpoint import PostgresCheckpoint
@@ -228,12 +228,15 @@ def _search_broadcasts(query: str, limit: int) -> Query | None:
     return _search("content", query, limit, where, [])
 
 
-class PostgresStore:
-    """The history store on PostgreSQL: the operations of :class:`HistoryStore`.
+def _retry_delay(e: BaseException, deadline: float, delay: float) -> float | None:
+    """How long to wait before trying again after ``e``, or ``None`` to give up."""
+    if not _transient(e) or time.monotonic() + delay > deadline:
+        return None
+    return delay
 
-    ``url`` is a libpq URL (``postgresql://user@host:5432/db``). Tables go in ``schema``
-    (created if missing); the pool keeps ``min_size`` to ``max_size`` connections.
-    """
+
+class _Options:
+    """What both stores are opened with, and how their pools are made."""
 
     def __init__(
         self,
@@ -252,10 +255,36 @@ class PostgresStore:
         self.timeout = timeout
         self.retry_timeout = retry_timeout
         self._pool: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the sync store opens its pool once under it
 
     def __repr__(self) -> str:
-        return f"PostgresStore(schema={self.schema!r})"
+        return f"{type(self).__name__}(schema={self.schema!r})"
+
+    def _pool_options(self, check: Any) -> dict[str, Any]:
+        return {
+            "min_size": self.min_size,
+            "max_size": self.max_size,
+            "timeout": self.timeout,
+            "open": False,
+            "check": check,
+            # a SET per connection, not startup options: the URL's own options are kept
+            "configure": self._configure,
+        }
+
+    def _configure(self, conn: Any) -> Any:
+        raise NotImplementedError
+
+    @property
+    def _search_path(self) -> str:
+        return f'SET search_path = "{self.schema}", public'
+
+
+class PostgresStore(_Options, AppendOne):
+    """The history store on PostgreSQL: the operations of :class:`HistoryStore`.
+
+    ``url`` is a libpq URL (``postgresql://user@host:5432/db``). Tables go in ``schema``
+    (created if missing); the pool keeps ``min_size`` to ``max_size`` connections.
+    """
 
     # -- connections, retries and migrations ---------------------------------------------------
     def _get_pool(self) -> Any:
@@ -263,13 +292,7 @@ class PostgresStore:
             if self._pool is None:
                 _, psycopg_pool = _driver()
                 pool = psycopg_pool.ConnectionPool(
-                    self.url,
-                    min_size=self.min_size,
-                    max_size=self.max_size,
-                    timeout=self.timeout,
-                    open=False,
-                    check=psycopg_pool.ConnectionPool.check_connection,
-                    configure=self._configure,
+                    self.url, **self._pool_options(psycopg_pool.ConnectionPool.check_connection)
                 )
                 pool.open(wait=False)
                 self._pool = pool
@@ -282,8 +305,7 @@ class PostgresStore:
             return self._pool
 
     def _configure(self, conn: Any) -> None:
-        # a SET, not startup options: the URL's own options are kept
-        conn.execute(f'SET search_path = "{self.schema}", public')
+        conn.execute(self._search_path)
         conn.commit()
 
     def _migrate(self) -> None:
@@ -306,9 +328,10 @@ class PostgresStore:
             try:
                 return op()
             except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
-                if not _transient(e) or time.monotonic() + delay > deadline:
+                wait = _retry_delay(e, deadline, delay)
+                if wait is None:
                     raise
-                time.sleep(delay)
+                time.sleep(wait)
                 delay = min(delay * 2, 1.0)
 
     @contextlib.contextmanager
@@ -345,17 +368,6 @@ class PostgresStore:
         return PostgresCheckpoint(self)
 
     # -- writing -------------------------------------------------------------------------------
-    def append(
-        self,
-        message: Message | Mapping[str, Any],
-        *,
-        agent_id: str = "",
-        run_id: str | None = None,
-        key: str | None = None,
-    ) -> int | None:
-        ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
-        return ids[0] if ids else None
-
     def append_many(
         self,
         messages: Iterable[Message | Mapping[str, Any]],
@@ -422,31 +434,11 @@ class PostgresStore:
         return self._rows(_search_broadcasts(query, limit))[::-1]
 
 
-class AsyncPostgresStore:
+class AsyncPostgresStore(_Options):
     """The async twin of :class:`PostgresStore` (``psycopg_pool.AsyncConnectionPool``): the same
     schema, migrations, retries and keys, with every operation a coroutine."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        schema: str = "ptc",
-        min_size: int = 1,
-        max_size: int = 8,
-        timeout: float = 30.0,
-        retry_timeout: float = 30.0,
-    ) -> None:
-        self.url = url
-        self.schema = _ident(schema)
-        self.min_size = min_size
-        self.max_size = max_size
-        self.timeout = timeout
-        self.retry_timeout = retry_timeout
-        self._pool: Any = None
-        self._opening: asyncio.Lock | None = None
-
-    def __repr__(self) -> str:
-        return f"AsyncPostgresStore(schema={self.schema!r})"
+    _opening: asyncio.Lock | None = None  # made in the running loop, on first use
 
     async def _get_pool(self) -> Any:
         if self._pool is not None:
@@ -458,12 +450,7 @@ class AsyncPostgresStore:
                 _, psycopg_pool = _driver()
                 pool = psycopg_pool.AsyncConnectionPool(
                     self.url,
-                    min_size=self.min_size,
-                    max_size=self.max_size,
-                    timeout=self.timeout,
-                    open=False,
-                    check=psycopg_pool.AsyncConnectionPool.check_connection,
-                    configure=self._configure,
+                    **self._pool_options(psycopg_pool.AsyncConnectionPool.check_connection),
                 )
                 await pool.open(wait=False)
                 try:
@@ -475,7 +462,7 @@ class AsyncPostgresStore:
         return self._pool
 
     async def _configure(self, conn: Any) -> None:
-        await conn.execute(f'SET search_path = "{self.schema}", public')
+        await conn.execute(self._search_path)
         await conn.commit()
 
     async def _migrate(self, pool: Any) -> None:
@@ -497,9 +484,10 @@ class AsyncPostgresStore:
             try:
                 return await op()
             except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
-                if not _transient(e) or time.monotonic() + delay > deadline:
+                wait = _retry_delay(e, deadline, delay)
+                if wait is None:
                     raise
-                await asyncio.sleep(delay)
+                await asyncio.sleep(wait)
                 delay = min(delay * 2, 1.0)
 
     async def _query(self, sql: str, params: Iterable[Any]) -> list[Any]:

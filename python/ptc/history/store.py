@@ -196,7 +196,32 @@ def _retry_locked(op: Callable[[], object], timeout: float) -> None:
             delay = min(delay * 2, 0.2)
 
 
-class HistoryStore:
+class AppendOne:
+    """``append(message)``: one message through the store's ``append_many``."""
+
+    def append_many(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> list[int]:
+        raise NotImplementedError
+
+    def append(
+        self,
+        message: Message | Mapping[str, Any],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> int | None:
+        ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
+        return ids[0] if ids else None
+
+
+class HistoryStore(AppendOne):
     """Append-only message log with full-text search, created on first use at ``path``."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
@@ -282,17 +307,6 @@ class HistoryStore:
         self.close()
 
     # -- writing ----------------------------------------------------------------------------
-    def append(
-        self,
-        message: Message | Mapping[str, Any],
-        *,
-        agent_id: str = "",
-        run_id: str | None = None,
-        key: str | None = None,
-    ) -> int | None:
-        ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
-        return ids[0] if ids else None
-
     def append_many(
         self,
         messages: Iterable[Message | Mapping[str, Any]],
