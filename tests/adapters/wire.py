@@ -24,6 +24,14 @@ class Error:
 
 
 @dataclass
+class ToolCalls:
+    """A reply that calls tools (OpenAI function calling): `calls` in the wire format."""
+
+    calls: list[dict[str, Any]]
+    text: str = ""
+
+
+@dataclass
 class Received:
     path: str
     headers: dict[str, str]
@@ -38,7 +46,7 @@ class WireServer:
     """A scripted provider on 127.0.0.1 (a free port)."""
 
     def __init__(self) -> None:
-        self.script: list[str | Error] = []
+        self.script: list[str | Error | ToolCalls] = []
         self.usage: Usage = {}
         self.received: list[Received] = []
         self._lock = threading.Lock()
@@ -64,6 +72,8 @@ class WireServer:
                     )
                 if isinstance(step, Error):
                     self._send(step.status, step.body, step.headers)
+                elif isinstance(step, ToolCalls):
+                    self._send(200, server.reply_body(step.text, body, step.calls), {})
                 else:
                     self._send(200, server.reply_body(step, body), {})
 
@@ -96,7 +106,9 @@ class WireServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+    def reply_body(
+        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         raise NotImplementedError
 
     def error_body(self, message: str, kind: str = "server_error") -> dict[str, Any]:
@@ -107,7 +119,10 @@ class OpenAIServer(WireServer):
     #: tool calls the next replies carry (function calling), in the wire format
     reply_tool_calls: list[dict[str, Any]] | None = None
 
-    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+    def reply_body(
+        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        calls = calls or self.reply_tool_calls
         u = {"prompt_tokens": 11, "completion_tokens": 7, "cached_tokens": 0, **self.usage}
         usage: dict[str, Any] = {
             "prompt_tokens": u["prompt_tokens"],
@@ -127,9 +142,9 @@ class OpenAIServer(WireServer):
                     "message": {
                         "role": "assistant",
                         "content": text or None,
-                        **({"tool_calls": self.reply_tool_calls} if self.reply_tool_calls else {}),
+                        **({"tool_calls": calls} if calls else {}),
                     },
-                    "finish_reason": "tool_calls" if self.reply_tool_calls else "stop",
+                    "finish_reason": "tool_calls" if calls else "stop",
                 }
             ],
             "usage": usage,
@@ -140,7 +155,9 @@ class OpenAIServer(WireServer):
 
 
 class AnthropicServer(WireServer):
-    def reply_body(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+    def reply_body(
+        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         u = {
             "input_tokens": 13,
             "output_tokens": 5,
