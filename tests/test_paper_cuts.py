@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,21 @@ def test_import_ptc_leaves_the_heavy_modules_unloaded() -> None:
     assert ptc.history.LoopSlices is not None
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         ptc.Nope  # noqa: B018
+
+
+def test_docs_name_no_path_of_one_machine() -> None:
+    """Commands in the docs run from the repository root on any machine: no absolute paths
+    of a developer's checkout or virtual environment."""
+    root = Path(__file__).parent.parent
+    pattern = re.compile(r"(?<![\w.])/(?:work|home|Users|tmp/ci)/[\w.-]+")
+    found = []
+    for doc in [
+        root / "README.md",
+        root / "CONTRIBUTING.md",
+        *sorted((root / "docs").glob("*.md")),
+    ]:
+        if doc.name == "PROGRESS.md":  # the team's notes, not instructions
+            continue
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{doc.name}:{n}: {m.group()}" for m in pattern.finditer(line)]
+    assert found == []

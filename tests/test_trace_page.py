@@ -96,7 +96,13 @@ def test_the_page_renders_turns_messages_and_the_chart(tmp_path: Path) -> None:
     ]
     total_c = sum(s["compressed"] for s in series)
     total_f = sum(s["full"] for s in series)
-    assert f"{total_c} tokens sent with compression, {total_f} with the full history" in html
+    pct = int(100 * abs(1 - total_c / total_f) + 0.5)  # as JavaScript's Math.round
+    word = "fewer" if total_c <= total_f else "more"
+    assert (
+        f"{total_c} tokens sent with compression, {total_f} with the full history: {pct}% {word}"
+        in html
+    )
+    assert "no token usage reported by the LLM" in html  # the scripted replies carry none
 
     shot = tmp_path / "trace.png"
     result = chromium(f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri())

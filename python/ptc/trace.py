@@ -102,9 +102,11 @@ _SCRIPT = """
   });
   box.appendChild(svg);
   var full = 0, comp = 0; data.forEach(function(d){ full += d.full; comp += d.compressed; });
+  // a short run can cost more compressed (samples replace short programs): say so plainly
+  var pct = full ? Math.round(100 * Math.abs(1 - comp / full)) : 0;
   document.getElementById('saving').textContent = full ?
     (comp + ' tokens sent with compression, ' + full + ' with the full history: ' +
-     Math.round(100 * (1 - comp / full)) + '% fewer') : '';
+     (comp <= full ? pct + '% fewer' : pct + '% more')) : '';
 })();
 """
 
@@ -180,8 +182,12 @@ def to_html(step: Step, title: str | None = None) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>ptc trace: {_e(head)}</title><style>{_CSS}</style></head><body>"
         f"<header><h1>{_e(head)}</h1><p>{len(step.turns)} turns · {status} · "
-        f"{step.usage.input_tokens} input / {step.usage.output_tokens} output tokens reported"
-        "</p></header><main>"
+        + (
+            f"{step.usage.input_tokens} input / {step.usage.output_tokens} output tokens reported"
+            if step.usage.input_tokens or step.usage.output_tokens
+            else "no token usage reported by the LLM"
+        )
+        + "</p></header><main>"
         f'<section class="card"><h2>Input tokens per LLM call</h2>'
         '<div class="legend"><span><i class="sw" style="background:#9aa6b8"></i>full history'
         '</span><span><i class="sw" style="background:#2f6fed"></i>compressed</span></div>'
