@@ -41,7 +41,7 @@ fn queue() -> Option<&'static Mutex<Sender<Value>>> {
 fn large_and_unique(v: &Value) -> bool {
     match v {
         Value::Vector(a) => a.len() >= LARGE && Arc::strong_count(a) == 1,
-        Value::Map(a) => a.len() >= LARGE && Arc::strong_count(a) == 1,
+        Value::Map(a) => a.len() >= LARGE && a.is_unique(),
         Value::Set(a) => a.len() >= LARGE && Arc::strong_count(a) == 1,
         _ => false,
     }

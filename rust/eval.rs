@@ -790,10 +790,10 @@ impl<'a> Interp<'a> {
                 for (_, v) in pairs.iter() {
                     vals.push(self.ev(v, ctx)?);
                 }
-                Ok(Value::Map(Arc::new(crate::map::MapData::shaped(
+                Ok(Value::Map(crate::map::MapData::record(
                     shape.clone(),
-                    vals.into_boxed_slice(),
-                ))))
+                    vals.into_iter(),
+                )))
             }
             Node::MapLit(pairs, _, None) => {
                 let mut out = ValueMap::default();

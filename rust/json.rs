@@ -182,14 +182,15 @@ impl<'j> Builder<'j> {
                 Err(e) => return Err(self.syntax(e)),
             };
         }
-        let vals = self.take(base).map_err(|e| memory_problem(&e))?;
         if let Some(shape) = self.shape(kbase) {
             self.keys.truncate(kbase);
-            return Ok(Value::Map(Arc::new(MapData::shaped(
-                shape,
-                vals.into_boxed_slice(),
-            ))));
+            self.watch
+                .reserve(crate::guard::values_bytes(self.vals.len() - base))
+                .map_err(|e| memory_problem(&e))?;
+            // straight from the value stack into the record's one allocation
+            return Ok(Value::Map(MapData::record(shape, self.vals.drain(base..))));
         }
+        let vals = self.take(base).map_err(|e| memory_problem(&e))?;
         // a repeated key: the last value wins, at the first key's place
         let mut out = ValueMap::with_capacity_and_hasher(vals.len(), Default::default());
         for (k, v) in self.keys.drain(kbase..).zip(vals) {

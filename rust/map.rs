@@ -8,7 +8,11 @@
 //! - **hashed**: an `IndexMap`, for maps built by programs. A shaped map becomes hashed the
 //!   first time a program adds or removes a key (changing a value keeps its shape).
 
+use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
+
+use triomphe::ThinArc;
 
 use crate::value::{Value, ValueMap, ValueSet};
 
@@ -27,10 +31,7 @@ pub const MAX_SHAPED_KEYS: usize = 64;
 pub fn record_or_map(keys: Vec<Value>, vals: Vec<Value>) -> Value {
     if (1..=MAX_SHAPED_KEYS).contains(&keys.len()) {
         if let Some(shape) = Shape::new(keys.clone()) {
-            return Value::Map(Arc::new(MapData::shaped(
-                Arc::new(shape),
-                vals.into_boxed_slice(),
-            )));
+            return Value::Map(MapData::record(Arc::new(shape), vals.into_iter()));
         }
     }
     let mut m = ValueMap::with_capacity_and_hasher(keys.len(), Default::default());
@@ -141,35 +142,38 @@ impl Shape {
     }
 }
 
-pub enum MapData {
-    Shaped {
-        shape: Arc<Shape>,
-        vals: Box<[Value]>,
-    },
+/// What a map's allocation holds besides its values.
+enum Head {
+    /// A record: the allocation's values are in the shape's key order.
+    Shaped(Arc<Shape>),
+    /// A hashed map: the entries are in the box and the allocation holds no values.
     Hashed(Box<ValueMap>),
 }
 
+/// A map value: one reference-counted allocation holding a header and, for a record, its
+/// values inline, so a record costs one allocation (the key list is in the shared shape).
+/// Cloning shares it; the methods that change it copy it first when it is shared.
+pub struct MapData(ManuallyDrop<ThinArc<Head, Value>>);
+
 impl Default for MapData {
     fn default() -> Self {
-        MapData::Hashed(Box::default())
+        MapData::from(ValueMap::default())
     }
 }
 
 impl Clone for MapData {
+    #[inline(always)]
     fn clone(&self) -> Self {
-        match self {
-            MapData::Shaped { shape, vals } => MapData::Shaped {
-                shape: shape.clone(),
-                vals: vals.clone(),
-            },
-            MapData::Hashed(m) => MapData::Hashed(m.clone()),
-        }
+        MapData(ManuallyDrop::new((*self.0).clone()))
     }
 }
 
 impl From<ValueMap> for MapData {
     fn from(m: ValueMap) -> Self {
-        MapData::Hashed(Box::new(m))
+        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
+            Head::Hashed(Box::new(m)),
+            std::iter::empty(),
+        )))
     }
 }
 
@@ -213,18 +217,110 @@ impl DoubleEndedIterator for Iter<'_> {
 
 impl ExactSizeIterator for Iter<'_> {}
 
+/// The contents of a map, borrowed.
+enum View<'a> {
+    Shaped(&'a Shape, &'a [Value]),
+    Hashed(&'a ValueMap),
+}
+
 impl MapData {
-    /// A record of `shape` (values in the shape's key order).
-    pub fn shaped(shape: Arc<Shape>, vals: Box<[Value]>) -> MapData {
+    /// A record of `shape`; `vals` in the shape's key order.
+    pub fn record(shape: Arc<Shape>, vals: impl ExactSizeIterator<Item = Value>) -> MapData {
         debug_assert_eq!(shape.len(), vals.len());
-        MapData::Shaped { shape, vals }
+        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
+            Head::Shaped(shape),
+            vals,
+        )))
+    }
+
+    #[inline(always)]
+    fn view(&self) -> View<'_> {
+        match &self.0.header.header {
+            Head::Shaped(shape) => View::Shaped(shape, &self.0.slice),
+            Head::Hashed(m) => View::Hashed(m),
+        }
+    }
+
+    /// The allocation, without running this handle's drop.
+    fn into_raw(self) -> ManuallyDrop<ThinArc<Head, Value>> {
+        let me = ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the allocation is moved out exactly once.
+        unsafe { std::ptr::read(&me.0) }
+    }
+
+    /// A record's shape and values (`None` for a hashed map).
+    #[inline]
+    pub fn record_parts(&self) -> Option<(&Shape, &[Value])> {
+        match self.view() {
+            View::Shaped(shape, vals) => Some((shape, vals)),
+            View::Hashed(_) => None,
+        }
+    }
+
+    /// Whether the map is a record (shaped), not a hashed map.
+    pub fn is_record(&self) -> bool {
+        matches!(self.0.header.header, Head::Shaped(_))
+    }
+
+    /// Whether this is the only reference to the map (changing it would change no one else's).
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        ThinArc::strong_count(&self.0) == 1
+    }
+
+    /// The two values are one allocation.
+    #[inline]
+    pub fn ptr_eq(a: &MapData, b: &MapData) -> bool {
+        a.0.ptr() == b.0.ptr()
+    }
+
+    /// The header and values to change, when this is the only reference.
+    fn parts_mut(&mut self) -> Option<(&mut Head, &mut [Value])> {
+        let p = self
+            .0
+            .with_arc_mut(|a| triomphe::Arc::get_mut(a).map(|inner| inner as *mut _));
+        // SAFETY: `get_mut` proved this the only reference; the allocation stays where it is
+        // while `self` is borrowed mutably, which bounds the returned borrows.
+        let inner: &mut triomphe::HeaderSliceWithLengthProtected<Head, Value> = unsafe { &mut *p? };
+        let head: *mut Head = inner.header_mut();
+        // SAFETY: the header and the slice are disjoint parts of one allocation.
+        Some((unsafe { &mut *head }, inner.slice_mut()))
+    }
+
+    /// Makes this the only reference, copying the map if it was shared.
+    fn make_unique(&mut self) {
+        if self.is_unique() {
+            return;
+        }
+        let copy = match &self.0.header.header {
+            Head::Shaped(shape) => MapData::record(shape.clone(), self.0.slice.iter().cloned()),
+            Head::Hashed(m) => MapData::from((**m).clone()),
+        };
+        *self = copy;
+    }
+
+    /// For `drop_iteratively`: the `i`th value of a record this is the only reference to,
+    /// taken out (`None` past the end, or for a hashed or shared map).
+    pub(crate) fn take_value(&mut self, i: usize) -> Option<Value> {
+        match self.parts_mut()? {
+            (Head::Shaped(_), vals) => vals.get_mut(i).map(std::mem::take),
+            (Head::Hashed(_), _) => None,
+        }
+    }
+
+    /// For `drop_iteratively`: the entries of a hashed map this is the only reference to.
+    pub(crate) fn take_entries(&mut self) -> Option<ValueMap> {
+        match self.parts_mut()? {
+            (Head::Hashed(m), _) => Some(std::mem::take(&mut **m)),
+            (Head::Shaped(_), _) => None,
+        }
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        match self {
-            MapData::Shaped { vals, .. } => vals.len(),
-            MapData::Hashed(m) => m.len(),
+        match self.view() {
+            View::Shaped(_, vals) => vals.len(),
+            View::Hashed(m) => m.len(),
         }
     }
 
@@ -235,18 +331,16 @@ impl MapData {
 
     #[inline]
     pub fn get(&self, k: &Value) -> Option<&Value> {
-        match self {
-            MapData::Shaped { shape, vals } => shape.position(k).map(|i| &vals[i]),
-            MapData::Hashed(m) => m.get(k),
+        match self.view() {
+            View::Shaped(shape, vals) => shape.position(k).map(|i| &vals[i]),
+            View::Hashed(m) => m.get(k),
         }
     }
 
     pub fn get_key_value(&self, k: &Value) -> Option<(&Value, &Value)> {
-        match self {
-            MapData::Shaped { shape, vals } => {
-                shape.position(k).map(|i| (&shape.keys()[i], &vals[i]))
-            }
-            MapData::Hashed(m) => m.get_key_value(k),
+        match self.view() {
+            View::Shaped(shape, vals) => shape.position(k).map(|i| (&shape.keys()[i], &vals[i])),
+            View::Hashed(m) => m.get_key_value(k),
         }
     }
 
@@ -256,16 +350,16 @@ impl MapData {
     }
 
     pub fn get_index_of(&self, k: &Value) -> Option<usize> {
-        match self {
-            MapData::Shaped { shape, .. } => shape.position(k),
-            MapData::Hashed(m) => m.get_index_of(k),
+        match self.view() {
+            View::Shaped(shape, _) => shape.position(k),
+            View::Hashed(m) => m.get_index_of(k),
         }
     }
 
     pub fn get_index(&self, i: usize) -> Option<(&Value, &Value)> {
-        match self {
-            MapData::Shaped { shape, vals } => Some((shape.keys().get(i)?, vals.get(i)?)),
-            MapData::Hashed(m) => m.get_index(i),
+        match self.view() {
+            View::Shaped(shape, vals) => Some((shape.keys().get(i)?, vals.get(i)?)),
+            View::Hashed(m) => m.get_index(i),
         }
     }
 
@@ -279,9 +373,9 @@ impl MapData {
 
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
-        match self {
-            MapData::Shaped { shape, vals } => Iter::Shaped(shape.keys().iter().zip(vals.iter())),
-            MapData::Hashed(m) => Iter::Hashed(m.iter()),
+        match self.view() {
+            View::Shaped(shape, vals) => Iter::Shaped(shape.keys().iter().zip(vals.iter())),
+            View::Hashed(m) => Iter::Hashed(m.iter()),
         }
     }
 
@@ -293,37 +387,87 @@ impl MapData {
         self.iter().map(|(_, v)| v)
     }
 
+    /// The value of `k` to change in place (the map is copied first if shared).
     pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
-        match self {
-            MapData::Shaped { shape, vals } => shape.position(k).map(|i| &mut vals[i]),
-            MapData::Hashed(m) => m.get_mut(k),
+        let i = self.get_index_of(k)?;
+        self.make_unique();
+        match self.parts_mut()? {
+            (Head::Shaped(_), vals) => vals.get_mut(i),
+            (Head::Hashed(m), _) => m.get_index_mut(i).map(|(_, v)| v),
         }
     }
 
     /// Sets `k` to `v`; the old value if `k` was there. A record keeps its shape when `k` is
     /// one of its keys.
     pub fn insert(&mut self, k: Value, v: Value) -> Option<Value> {
-        if let MapData::Shaped { shape, vals } = self {
+        if let View::Shaped(shape, _) = self.view() {
             if let Some(i) = shape.position(&k) {
+                self.make_unique();
+                let (_, vals) = self.parts_mut().expect("unique after make_unique");
                 return Some(std::mem::replace(&mut vals[i], v));
             }
         }
         self.hashed_mut().insert(k, v)
     }
 
-    /// The map as an `IndexMap` to change freely (a record becomes hashed, order kept).
+    /// The map as an `IndexMap` to change freely (a record becomes hashed, order kept; a shared
+    /// map is copied first).
     pub fn hashed_mut(&mut self) -> &mut ValueMap {
-        match self {
-            MapData::Hashed(m) => m,
-            MapData::Shaped { shape, vals } => {
-                let vals = std::mem::take(vals);
-                let mut m = ValueMap::with_capacity_and_hasher(vals.len(), Default::default());
-                for (k, v) in shape.keys().iter().zip(vals.into_vec()) {
-                    m.insert(k.clone(), v);
+        if self.is_record() {
+            let mut m = ValueMap::with_capacity_and_hasher(self.len(), Default::default());
+            if let Some((Head::Shaped(shape), vals)) = self.parts_mut() {
+                // the only reference: move the values out
+                for (k, v) in shape.keys().iter().zip(vals.iter_mut()) {
+                    m.insert(k.clone(), std::mem::take(v));
                 }
-                *self = MapData::Hashed(Box::new(m));
-                self.hashed_mut() // now hashed: returns at once
+            } else {
+                for (k, v) in self.iter() {
+                    m.insert(k.clone(), v.clone());
+                }
             }
+            *self = MapData::from(m);
+        } else {
+            self.make_unique();
+        }
+        match self.parts_mut() {
+            Some((Head::Hashed(m), _)) => m,
+            _ => unreachable!("a unique hashed map"),
+        }
+    }
+}
+
+thread_local! {
+    /// How many map drops are under way on this thread, one inside the other.
+    static DROP_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Nested maps deeper than this are taken apart with a worklist instead of recursion.
+const DROP_RECURSION: u32 = 48;
+
+impl Drop for MapData {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is not used again: this is its drop.
+        let arc = unsafe { ManuallyDrop::take(&mut self.0) };
+        let depth = DROP_DEPTH.with(Cell::get);
+        if depth < DROP_RECURSION || ThinArc::strong_count(&arc) != 1 {
+            // the usual shallow data (or only a count to drop): plain recursion is fastest
+            DROP_DEPTH.with(|d| d.set(depth + 1));
+            drop(arc);
+            DROP_DEPTH.with(|d| d.set(depth));
+            return;
+        }
+        // Deep: the last reference takes nested values apart without recursion.
+        let last = MapData(ManuallyDrop::new(arc));
+        let nested = match last.view() {
+            View::Shaped(_, vals) => vals.iter().any(crate::value::is_nested),
+            View::Hashed(m) => m
+                .iter()
+                .any(|(k, v)| crate::value::is_nested(k) || crate::value::is_nested(v)),
+        };
+        if nested {
+            crate::value::drop_map_iteratively(last);
+        } else {
+            drop(ManuallyDrop::into_inner(last.into_raw()));
         }
     }
 }

@@ -51,7 +51,7 @@ pub enum Value {
     Str(Str),
     Keyword(Str),
     Vector(Arc<VecData>),
-    Map(Arc<MapData>),
+    Map(MapData),
     Set(Arc<SetData>),
     Builtin(&'static Builtin),
     Closure(Arc<Closure>),
@@ -136,8 +136,31 @@ deref_newtype!(SetData, ValueSet);
 /// Taking values in turn matters for a parent holding the same child twice (`(juxt f f)` in a
 /// loop): the first reference is released before the second is looked at, which then is the
 /// last one.
-fn drop_iteratively(first: Vec<Value>) {
-    let mut stack: Vec<Pending> = vec![Pending::Values(first.into_iter())];
+pub(crate) fn drop_iteratively(first: Vec<Value>) {
+    drain(vec![Pending::Values(first.into_iter())]);
+}
+
+/// `drop_iteratively` for a map this holds the last reference to.
+pub(crate) fn drop_map_iteratively(m: MapData) {
+    if let Some(first) = map_pending(m) {
+        drain(vec![first]);
+    }
+}
+
+/// The values of a map to take apart, if this is its last reference.
+fn map_pending(mut m: MapData) -> Option<Pending> {
+    if !m.is_unique() {
+        return None;
+    }
+    if m.is_record() {
+        // the keys live in the shared shape; only the values can nest
+        return Some(Pending::Record(m, 0));
+    }
+    m.take_entries()
+        .map(|e| Pending::Pairs(e.into_iter(), None))
+}
+
+fn drain(mut stack: Vec<Pending>) {
     while let Some(top) = stack.last_mut() {
         let next = top.next();
         if top.is_empty() {
@@ -149,17 +172,9 @@ fn drop_iteratively(first: Vec<Value>) {
                 Ok(mut inner) => Pending::Values(std::mem::take(&mut inner.0).into_iter()),
                 Err(_) => continue,
             },
-            Value::Map(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => match &mut inner {
-                    // the keys live in the shared shape; only the values can nest
-                    MapData::Shaped { vals, .. } => {
-                        Pending::Values(std::mem::take(vals).into_vec().into_iter())
-                    }
-                    MapData::Hashed(m) => {
-                        Pending::Pairs(std::mem::take(&mut **m).into_iter(), None)
-                    }
-                },
-                Err(_) => continue,
+            Value::Map(a) => match map_pending(a) {
+                Some(p) => p,
+                None => continue,
             },
             Value::Set(a) => match Arc::try_unwrap(a) {
                 Ok(mut inner) => Pending::Members(std::mem::take(&mut inner.0).into_iter()),
@@ -193,6 +208,8 @@ enum Pending {
     /// A map's entries; the value of the entry whose key was just handed out.
     Pairs(indexmap::map::IntoIter<Value, Value>, Option<Value>),
     Members(indexmap::set::IntoIter<Value>),
+    /// A record this holds the last reference to, and the next value's index.
+    Record(MapData, usize),
 }
 
 impl Pending {
@@ -207,6 +224,11 @@ impl Pending {
                 }),
             },
             Pending::Members(it) => it.next(),
+            Pending::Record(m, i) => {
+                let v = m.take_value(*i);
+                *i += 1;
+                v
+            }
         }
     }
     fn is_empty(&self) -> bool {
@@ -214,6 +236,7 @@ impl Pending {
             Pending::Values(it) => it.len() == 0,
             Pending::Pairs(it, held) => it.len() == 0 && held.is_none(),
             Pending::Members(it) => it.len() == 0,
+            Pending::Record(m, i) => *i >= m.len(),
         }
     }
 }
@@ -228,13 +251,13 @@ pub fn unshare_vec(a: &mut Arc<VecData>) -> &mut VecData {
     Arc::make_mut(a)
 }
 
-pub fn unshare_map(a: &mut Arc<MapData>) -> &mut MapData {
-    if Arc::strong_count(a) > 1 {
+pub fn unshare_map(a: &mut MapData) -> &mut MapData {
+    if !a.is_unique() {
         guard::charge(a.len());
         // entries (hash, key, value) and the index table
         guard::reserve(guard::values_bytes(a.len()).saturating_mul(3));
     }
-    Arc::make_mut(a)
+    a // its changing methods copy it first when shared
 }
 
 pub fn unshare_set(a: &mut Arc<SetData>) -> &mut SetData {
@@ -246,7 +269,7 @@ pub fn unshare_set(a: &mut Arc<SetData>) -> &mut SetData {
 }
 
 /// Whether dropping `v` could recurse: a value that holds other values.
-fn is_nested(v: &Value) -> bool {
+pub(crate) fn is_nested(v: &Value) -> bool {
     match v {
         Value::Vector(a) => !a.0.is_empty(),
         Value::Map(a) => !a.is_empty(),
@@ -261,24 +284,6 @@ impl Drop for VecData {
     fn drop(&mut self) {
         if self.0.iter().any(is_nested) {
             drop_iteratively(std::mem::take(&mut self.0));
-        }
-    }
-}
-
-impl Drop for MapData {
-    fn drop(&mut self) {
-        match self {
-            MapData::Shaped { vals, .. } => {
-                if vals.iter().any(is_nested) {
-                    drop_iteratively(std::mem::take(vals).into_vec());
-                }
-            }
-            MapData::Hashed(m) => {
-                if m.iter().any(|(k, v)| is_nested(k) || is_nested(v)) {
-                    let m = std::mem::take(&mut **m);
-                    drop_iteratively(vec![Value::map(m)]);
-                }
-            }
         }
     }
 }
@@ -501,7 +506,7 @@ impl Value {
         Value::Vector(Arc::new(VecData(items)))
     }
     pub fn map(m: ValueMap) -> Value {
-        Value::Map(Arc::new(MapData::from(m)))
+        Value::Map(MapData::from(m))
     }
     pub fn set(s: ValueSet) -> Value {
         Value::Set(Arc::new(SetData(s)))
@@ -634,7 +639,7 @@ fn identical_coll(a: &Value, b: &Value) -> bool {
                     && guard::charged(x.iter().zip(y.iter())).all(|(p, q)| identical(p, q)))
         }
         (Value::Map(x), Value::Map(y)) => {
-            Arc::ptr_eq(x, y)
+            MapData::ptr_eq(x, y)
                 || (x.len() == y.len()
                     && guard::charged(x.iter())
                         .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
@@ -825,7 +830,7 @@ fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
 
 /// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.
 pub fn flex_get<'a>(m: &'a MapData, key: &Value) -> Option<&'a Value> {
-    if let MapData::Shaped { shape, vals } = m {
+    if let Some((shape, vals)) = m.record_parts() {
         let i = shape.position(key).or_else(|| match key {
             Value::Keyword(k) => shape.position(&Value::Str(k.clone())),
             Value::Str(s) => shape.position(&Value::Keyword(s.clone())),

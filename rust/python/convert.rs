@@ -414,7 +414,8 @@ impl<'py> ToValue<'py> {
             return Ok(None);
         };
         self.reserve(crate::guard::values_bytes(len))?;
-        let mut vals = Vec::with_capacity(len);
+        // on the stack for common widths: the record's one allocation is its only one
+        let mut vals: SmallVec<[Value; 16]> = SmallVec::with_capacity(len);
         for (i, v) in held.iter().enumerate() {
             let val = self.value(v, depth + 1).map_err(|e| {
                 let text = match &shape.keys()[i] {
@@ -430,10 +431,7 @@ impl<'py> ToValue<'py> {
                 "the dict changed size while it was being converted",
             ));
         }
-        Ok(Some(Value::Map(Arc::new(MapData::shaped(
-            shape,
-            vals.into_boxed_slice(),
-        )))))
+        Ok(Some(Value::Map(MapData::record(shape, vals.into_iter()))))
     }
 
     /// The shape of a dict whose key objects were not seen together before: every key must be

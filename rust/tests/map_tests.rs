@@ -13,7 +13,7 @@ fn kw(s: &str) -> Value {
 
 fn record(keys: &[&str], vals: Vec<Value>) -> MapData {
     let shape = Shape::new(keys.iter().map(|k| kw(k)).collect()).expect("distinct keys");
-    MapData::shaped(Arc::new(shape), vals.into_boxed_slice())
+    MapData::record(Arc::new(shape), vals.into_iter())
 }
 
 fn hashed(pairs: &[(&str, Value)]) -> Value {
@@ -46,9 +46,9 @@ fn lookups_and_order() {
 fn updating_a_key_keeps_the_shape_and_a_new_key_makes_a_hashed_map() {
     let mut r = record(&["id", "name"], vec![Value::Int(1), Value::str("Ada")]);
     assert_eq!(r.insert(kw("id"), Value::Int(2)), Some(Value::Int(1)));
-    assert!(matches!(r, MapData::Shaped { .. }));
+    assert!(r.is_record());
     assert_eq!(r.insert(kw("age"), Value::Int(36)), None);
-    assert!(matches!(r, MapData::Hashed(_)));
+    assert!(!r.is_record());
     let keys: Vec<_> = r.keys().cloned().collect();
     assert_eq!(keys, vec![kw("id"), kw("name"), kw("age")]);
     assert_eq!(r.get(&kw("id")), Some(&Value::Int(2)));
@@ -56,10 +56,7 @@ fn updating_a_key_keeps_the_shape_and_a_new_key_makes_a_hashed_map() {
 
 #[test]
 fn records_equal_and_hash_as_hashed_maps_in_any_order() {
-    let r = Value::Map(Arc::new(record(
-        &["a", "b"],
-        vec![Value::Int(1), Value::Int(2)],
-    )));
+    let r = Value::Map(record(&["a", "b"], vec![Value::Int(1), Value::Int(2)]));
     let same = hashed(&[("b", Value::Int(2)), ("a", Value::Int(1))]);
     let other = hashed(&[("a", Value::Int(1)), ("b", Value::Int(3))]);
     assert!(r == same);
@@ -81,7 +78,7 @@ fn colliding_keys_make_no_shape_and_wide_shapes_index_their_keys() {
 fn dropping_a_deep_chain_of_records_does_not_overflow() {
     let mut v = Value::Nil;
     for _ in 0..200_000 {
-        v = Value::Map(Arc::new(record(&["next"], vec![v])));
+        v = Value::Map(record(&["next"], vec![v]));
     }
     drop(v);
 }
@@ -104,4 +101,55 @@ fn a_released_large_value_is_freed_in_the_background() {
         );
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+#[test]
+fn changing_a_shared_map_leaves_the_other_references_alone() {
+    let a = record(&["id", "name"], vec![Value::Int(1), Value::str("Ada")]);
+    let mut b = a.clone();
+    assert!(MapData::ptr_eq(&a, &b) && !a.is_unique());
+    assert_eq!(b.insert(kw("id"), Value::Int(2)), Some(Value::Int(1)));
+    assert!(b.is_record() && !MapData::ptr_eq(&a, &b));
+    assert_eq!(a.get(&kw("id")), Some(&Value::Int(1)));
+    assert_eq!(b.get(&kw("id")), Some(&Value::Int(2)));
+
+    let mut c = a.clone();
+    *c.get_mut(&kw("name")).expect("a key") = Value::str("Grace");
+    assert_eq!(a.get(&kw("name")), Some(&Value::str("Ada")));
+    assert_eq!(c.get(&kw("name")), Some(&Value::str("Grace")));
+
+    let mut d = a.clone();
+    d.hashed_mut().shift_remove(&kw("name"));
+    assert!(!d.is_record() && d.len() == 1);
+    assert_eq!(a.len(), 2);
+
+    let h = MapData::from(ValueMap::default());
+    let mut h2 = h.clone();
+    h2.insert(kw("x"), Value::Int(1));
+    assert!(h.is_empty() && h2.len() == 1);
+    // the only reference changes in place
+    let before = h2.clone();
+    drop(before);
+    assert!(h2.is_unique());
+}
+
+#[test]
+fn dropping_deep_chains_of_hashed_maps_and_shared_records_does_not_overflow() {
+    let mut v = Value::Nil;
+    for i in 0..200_000 {
+        let mut m = ValueMap::default();
+        m.insert(kw("next"), v);
+        m.insert(kw("i"), Value::Int(i));
+        v = Value::map(m);
+    }
+    drop(v);
+    // every record also held by a second chain: the first drop only releases references
+    let mut a = Value::Nil;
+    let mut keep = Vec::new();
+    for _ in 0..200_000 {
+        a = Value::Map(record(&["next"], vec![a]));
+        keep.push(a.clone());
+    }
+    drop(a);
+    drop(keep);
 }
