@@ -17,6 +17,12 @@ fn main() {
             "(reduce + (map :b (mapv (fn [i] {:a i :b (inc i) :c \"x\"}) (range 300000))))",
             3e5,
         ),
+        // a record's one allocation: updating a key copies it whole (copy-on-write)
+        (
+            "record-update-read",
+            "(let [rs (mapv (fn [i] {:a i :b i :c \"x\"}) (range 300000))] (reduce + (map :b (map #(assoc % :b 1) rs))))",
+            3e5,
+        ),
         (
             "hashed-build-read",
             "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",
