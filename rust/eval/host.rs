@@ -1,0 +1,145 @@
+//! The host seen from the interpreter: tools, their failures and records, and the user namespace.
+
+use super::*;
+
+/// Why a tool call produced no value.
+pub enum ToolFailure {
+    /// The tool failed (the message is shown to the LLM); the run goes on.
+    Failed(String),
+    /// The tool was called with arguments it does not take: the message says which, the hint
+    /// what it takes. The run goes on.
+    Misused { message: String, hint: String },
+    /// The run must end now (its deadline passed, it was cancelled, or the host was
+    /// interrupted while the tool ran); the call is abandoned and its eventual result discarded.
+    Stopped(Error),
+}
+
+impl ToolFailure {
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolFailure::Failed(message.into())
+    }
+}
+
+/// What a tool call may need to know about the run it belongs to.
+pub struct ToolCtx<'c> {
+    pub budget: &'c Budget,
+    /// When the calling thread must stop waiting (the run's deadline, or its branch's).
+    pub deadline: Instant,
+}
+
+/// What the interpreter needs from its host: the tools.
+pub trait Host: Sync {
+    fn has_tool(&self, name: &str) -> bool;
+    fn tool_names(&self) -> Vec<String>;
+    fn call_tool(
+        &self,
+        name: &str,
+        args: &[Value],
+        ctx: &ToolCtx<'_>,
+    ) -> std::result::Result<Value, ToolFailure>;
+    /// Runs a thread's share of the run's work (a parallel branch's thread), giving the host a
+    /// chance to prepare the thread once for the tool calls it will make.
+    fn thread_scope(&self, work: &mut (dyn FnMut() + Send)) {
+        work()
+    }
+}
+
+pub struct NoTools;
+
+impl Host for NoTools {
+    fn has_tool(&self, _: &str) -> bool {
+        false
+    }
+    fn tool_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn call_tool(
+        &self,
+        name: &str,
+        _: &[Value],
+        _: &ToolCtx<'_>,
+    ) -> std::result::Result<Value, ToolFailure> {
+        Err(ToolFailure::failed(format!("no tool {name}")))
+    }
+}
+
+#[derive(Clone)]
+pub struct Definition {
+    pub value: Value,
+    pub doc: Option<Str>,
+}
+
+pub type UserNs = Arc<IndexMap<Str, Definition, RandomState>>;
+
+pub struct ToolCallRecord {
+    pub name: Str,
+    pub args: Vec<Value>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub duration: Duration,
+    /// Still running when the run ended: its result, if it ever comes, is discarded.
+    pub abandoned: bool,
+}
+
+impl<'a> Interp<'a> {
+    pub fn call_tool(&mut self, name: &Str, args: &mut [Value]) -> EvalResult {
+        if !self.host.has_tool(name) {
+            let names = self.host.tool_names();
+            let list = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            let mut e = Error::new(
+                ErrorKind::UnknownTool,
+                format!("Unknown tool: {name}. Available tools: {list}"),
+            );
+            if let Some(h) = hints::closest(name, names.iter().map(String::as_str)) {
+                e = e.with_hint(format!("did you mean tool/{h}?"));
+            }
+            return Err(e.into());
+        }
+        let started = Instant::now();
+        let args: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
+        self.publish_steps();
+        let ctx = ToolCtx {
+            budget: self.budget,
+            deadline: self.deadline,
+        };
+        let outcome = self.host.call_tool(name, &args, &ctx);
+        let duration = started.elapsed();
+        let mut record = ToolCallRecord {
+            name: name.clone(),
+            args,
+            result: None,
+            error: None,
+            duration,
+            abandoned: false,
+        };
+        let r = match outcome {
+            Ok(v) => {
+                record.result = Some(v.clone());
+                Ok(v)
+            }
+            Err(ToolFailure::Failed(msg)) => {
+                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {msg}"));
+                record.error = Some(msg);
+                Err(e.into())
+            }
+            Err(ToolFailure::Misused { message, hint }) => {
+                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {message}"))
+                    .with_hint(hint);
+                record.error = Some(message);
+                Err(e.into())
+            }
+            Err(ToolFailure::Stopped(e)) => {
+                record.error = Some(format!("abandoned: {}", e.message));
+                record.abandoned = true;
+                Err(e.into())
+            }
+        };
+        self.tool_calls.push(record);
+        self.check_time()?;
+        r
+    }
+}

@@ -1,0 +1,602 @@
+//! The IR evaluator. Limits (fuel, wall clock, depth, sizes) are checked on the evaluation path;
+//! user-function calls grow the native stack on demand, so depth is bounded by the limit, never
+//! by the thread's stack size.
+//!
+//! This file holds the interpreter's state and the walk over IR nodes; the rest is in modules
+//! named for what they hold: `calls` (builtins, closures, `apply`), `binding` (destructuring),
+//! `host` (tools and their records), `metering` (the budget's checks), `branches`
+//! (`pmap`/`pcalls` threads), `keywords` (keywords as functions) and `nil_hints` (errors that
+//! say where a nil came from).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use smallvec::SmallVec;
+
+use crate::error::{Error, ErrorKind, LimitName, Pos};
+use crate::guard::{self, Budget};
+use crate::hints;
+use crate::ir::*;
+use crate::limits::Limits;
+#[allow(unused_imports)]
+use crate::value::Str;
+use crate::value::*;
+
+mod binding;
+mod branches;
+mod calls;
+mod host;
+mod keywords;
+mod metering;
+mod nil_hints;
+
+pub use branches::*;
+pub use host::*;
+pub use keywords::*;
+use metering::*;
+use nil_hints::*;
+
+pub type Args = SmallVec<[Value; 4]>;
+
+/// Non-local control flow: an error, or `return`/`fail`/`recur` unwinding to their target.
+///
+/// One pointer wide (`None` is `recur`, whose new values wait in `Interp::recur_args`), so an
+/// `EvalResult` is 16 bytes and comes back in two registers instead of through memory.
+pub struct Flow(Option<Box<FlowKind>>);
+
+pub enum FlowKind {
+    Error(Error),
+    Return(Value),
+    Fail(Value),
+}
+
+impl Flow {
+    pub const RECUR: Flow = Flow(None);
+
+    pub fn ret(v: Value) -> Flow {
+        Flow(Some(Box::new(FlowKind::Return(v))))
+    }
+    pub fn fail(v: Value) -> Flow {
+        Flow(Some(Box::new(FlowKind::Fail(v))))
+    }
+    pub fn is_recur(&self) -> bool {
+        self.0.is_none()
+    }
+    pub fn is_return_or_fail(&self) -> bool {
+        matches!(
+            self.0.as_deref(),
+            Some(FlowKind::Return(_) | FlowKind::Fail(_))
+        )
+    }
+    pub fn error_mut(&mut self) -> Option<&mut Error> {
+        match self.0.as_deref_mut() {
+            Some(FlowKind::Error(e)) => Some(e),
+            _ => None,
+        }
+    }
+    /// `None` for `recur`.
+    pub fn into_kind(self) -> Option<FlowKind> {
+        self.0.map(|b| *b)
+    }
+}
+
+impl From<Error> for Flow {
+    fn from(e: Error) -> Flow {
+        Flow(Some(Box::new(FlowKind::Error(e))))
+    }
+}
+
+pub type EvalResult<T = Value> = std::result::Result<T, Flow>;
+
+/// `Some(ordering)` when both are numbers (`None` inside for a NaN); `None` otherwise.
+#[inline]
+fn compare_numbers(x: &Value, y: &Value) -> Option<Option<std::cmp::Ordering>> {
+    match (x, y) {
+        (Value::Int(a), Value::Int(b)) => Some(Some(a.cmp(b))),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => Some(num_cmp(x, y)),
+        _ => None,
+    }
+}
+
+fn at(r: EvalResult, pos: Pos) -> EvalResult {
+    r.map_err(|mut f| {
+        if let Some(e) = f.error_mut() {
+            if e.pos.is_none() {
+                e.pos = Some(pos);
+            }
+        }
+        f
+    })
+}
+
+/// Per-frame evaluation context: where the frame's slots start, its captures and its loop count.
+pub struct Ctx<'c> {
+    pub base: usize,
+    pub caps: &'c [Value],
+    pub loops: u64,
+}
+
+pub struct Interp<'a> {
+    pub host: &'a dyn Host,
+    /// The run's budget, shared with every branch of the run.
+    pub budget: &'a Budget,
+    pub data: &'a Value,
+    pub user: UserNs,
+    pub history: &'a [Value],
+    pub limits: Limits,
+    pub prints: Vec<String>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub defined: Vec<Str>,
+    /// Type of the last value each named function returned in this run.
+    pub returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
+    stack: Vec<Value>,
+    recur_args: Args,
+    /// Set by `RecurTo`, which assigned the loop's slots itself.
+    recur_bound: bool,
+    /// Steps this interpreter evaluated, and how many of them it already charged to the budget.
+    steps: u64,
+    charged: u64,
+    next_check: u64,
+    /// The run's deadline, or a parallel branch's own (earlier) one.
+    deadline: Instant,
+    depth: usize,
+    /// Nesting of `eval` calls, for the periodic native-stack check.
+    nest: usize,
+    output_bytes: usize,
+}
+
+pub use crate::limits::BRANCH_TIMEOUT_MS;
+
+impl<'a> Interp<'a> {
+    pub fn new(
+        host: &'a dyn Host,
+        budget: &'a Budget,
+        data: &'a Value,
+        user: UserNs,
+        history: &'a [Value],
+    ) -> Self {
+        let limits = budget.limits;
+        Interp {
+            host,
+            budget,
+            data,
+            user,
+            history,
+            limits,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            defined: Vec::new(),
+            returns: ahash::AHashMap::new(),
+            stack: Vec::with_capacity(256),
+            recur_args: Args::new(),
+            recur_bound: false,
+            steps: 0,
+            charged: 0,
+            next_check: CHECK_EVERY.min(budget.fuel_left()),
+            deadline: budget.deadline,
+            depth: 0,
+            nest: 0,
+            output_bytes: 0,
+        }
+    }
+
+    pub fn run_program(&mut self, prog: &Program) -> EvalResult {
+        let base = self.stack.len();
+        self.stack
+            .resize(base + prog.frame_size as usize, Value::Nil);
+        let mut ctx = Ctx {
+            base,
+            caps: &[],
+            loops: 0,
+        };
+        let mut last = Value::Nil;
+        let mut result = Ok(Value::Nil);
+        for node in &prog.body {
+            match self.ev(node, &mut ctx) {
+                Ok(v) => last = v,
+                Err(f) => {
+                    result = Err(f);
+                    break;
+                }
+            }
+        }
+        self.stack.truncate(base);
+        result.map(|_| last)
+    }
+
+    // ---- limits ----
+
+    // ---- evaluation ----
+
+    /// Leaves (constants and locals) are evaluated inline, without a call: they are most of
+    /// the nodes, and a call returns its result through memory.
+    #[inline(always)]
+    pub fn ev(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        match node {
+            Node::Const(v) => Ok(v.clone()),
+            Node::Local(s) => Ok(self.stack[ctx.base + *s as usize].clone()),
+            Node::MoveLocal(s) => Ok(std::mem::take(&mut self.stack[ctx.base + *s as usize])),
+            _ => self.eval(node, ctx),
+        }
+    }
+
+    pub fn eval(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        self.tick()?;
+        // Every 32 nested evaluations, make sure enough native stack is left (growing it on the
+        // heap if not): deep programs and deep recursion never overflow the host's stack. The
+        // first evaluation of every interpreter checks too: a parallel branch run on the calling
+        // thread starts a new interpreter, and recursion through such branches never reached 32.
+        self.nest += 1;
+        let r = if self.nest % 32 == 1 {
+            guard::deeper(|| self.eval_node(node, ctx))
+        } else {
+            self.eval_node(node, ctx)
+        };
+        self.nest -= 1;
+        r
+    }
+
+    fn eval_node(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        match node {
+            Node::Const(v) => Ok(v.clone()),
+            Node::Local(s) => Ok(self.stack[ctx.base + *s as usize].clone()),
+            Node::MoveLocal(s) => Ok(std::mem::take(&mut self.stack[ctx.base + *s as usize])),
+            Node::Capture(i) => Ok(ctx.caps[*i as usize].clone()),
+            Node::Global(g) => self.resolve_global(g),
+            Node::UserRef(name, pos) => match self.user.get(name) {
+                Some(d) => Ok(d.value.clone()),
+                None => Err(undefined_user(name, *pos)),
+            },
+            Node::DataRef(k) => Ok(self.data_get(k).cloned().unwrap_or(Value::Nil)),
+            Node::ToolFn(t) => Ok(Value::Tool(t.clone())),
+            Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
+            Node::If(b) => {
+                if self.ev(&b.0, ctx)?.truthy() {
+                    self.ev(&b.1, ctx)
+                } else {
+                    self.ev(&b.2, ctx)
+                }
+            }
+            Node::Do(items) => {
+                let mut last = Value::Nil;
+                for it in items.iter() {
+                    last = self.ev(it, ctx)?;
+                }
+                Ok(last)
+            }
+            Node::And(items) => {
+                let mut last = Value::Bool(true);
+                for it in items.iter() {
+                    last = self.ev(it, ctx)?;
+                    if !last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Or(items) => {
+                let mut last = Value::Nil;
+                for it in items.iter() {
+                    last = self.ev(it, ctx)?;
+                    if last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Let(l) => {
+                for (p, init) in &l.bindings {
+                    let v = self.ev(init, ctx)?;
+                    self.bind(p, v, ctx.base)?;
+                }
+                self.ev(&l.body, ctx)
+            }
+            Node::Loop(l) => {
+                for (p, init) in &l.bindings {
+                    let v = self.ev(init, ctx)?;
+                    self.bind(p, v, ctx.base)?;
+                }
+                loop {
+                    match self.ev(&l.body, ctx) {
+                        Err(f) if f.is_recur() && self.recur_bound => {
+                            self.recur_bound = false;
+                            self.count_loop(ctx)?;
+                        }
+                        Err(f) if f.is_recur() => {
+                            let vals = std::mem::take(&mut self.recur_args);
+                            self.count_loop(ctx)?;
+                            for ((p, _), v) in l.bindings.iter().zip(vals) {
+                                self.bind(p, v, ctx.base)?;
+                            }
+                        }
+                        other => return other,
+                    }
+                }
+            }
+            Node::RecurTo(args, slots) => {
+                // evaluate every argument before assigning any: they may read the old values
+                match &**args {
+                    [a] => {
+                        let v = self.ev(a, ctx)?;
+                        self.stack[ctx.base + slots[0] as usize] = v;
+                    }
+                    _ => {
+                        let vals = self.eval_args(args, ctx)?;
+                        for (s, v) in slots.iter().zip(vals) {
+                            self.stack[ctx.base + *s as usize] = v;
+                        }
+                    }
+                }
+                self.recur_bound = true;
+                Err(Flow::RECUR)
+            }
+            Node::Recur(args) => {
+                self.recur_args = self.eval_args(args, ctx)?;
+                Err(Flow::RECUR)
+            }
+            Node::MakeFn(lambda, caps) => Ok(self.make_fn(lambda, caps, ctx)),
+            Node::Def(d) => self.def(d, ctx),
+            Node::VecLit(_) | Node::SetLit(_) | Node::MapLit(..) => self.literal(node, ctx),
+            Node::Where(w) => self.make_where(w, ctx),
+            Node::Call(c) => {
+                let f = self.ev(&c.f, ctx)?;
+                let r = self.with_args(&c.args, ctx, |it, a| it.apply(&f, a));
+                if matches!(f, Value::Nil) && r.is_err() {
+                    return at(self.explain_nil_call(r, &c.f, ctx), c.pos);
+                }
+                at(r, c.pos)
+            }
+            Node::CallBuiltin(b, args, pos) => {
+                let r = self.with_args(args, ctx, |it, a| it.call_builtin(b, a));
+                if r.is_err() {
+                    return at(self.explain_nil(r, args, ctx), *pos);
+                }
+                r
+            }
+            Node::Compare(b, xy, pos) => {
+                let x = self.ev(&xy.0, ctx)?;
+                let y = self.ev(&xy.1, ctx)?;
+                if let Some(o) = compare_numbers(&x, &y) {
+                    return Ok(Value::Bool(match b.name {
+                        "<" => o == Some(std::cmp::Ordering::Less),
+                        ">" => o == Some(std::cmp::Ordering::Greater),
+                        "<=" => matches!(
+                            o,
+                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                        ),
+                        _ => matches!(
+                            o,
+                            Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                        ),
+                    }));
+                }
+                let r = self.call_builtin(b, &mut [x, y]);
+                let r = self.explain_nil(r, [&xy.0, &xy.1], ctx);
+                at(r, *pos)
+            }
+            Node::CallTool(name, args, pos) => {
+                let r = self.with_args(args, ctx, |it, a| it.call_tool(name, a));
+                at(r, *pos)
+            }
+            Node::KwGet(k, args, pos) => {
+                if let (Node::Local(s) | Node::MoveLocal(s), None) = (&args[0], args.get(1)) {
+                    // read the field in place: no clone (and no refcount traffic) of the map
+                    let m = &self.stack[ctx.base + *s as usize];
+                    return keyword_get(k, m, None).map_err(|e| Flow::from(e.at(*pos)));
+                }
+                let m = self.ev(&args[0], ctx)?;
+                let default = match args.get(1) {
+                    Some(d) => Some(self.ev(d, ctx)?),
+                    None => None,
+                };
+                keyword_get(k, &m, default).map_err(|e| Flow::from(e.at(*pos)))
+            }
+            Node::CallGlobal(g, args) => {
+                let f = self.resolve_global(g)?;
+                let r = self.with_args(args, ctx, |it, a| it.apply(&f, a));
+                at(r, g.pos)
+            }
+            Node::Return(v) => {
+                let v = self.ev(v, ctx)?;
+                Err(Flow::ret(v))
+            }
+            Node::Fail(v) => {
+                let v = self.ev(v, ctx)?;
+                Err(Flow::fail(v))
+            }
+            Node::Doseq(d) => {
+                self.doseq(d, 0, ctx)?;
+                Ok(Value::Nil)
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn make_fn(&mut self, lambda: &Arc<Lambda>, caps: &[CaptureSrc], ctx: &mut Ctx) -> Value {
+        let captured: Box<[Value]> = caps
+            .iter()
+            .map(|c| match c {
+                CaptureSrc::Local(s) => self.stack[ctx.base + *s as usize].clone(),
+                CaptureSrc::Capture(i) => ctx.caps[*i as usize].clone(),
+            })
+            .collect();
+        Value::Closure(Arc::new(Closure::new(lambda.clone(), captured)))
+    }
+
+    #[inline(never)]
+    fn def(&mut self, d: &Def, ctx: &mut Ctx) -> EvalResult {
+        let value = self.ev(&d.value, ctx)?;
+        let ns = Arc::make_mut(&mut self.user);
+        ns.insert(
+            d.name.clone(),
+            Definition {
+                value,
+                doc: d.doc.clone(),
+            },
+        );
+        self.defined.push(d.name.clone());
+        Ok(Value::Var(d.name.clone()))
+    }
+
+    #[inline(never)]
+    fn literal(&mut self, node: &Node, ctx: &mut Ctx) -> EvalResult {
+        match node {
+            Node::VecLit(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for it in items.iter() {
+                    out.push(self.ev(it, ctx)?);
+                }
+                Ok(Value::vector(out))
+            }
+            Node::SetLit(items) => {
+                let mut out = ValueSet::default();
+                for it in items.iter() {
+                    out.insert(self.ev(it, ctx)?);
+                }
+                Ok(Value::set(out))
+            }
+            Node::MapLit(pairs, _, Some(shape)) => {
+                let mut vals = Vec::with_capacity(pairs.len());
+                for (_, v) in pairs.iter() {
+                    vals.push(self.ev(v, ctx)?);
+                }
+                Ok(Value::Map(crate::map::MapData::record(
+                    shape.clone(),
+                    vals.into_iter(),
+                )))
+            }
+            Node::MapLit(pairs, _, None) => {
+                let mut out = ValueMap::default();
+                for (k, v) in pairs.iter() {
+                    let k = self.ev(k, ctx)?;
+                    let v = self.ev(v, ctx)?;
+                    out.insert(k, v);
+                }
+                Ok(Value::map(out))
+            }
+            _ => Ok(Value::Nil),
+        }
+    }
+
+    #[inline(never)]
+    fn make_where(&mut self, w: &WhereNode, ctx: &mut Ctx) -> EvalResult {
+        let value = match &w.value {
+            Some(n) => self.ev(n, ctx)?,
+            None => Value::Nil,
+        };
+        Ok(Value::Native(Arc::new(Native::Where {
+            path: w.path.clone(),
+            op: w.op,
+            value,
+        })))
+    }
+
+    /// Evaluates call arguments into a small array on the stack (no heap, few moves) and passes
+    /// them to `f` as a mutable slice, so the callee can take ownership of each value.
+    #[inline(always)]
+    fn with_args(
+        &mut self,
+        nodes: &[Node],
+        ctx: &mut Ctx,
+        f: impl FnOnce(&mut Self, &mut [Value]) -> EvalResult,
+    ) -> EvalResult {
+        match nodes {
+            [] => f(self, &mut []),
+            [a] => {
+                let a = self.ev(a, ctx)?;
+                f(self, &mut [a])
+            }
+            [a, b] => {
+                let a = self.ev(a, ctx)?;
+                let b = self.ev(b, ctx)?;
+                f(self, &mut [a, b])
+            }
+            [a, b, c] => {
+                let a = self.ev(a, ctx)?;
+                let b = self.ev(b, ctx)?;
+                let c = self.ev(c, ctx)?;
+                f(self, &mut [a, b, c])
+            }
+            _ => {
+                let mut v = self.eval_args(nodes, ctx)?;
+                f(self, &mut v)
+            }
+        }
+    }
+
+    fn eval_args(&mut self, args: &[Node], ctx: &mut Ctx) -> EvalResult<Args> {
+        let mut out = Args::with_capacity(args.len());
+        for a in args {
+            out.push(self.ev(a, ctx)?);
+        }
+        Ok(out)
+    }
+
+    fn count_loop(&mut self, ctx: &mut Ctx) -> EvalResult<()> {
+        ctx.loops += 1;
+        if ctx.loops > self.limits.loop_limit {
+            return Err(Error::limit(
+                ErrorKind::LoopLimitExceeded,
+                LimitName::Loop,
+                format!(
+                    "loop iteration limit of {} exceeded",
+                    self.limits.loop_limit
+                ),
+            )
+            .with_hint("check the loop's exit condition; recur must move toward it")
+            .into());
+        }
+        Ok(())
+    }
+
+    fn doseq(&mut self, d: &Doseq, i: usize, ctx: &mut Ctx) -> EvalResult<()> {
+        let Some((pat, coll)) = d.bindings.get(i) else {
+            self.ev(&d.body, ctx)?;
+            return Ok(());
+        };
+        let coll = self.ev(coll, ctx)?;
+        let items = crate::builtins::seq_items(&coll).map_err(|e| Flow::from(e.at(d.pos)))?;
+        for item in items {
+            self.count_loop(ctx)?;
+            self.bind(pat, item, ctx.base)?;
+            self.doseq(d, i + 1, ctx)?;
+        }
+        Ok(())
+    }
+
+    // ---- names ----
+
+    pub fn data_get(&self, key: &str) -> Option<&'a Value> {
+        let data: &'a Value = self.data;
+        match data {
+            Value::Map(m) => flex_get(m, &Value::Keyword(Str::from(key))),
+            _ => None,
+        }
+    }
+
+    fn resolve_global(&self, g: &GlobalRef) -> EvalResult {
+        if let Some(d) = self.user.get(&g.name) {
+            return Ok(d.value.clone());
+        }
+        let is_tool = self.host.has_tool(&g.name);
+        let data = self.data_get(&g.name);
+        match (is_tool, data) {
+            (true, Some(_)) => Err(Error::new(
+                ErrorKind::AmbiguousReference,
+                format!("{0} is ambiguous: both tool/{0} and data/{0} exist", g.name),
+            )
+            .at(g.pos)
+            .with_hint(format!(
+                "write tool/{0} to call the tool or data/{0} to read the input",
+                g.name
+            ))
+            .into()),
+            (true, None) => Ok(Value::Tool(g.name.clone())),
+            (false, Some(v)) => Ok(v.clone()),
+            (false, None) => Err(self.undefined(g).into()),
+        }
+    }
+
+    // ---- calls ----
+}
