@@ -64,6 +64,95 @@ pub enum Node {
     Where(Box<WhereNode>),
 }
 
+/// One exhaustive list of a node's children, in evaluation order (the bodies of nested
+/// lambdas are not children: they run later, in their own frame). Written once as a macro so
+/// the shared and the mutable walk cannot drift apart.
+macro_rules! children {
+    ($node:expr, $f:expr, $iter:ident, $($m:ident)*) => {
+        match $node {
+            Node::If(b) => {
+                $f(&$($m)* b.0);
+                $f(&$($m)* b.1);
+                $f(&$($m)* b.2);
+            }
+            Node::Do(items)
+            | Node::And(items)
+            | Node::Or(items)
+            | Node::Recur(items)
+            | Node::RecurTo(items, _)
+            | Node::VecLit(items)
+            | Node::SetLit(items)
+            | Node::CallBuiltin(_, items, _)
+            | Node::CallTool(_, items, _)
+            | Node::CallGlobal(_, items)
+            | Node::KwGet(_, items, _) => {
+                for i in items.$iter() {
+                    $f(i);
+                }
+            }
+            Node::Let(l) | Node::Loop(l) => {
+                for (_, init) in l.bindings.$iter() {
+                    $f(init);
+                }
+                $f(&$($m)* l.body);
+            }
+            Node::Doseq(d) => {
+                for (_, c) in d.bindings.$iter() {
+                    $f(c);
+                }
+                $f(&$($m)* d.body);
+            }
+            Node::Def(d) => $f(&$($m)* d.value),
+            Node::Compare(_, xy, _) => {
+                $f(&$($m)* xy.0);
+                $f(&$($m)* xy.1);
+            }
+            Node::Call(c) => {
+                $f(&$($m)* c.f);
+                for a in c.args.$iter() {
+                    $f(a);
+                }
+            }
+            Node::Return(v) | Node::Fail(v) => $f(&$($m)* **v),
+            Node::MapLit(pairs, ..) => {
+                for (k, v) in pairs.$iter() {
+                    $f(k);
+                    $f(v);
+                }
+            }
+            Node::Where(w) => {
+                if let Some(v) = &$($m)* w.value {
+                    $f(v);
+                }
+            }
+            Node::MakeFn(..)
+            | Node::Const(_)
+            | Node::Local(_)
+            | Node::MoveLocal(_)
+            | Node::Capture(_)
+            | Node::Global(_)
+            | Node::UserRef(..)
+            | Node::DataRef(_)
+            | Node::ToolFn(_)
+            | Node::History(_) => {}
+        }
+    };
+}
+
+impl Node {
+    /// Calls `f` on each child, in evaluation order.
+    pub fn for_each_child<'n>(&'n self, mut f: impl FnMut(&'n Node)) {
+        children!(self, f, iter,)
+    }
+
+    /// The children to change, in evaluation order (walk them backwards for liveness).
+    pub fn children_mut(&mut self) -> Vec<&mut Node> {
+        let mut out = Vec::new();
+        children!(self, (|n| out.push(n)), iter_mut, mut);
+        out
+    }
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
         // a program may nest as deep as its host allows (max_nesting)

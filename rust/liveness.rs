@@ -96,40 +96,6 @@ fn collect(n: &Node, reads: &mut Bits, binds: &mut Bits) {
 fn collect_inner(n: &Node, reads: &mut Bits, binds: &mut Bits) {
     match n {
         Node::Local(s) | Node::MoveLocal(s) => reads.set(*s),
-        Node::If(b) => {
-            collect(&b.0, reads, binds);
-            collect(&b.1, reads, binds);
-            collect(&b.2, reads, binds);
-        }
-        Node::Do(items)
-        | Node::And(items)
-        | Node::Or(items)
-        | Node::Recur(items)
-        | Node::RecurTo(items, _)
-        | Node::VecLit(items)
-        | Node::SetLit(items)
-        | Node::CallBuiltin(_, items, _)
-        | Node::CallTool(_, items, _)
-        | Node::CallGlobal(_, items)
-        | Node::KwGet(_, items, _) => {
-            for i in items.iter() {
-                collect(i, reads, binds);
-            }
-        }
-        Node::Let(l) | Node::Loop(l) => {
-            for (p, init) in &l.bindings {
-                pattern_slots(p, binds);
-                collect(init, reads, binds);
-            }
-            collect(&l.body, reads, binds);
-        }
-        Node::Doseq(d) => {
-            for (p, c) in &d.bindings {
-                pattern_slots(p, binds);
-                collect(c, reads, binds);
-            }
-            collect(&d.body, reads, binds);
-        }
         Node::MakeFn(_, caps) => {
             for c in caps.iter() {
                 if let CaptureSrc::Local(s) = c {
@@ -137,43 +103,19 @@ fn collect_inner(n: &Node, reads: &mut Bits, binds: &mut Bits) {
                 }
             }
         }
-        Node::Def(d) => collect(&d.value, reads, binds),
-        Node::Compare(_, xy, _) => {
-            collect(&xy.0, reads, binds);
-            collect(&xy.1, reads, binds);
-        }
-        Node::Call(c) => {
-            collect(&c.f, reads, binds);
-            for a in c.args.iter() {
-                collect(a, reads, binds);
+        Node::Let(l) | Node::Loop(l) => {
+            for (p, _) in &l.bindings {
+                pattern_slots(p, binds);
             }
         }
-        Node::Return(v) | Node::Fail(v) => collect(v, reads, binds),
-        Node::MapLit(pairs, ..) => {
-            for (k, v) in pairs.iter() {
-                collect(k, reads, binds);
-                collect(v, reads, binds);
+        Node::Doseq(d) => {
+            for (p, _) in &d.bindings {
+                pattern_slots(p, binds);
             }
         }
-        Node::Where(w) => {
-            if let Some(v) = &w.value {
-                collect(v, reads, binds);
-            }
-        }
-        Node::Const(_)
-        | Node::Capture(_)
-        | Node::Global(_)
-        | Node::UserRef(..)
-        | Node::DataRef(_)
-        | Node::ToolFn(_)
-        | Node::History(_) => {}
+        _ => {}
     }
-}
-
-fn visit_rev(items: &mut [Node], live: &mut Bits, n: u32) {
-    for i in items.iter_mut().rev() {
-        visit(i, live, n);
-    }
+    n.for_each_child(|c| collect(c, reads, binds));
 }
 
 fn visit(node: &mut Node, live: &mut Bits, n: u32) {
@@ -197,15 +139,6 @@ fn visit_inner(node: &mut Node, live: &mut Bits, n: u32) {
             live.union(&then_live);
             visit(&mut b.0, live, n);
         }
-        Node::Do(items)
-        | Node::Recur(items)
-        | Node::RecurTo(items, _)
-        | Node::VecLit(items)
-        | Node::SetLit(items)
-        | Node::CallBuiltin(_, items, _)
-        | Node::CallTool(_, items, _)
-        | Node::CallGlobal(_, items)
-        | Node::KwGet(_, items, _) => visit_rev(items, live, n),
         Node::And(items) | Node::Or(items) => {
             let after = live.clone();
             let last = items.len().saturating_sub(1);
@@ -266,33 +199,11 @@ fn visit_inner(node: &mut Node, live: &mut Bits, n: u32) {
                 }
             }
         }
-        Node::Def(d) => visit(&mut d.value, live, n),
-        Node::Compare(_, xy, _) => {
-            visit(&mut xy.1, live, n);
-            visit(&mut xy.0, live, n);
-        }
-        Node::Call(c) => {
-            visit_rev(&mut c.args, live, n);
-            visit(&mut c.f, live, n);
-        }
-        Node::Return(v) | Node::Fail(v) => visit(v, live, n),
-        Node::MapLit(pairs, ..) => {
-            for (k, v) in pairs.iter_mut().rev() {
-                visit(v, live, n);
-                visit(k, live, n);
+        // the rest: each child in turn, last evaluated first
+        _ => {
+            for c in node.children_mut().into_iter().rev() {
+                visit(c, live, n);
             }
         }
-        Node::Where(w) => {
-            if let Some(v) = &mut w.value {
-                visit(v, live, n);
-            }
-        }
-        Node::Const(_)
-        | Node::Capture(_)
-        | Node::Global(_)
-        | Node::UserRef(..)
-        | Node::DataRef(_)
-        | Node::ToolFn(_)
-        | Node::History(_) => {}
     }
 }
