@@ -197,8 +197,8 @@ class SubAgent:
     """An LLM agent that answers a mission by writing PTC-Lisp over ``data`` and ``tools``.
 
     Options left unset (``llm``, ``compression``, ``limits``, ``retry``) are inherited from the
-    parent when this agent runs as another agent's tool (API-007), else take their defaults:
-    no compression (API-003), default limits, 3 LLM attempts.
+    parent when this agent runs as another agent's tool, else take their defaults:
+    no compression, default limits, 3 LLM attempts.
     """
 
     def __init__(

@@ -201,8 +201,8 @@ class RunContext:
 class Step:
     """Result of :meth:`SubAgent.run`.
 
-    ``turns`` is the full, append-only record of the run (ARC-002, DBG-005); the number of turns is
-    ``len(step.turns)`` (ARC-006). ``messages[i]`` is the exact message list of LLM call ``i``.
+    ``turns`` is the full, append-only record of the run; the number of turns is
+    ``len(step.turns)``. ``messages[i]`` is the exact message list of LLM call ``i``.
     """
 
     ok: bool

@@ -153,7 +153,7 @@ class TurnError:
 class Turn:
     """One cycle of the loop: the LLM's reply, the program run, and what it produced.
 
-    ``success`` is False when the turn must be shown to the LLM in full (ERR-001): no program in
+    ``success`` is False when the turn must be shown to the LLM in full: no program in
     the reply, a program error, or a returned value that did not match the signature.
     """
 

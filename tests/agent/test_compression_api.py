@@ -18,14 +18,14 @@ from ptc.compression import (
 )
 
 
-def test_true_enables_default_strategy_api001_arc005():
+def test_true_enables_default_strategy():
     """API-001, ARC-005: ``True`` selects SingleUserCoalesced with the default options."""
     strategy, o = normalize(True)
     assert isinstance(strategy, SingleUserCoalesced)
     assert o == dict(DEFAULT_OPTIONS)
 
 
-def test_defaults_api004_api005_trn002_trn003():
+def test_defaults():
     """API-004, API-005, TRN-002, TRN-003: println 15, tool calls 20, samples 3/80, args 3/60."""
     _, o = normalize(True)
     assert o["println_limit"] == 15 and o["tool_call_limit"] == 20
@@ -34,13 +34,13 @@ def test_defaults_api004_api005_trn002_trn003():
     assert o["println_max_chars"] == 2000
 
 
-def test_false_and_none_disable_api003():
+def test_false_and_none_disable():
     """API-003: False and None disable compression (the full history is sent)."""
     assert normalize(False) == (None, {})
     assert normalize(None) == (None, {})
 
 
-def test_strategy_with_options_api002_api006():
+def test_strategy_with_options():
     """API-002, API-006: ``(Strategy, opts)`` with a class or an instance; returns a tuple."""
     for spec in (SingleUserCoalesced, SingleUserCoalesced()):
         strategy, o = normalize((spec, {"println_limit": 10}))
@@ -52,7 +52,7 @@ def test_strategy_with_options_api002_api006():
     assert strategy.name == "full_history"
 
 
-def test_bad_options_rejected_api006():
+def test_bad_options_rejected():
     """API-006: unknown options and bad values fail early with a clear message."""
     with pytest.raises(ValueError, match="println_limt"):
         normalize((SingleUserCoalesced, {"println_limt": 3}))
@@ -64,7 +64,7 @@ def test_bad_options_rejected_api006():
         normalize((SingleUserCoalesced,))
 
 
-def test_protocol_name_and_to_messages_arc003():
+def test_protocol_name_and_to_messages():
     """ARC-003: a strategy has ``name`` and ``to_messages(turns, memory, opts)``."""
     assert isinstance(SingleUserCoalesced(), Compression)
     assert isinstance(FullHistory(), Compression)
@@ -91,7 +91,7 @@ class LastTurnOnly:
         )
 
 
-def test_custom_strategy_and_registry_arc003():
+def test_custom_strategy_and_registry():
     """ARC-003: any object with the protocol works; registering makes it loadable by name."""
     strategy, o = normalize((LastTurnOnly, {"keep": 2}))
     assert o["keep"] == 2

@@ -199,7 +199,7 @@ def measure(max_turns: int = 6) -> dict[str, list[int]]:
     return out
 
 
-def test_samples_are_what_the_core_records_trn001_trn002():
+def test_samples_are_what_the_core_records():
     """The hand-built samples are the core's: equal to what a Session describes for the same
     values (a map sample at printable_limit 80 shows at most 80 // 30 = 2 entries)."""
     import ptc

@@ -45,7 +45,7 @@ def make_step(ctx):
     )
 
 
-def test_turn_is_frozen_arc001_dbg002():
+def test_turn_is_frozen():
     """ARC-001, DBG-002: a Turn is an immutable record with the required fields."""
     t = turn(1)
     for name in ("number", "program", "result", "prints", "tool_calls", "memory", "success"):
@@ -54,7 +54,7 @@ def test_turn_is_frozen_arc001_dbg002():
         t.success = False  # type: ignore[misc]
 
 
-def test_step_json_roundtrip_rederives_messages_dbg003():
+def test_step_json_roundtrip_rederives_messages():
     """DBG-003: JSON holds turns and context; messages are rendered again, identical."""
     step = make_step(context())
     data = json.loads(step.to_json())
@@ -69,7 +69,7 @@ def test_step_json_keeps_messages_when_asked():
     assert again.messages == step.messages
 
 
-def test_render_compressed_and_full_dbg004_dbg005():
+def test_render_compressed_and_full():
     """DBG-004, DBG-005: the compressed view is what the strategy renders; full shows programs."""
     step = make_step(context(compression=None, compression_opts={}))
     view = step.render("compressed")

@@ -64,7 +64,7 @@ def user(turns, **extra):
 # --- the seed's example ------------------------------------------------------------------
 
 
-def test_first_turn_message_ns010_msg002():
+def test_first_turn_message():
     """NS-010, NS-008, MSG-002, MSG-003: turn 1 has mission, tool/ and data/, no user/ section."""
     messages, stats = render([])
     assert messages == [
@@ -74,7 +74,7 @@ def test_first_turn_message_ns010_msg002():
     assert stats.turns_compressed == 0
 
 
-def test_seed_example_after_compression_msg001_cmp001_sam002():
+def test_seed_example_after_compression():
     """MSG-001, CMP-001, SAM-002, FMT-011, FMT-012, FMT-014, FMT-015, TRN-009: turn 1 with
     println becomes the single USER message: no samples, output shown as printed."""
     messages, stats = render([seed_turn1()])
@@ -96,7 +96,7 @@ def test_seed_example_after_compression_msg001_cmp001_sam002():
     assert (stats.tool_calls_shown, stats.printlns_shown) == (2, 2)
 
 
-def test_exploration_turn_shows_samples_sam001_sam003_fmt009():
+def test_exploration_turn_shows_samples():
     """SAM-001, SAM-003, FMT-009, TC-005: no println -> values with Clojure-syntax samples; the
     tool results reach the LLM as the samples of the values they were stored in."""
     t1 = turn(
@@ -116,7 +116,7 @@ def test_exploration_turn_shows_samples_sam001_sam003_fmt009():
     assert ";; Output:" not in text
 
 
-def test_tool_results_not_listed_tc004_tc003():
+def test_tool_results_not_listed():
     """TC-004, TC-003: tool call lines show name and (pre-truncated) args, never results."""
     t1 = turn(1, calls=[call("search-reviews", '"Electronics"', result="SECRET RESULT")])
     text = user([t1])
@@ -124,7 +124,7 @@ def test_tool_results_not_listed_tc004_tc003():
     assert "SECRET RESULT" not in text
 
 
-def test_side_effect_tools_returning_nil_fmt012():
+def test_side_effect_tools_returning_nil():
     """FMT-012, TC-001: nil-returning calls are listed, parens always shown (AMB-007)."""
     calls = [
         call("make-call", '{:to "Alice", :message "Meeting at 3pm"}'),
@@ -143,14 +143,14 @@ def test_side_effect_tools_returning_nil_fmt012():
     ) in text
 
 
-def test_no_tool_calls_line_fmt013():
+def test_no_tool_calls_line():
     """FMT-013: after a turn without any tool call the section says so; not on turn 1."""
     t1 = turn(1, "(def x 1)", memory=[value("x", "integer", "1")], defined=["x"])
     assert ";; No tool calls made" in user([t1])
     assert ";; No tool calls made" not in user([])
 
 
-def test_no_tool_calls_line_omitted_without_tools_fmt013():
+def test_no_tool_calls_line_omitted_without_tools():
     """FMT-013 only when tools exist: an agent without tools never gets "No tool calls made"."""
     t1 = turn(1, "(def x 1)", memory=[value("x", "integer", "1")], defined=["x"])
     messages, _ = S.to_messages([t1], t1.memory, opts(tools=()))
@@ -164,7 +164,7 @@ def test_no_tool_calls_line_omitted_without_tools_fmt013():
     )
 
 
-def test_section_order_and_headers_fmt001_fmt002_fmt003_fmt016():
+def test_section_order_and_headers():
     """FMT-001, FMT-002, FMT-003, FMT-016: tool/ -> data/ -> user/ -> Tool calls -> Output."""
     text = user([seed_turn1()])
     markers = [
@@ -179,20 +179,20 @@ def test_section_order_and_headers_fmt001_fmt002_fmt003_fmt016():
     assert positions == sorted(positions)
 
 
-def test_empty_sections_omitted_fmt016():
+def test_empty_sections_omitted():
     """FMT-016: no tools, no data, no definitions -> only mission and turns left."""
     msgs, _ = S.to_messages([], (), {"mission": "M", "system_prompt": "S", "max_turns": 3})
     assert msgs[1]["content"] == "M\n\nTurns left: 3"
 
 
-def test_tool_entry_format_fmt004():
+def test_tool_entry_format():
     """FMT-004: ``(tool/name params)  ; signature`` (plus the description when known)."""
     tools = (ToolSpec("fetch", ("id", "opts"), "(id :int, opts :map?) -> :map"),)
     msgs, _ = S.to_messages([], (), {"mission": "M", "tools": tools})
     assert "(tool/fetch id opts)            ; (id :int, opts :map?) -> :map" in msgs[1]["content"]
 
 
-def test_data_entry_format_fmt005():
+def test_data_entry_format():
     """FMT-005: ``data/name  ; type, sample: s``; without a sample only the type."""
     data = (DataEntry("limit", "integer", "10"), DataEntry("_secret", "map[2]"))
     msgs, _ = S.to_messages([], (), {"mission": "M", "data": data})
@@ -204,7 +204,7 @@ def test_data_entry_format_fmt005():
     )
 
 
-def test_user_prelude_function_formats_fmt006_fmt007_fmt008():
+def test_user_prelude_function_formats():
     """FMT-006, FMT-007, FMT-008: functions with docstring + return type, docstring, minimal."""
     memory = [
         func("score", ["p"], "Rating times stock", "float"),
@@ -222,7 +222,7 @@ def test_user_prelude_function_formats_fmt006_fmt007_fmt008():
     ) in user([t1])
 
 
-def test_value_without_sample_fmt010_def003_def004():
+def test_value_without_sample():
     """FMT-010, DEF-003, DEF-004: nil and empty collections have no sample."""
     memory = [value("x", "nil"), value("items", "list[0]"), value("m", "map[0]")]
     t1 = turn(1, memory=memory, defined=["x", "items", "m"])
@@ -233,7 +233,7 @@ def test_value_without_sample_fmt010_def003_def004():
     ) in user([t1])
 
 
-def test_docstring_sanitized_def007_def005():
+def test_docstring_sanitized():
     """DEF-007, DEF-005: docstrings of def and defn are shown with ';' removed entirely."""
     memory = [
         value("users", "list[5]", '{:name "Alice"}', doc="Active users; from API"),
@@ -244,7 +244,7 @@ def test_docstring_sanitized_def007_def005():
     assert '(f [x])                         ; "Doubles x returns int"' in text
 
 
-def test_redefinition_latest_wins_def001_def002_def009_def008():
+def test_redefinition_latest_wins():
     """DEF-001, DEF-002, DEF-008, DEF-009: the memory snapshot (definition order, latest value)
     is what is shown; definitions accumulate across turns."""
     t1 = turn(
@@ -265,7 +265,7 @@ def test_redefinition_latest_wins_def001_def002_def009_def008():
     assert "sample: 1" not in text
 
 
-def test_samples_follow_the_defining_turn_sam001_sam002_fmt017():
+def test_samples_follow_the_defining_turn():
     """SAM-001/002, FMT-017: y was defined in a printing turn (no sample), x in an exploring one;
     both are consolidated into one user/ section and one Output section."""
     t1 = turn(1, memory=[value("x", "integer", "1")], defined=["x"])
@@ -284,7 +284,7 @@ def test_samples_follow_the_defining_turn_sam001_sam002_fmt017():
 # --- limits --------------------------------------------------------------------------------
 
 
-def test_println_limit_fifo_trn006_trn010_api004():
+def test_println_limit_fifo():
     """TRN-006, TRN-010, API-004: the limit counts println calls (not lines); oldest dropped."""
     turns = [turn(i, prints=[f"call {i}\nsecond line"]) for i in range(1, 5)]
     messages, stats = render(turns, max_turns=10, println_limit=2)
@@ -294,14 +294,14 @@ def test_println_limit_fifo_trn006_trn010_api004():
     assert (stats.printlns_shown, stats.printlns_dropped) == (2, 2)
 
 
-def test_default_println_limit_is_15_api004():
+def test_default_println_limit_is_15():
     """API-004: by default the 15 most recent println calls are shown."""
     turns = [turn(1, prints=[f"p{i}" for i in range(20)])]
     _, stats = render(turns)
     assert (stats.printlns_shown, stats.printlns_dropped) == (15, 5)
 
 
-def test_tool_call_limit_fifo_tc002_tc007_api005():
+def test_tool_call_limit_fifo():
     """TC-002, TC-007, API-005: at most 20 calls by default, oldest dropped first."""
     turns = [turn(1, calls=[call("t", str(i)) for i in range(25)])]
     messages, stats = render(turns)
@@ -312,14 +312,14 @@ def test_tool_call_limit_fifo_tc002_tc007_api005():
     assert (stats.tool_calls_shown, stats.tool_calls_dropped) == (3, 22)
 
 
-def test_println_entry_cut_trn011_trn007():
+def test_println_entry_cut():
     """TRN-011, TRN-007: an entry is kept as-is (no prefix) but cut after println_max_chars."""
     long = "x" * 2500
     text = user([turn(1, prints=[long, "  indented; kept"])])
     assert "\n" + "x" * 2000 + "...\n  indented; kept\n" in text
 
 
-def test_output_not_sanitized_fmt018():
+def test_output_not_sanitized():
     """FMT-018: output that looks like summary syntax is rendered as-is."""
     text = user([turn(1, prints=[";; === user/ (fake) ===\n; Defined: x"])])
     assert ";; Output:\n;; === user/ (fake) ===\n; Defined: x\n" in text
@@ -328,7 +328,7 @@ def test_output_not_sanitized_fmt018():
 # --- turns left, failed turns ----------------------------------------------------------------
 
 
-def test_turns_left_and_final_turn_msg005():
+def test_turns_left_and_final_turn():
     """MSG-005: ``Turns left: N`` counts the turn being asked for; the last turn gets the exact
     FINAL TURN line instead."""
     assert FINAL_TURN == "FINAL TURN - you must call (return result) or (fail reason) now."
@@ -337,7 +337,7 @@ def test_turns_left_and_final_turn_msg005():
     assert user(turns).endswith("\n\n" + FINAL_TURN)
 
 
-def test_failed_turn_kept_in_full_err001_err003_cmp002_cmp003():
+def test_failed_turn_kept_in_full():
     """ERR-001, ERR-003, CMP-002, CMP-003: the failed program stays as an ASSISTANT message,
     followed by a USER message with the error and the turns left."""
     failed = turn(
@@ -357,7 +357,7 @@ def test_failed_turn_kept_in_full_err001_err003_cmp002_cmp003():
     assert stats.turns_compressed == 1
 
 
-def test_multiple_failed_turns_in_order_err002():
+def test_multiple_failed_turns_in_order():
     """ERR-002: each failed turn keeps its own pair, in order; the last USER message has the
     current turns left."""
     t1 = turn(1, memory=[value("a", "integer", "1")], defined=["a"])
@@ -381,7 +381,7 @@ def test_multiple_failed_turns_in_order_err002():
     )
 
 
-def test_recovery_after_failures_last_user_has_current_count_msg005():
+def test_recovery_after_failures_last_user_has_current_count():
     """MSG-005, ERR-001: after failed turns then a success, the success is coalesced and the
     last USER message still ends with the current turns-left line."""
     t1 = turn(1)
@@ -394,7 +394,7 @@ def test_recovery_after_failures_last_user_has_current_count_msg005():
     assert stats.turns_compressed == 2
 
 
-def test_failed_turn_tool_calls_still_listed_tc001():
+def test_failed_turn_tool_calls_still_listed():
     """TC-001: tool calls of a failed turn happened (side effects) and are listed too."""
     t1 = turn(1, calls=[call("a")])
     f2 = turn(2, calls=[call("send-email", '"bob"')], error="boom", error_type="tool_error")
@@ -411,7 +411,7 @@ def test_no_program_reply_is_replayed_raw():
     assert messages[3]["content"].startswith("Error: No PTC-Lisp program found")
 
 
-def test_mission_first_and_never_removed_msg003_msg004_msg007():
+def test_mission_first_and_never_removed():
     """MSG-003, MSG-004, MSG-007: the mission opens the USER message on every turn, followed by
     a blank line, however many turns and failures there are."""
     turns = [turn(1), turn(2, error="e"), turn(3), turn(4, error="e")]
@@ -420,14 +420,14 @@ def test_mission_first_and_never_removed_msg003_msg004_msg007():
         assert messages[1]["content"].startswith(MISSION + "\n\n")
 
 
-def test_system_prompt_unchanged_msg006():
+def test_system_prompt_unchanged():
     """MSG-006: the SYSTEM message is the same on every turn."""
     turns = [seed_turn1(), turn(2, error="e"), turn(3)]
     systems = {render(turns[:n])[0][0]["content"] for n in range(4)}
     assert systems == {SYSTEM}
 
 
-def test_tool_and_data_sections_byte_identical_ns012():
+def test_tool_and_data_sections_byte_identical():
     """NS-012: the tool/ and data/ part of the prompt is a stable, cacheable prefix."""
     turns = [seed_turn1(), turn(2, error="e"), turn(3, calls=[call("x")])]
     prefixes = set()
@@ -437,7 +437,7 @@ def test_tool_and_data_sections_byte_identical_ns012():
     assert prefixes == {HEAD}
 
 
-def test_pure_render_same_input_same_output_arc004():
+def test_pure_render_same_input_same_output():
     """ARC-004: rendering twice gives identical messages and stats; inputs are not modified."""
     turns = (seed_turn1(), turn(2, error="e"), turn(3))
     o = opts()
@@ -448,7 +448,7 @@ def test_pure_render_same_input_same_output_arc004():
     assert (repr(turns), repr(o)) == before
 
 
-def test_full_history_uncompressed_api003():
+def test_full_history_uncompressed():
     """API-003: without compression every program and its feedback are sent in order."""
     failed = turn(2, "(oops)", error="Undefined variable: oops")
     messages, stats = FullHistory().to_messages([seed_turn1(), failed], (), opts())

@@ -79,7 +79,7 @@ def seed_agent(llm, **kw):
 # --- the seed example ----------------------------------------------------------------------
 
 
-def test_seed_example_compressed_msg002_cmp001_sam002():
+def test_seed_example_compressed():
     """MSG-002, CMP-001, SAM-002, FMT-004, FMT-005, FMT-011, FMT-014, NS-008, NS-011: the
     reviews/inventory example; turn 2 sees one USER message with the summary of turn 1."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence(FINISH_PROGRAM)])
@@ -105,7 +105,7 @@ def test_seed_example_compressed_msg002_cmp001_sam002():
     assert list(step.messages) == llm.calls
 
 
-def test_seed_example_uncompressed_api003():
+def test_seed_example_uncompressed():
     """API-003: ``compression=False`` sends every program and its feedback."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence(FINISH_PROGRAM)])
     step = seed_agent(llm, compression=False).run()
@@ -119,7 +119,7 @@ def test_seed_example_uncompressed_api003():
     )
 
 
-def test_exploration_turn_shows_samples_sam001_trn002_trn005():
+def test_exploration_turn_shows_samples():
     """SAM-001, TRN-002, TRN-005, TC-005: without println, values carry samples cut at 80
     characters with ``...``; list samples show the first element."""
     llm = ScriptedLLM([fence(EXPLORE_PROGRAM), fence(FINISH_PROGRAM)])
@@ -141,7 +141,7 @@ def test_exploration_turn_shows_samples_sam001_trn002_trn005():
 # --- definitions, types, truncation ----------------------------------------------------------
 
 
-def test_type_vocabulary_typ001_to_typ012():
+def test_type_vocabulary_to():
     """TYP-001, TYP-002, TYP-003, TYP-004, TYP-005, TYP-006, TYP-007, TYP-008, TYP-009, TYP-010,
     TYP-011, TYP-012, DEF-003, DEF-004: type labels and samples of every kind of value."""
     program = """(def a [])
@@ -178,7 +178,7 @@ def test_type_vocabulary_typ001_to_typ012():
     assert k.kind == "function" and k.type == "#fn[x]"
 
 
-def test_redefinitions_and_docstrings_def001_def002_def005_def006_def007_def009_fmt006():
+def test_redefinitions_and_docstrings():
     """DEF-001, DEF-002, DEF-005, DEF-006, DEF-007, DEF-008, DEF-009, FMT-006, FMT-007, NS-003:
     latest value wins, order of first definition, docstrings captured when run, ';' removed,
     return type shown once the function was called."""
@@ -203,7 +203,7 @@ def test_redefinitions_and_docstrings_def001_def002_def005_def006_def007_def009_
     assert step.turns[0].defined[-1] == "twice"
 
 
-def test_truncation_of_samples_and_args_trn001_trn003_trn004():
+def test_truncation_of_samples_and_args():
     """TRN-001, TRN-003, TRN-004: samples and tool-call args go through the core's to_clojure
     (args at 3/60); truncated collections say how many items there are."""
     long_arg = "q" * 100
@@ -221,7 +221,7 @@ def test_truncation_of_samples_and_args_trn001_trn003_trn004():
     assert step.turns[0].tool_calls[0].args_text == ptc.to_clojure(long_arg, 3, 60)[0]
 
 
-def test_println_captured_per_call_trn008_trn009():
+def test_println_captured_per_call():
     """TRN-008, TRN-009: each println call is one entry of the turn, newlines included."""
     llm = ScriptedLLM([fence('(println "a\\nb")\n(println "c" 1 :k)'), fence("(return 0)")])
     step = SubAgent("p", llm=llm, compression=True).run()
@@ -232,7 +232,7 @@ def test_println_captured_per_call_trn008_trn009():
 # --- tool calls --------------------------------------------------------------------------------
 
 
-def test_side_effect_tools_returning_nil_tc001_tc006():
+def test_side_effect_tools_returning_nil():
     """TC-001, TC-003, TC-006: nil-returning calls of every turn are listed with their args;
     the Turn keeps name, args and result."""
     sent = []
@@ -260,7 +260,7 @@ def test_side_effect_tools_returning_nil_tc001_tc006():
     assert first.args[0]["to"] == "Alice"
 
 
-def test_limits_hit_tc002_tc007_trn010():
+def test_limits_hit():
     """TC-002, TC-007, TRN-010: tool-call and println limits keep the most recent ones."""
 
     def ping(n: int) -> int:
@@ -284,7 +284,7 @@ def test_limits_hit_tc002_tc007_trn010():
 # --- failures, final turn, single shot ---------------------------------------------------------
 
 
-def test_failed_turns_then_recovery_err001_err002_err003_cmp002_cmp003():
+def test_failed_turns_then_recovery():
     """ERR-001, ERR-002, ERR-003, CMP-002, CMP-003: two failures in a row keep their programs
     and errors in order; the recovery turn then succeeds."""
     replies = [
@@ -309,7 +309,7 @@ def test_failed_turns_then_recovery_err001_err002_err003_cmp002_cmp003():
     assert step.turns[1].error.type == "undefined_variable"
 
 
-def test_final_turn_and_max_turns_msg005():
+def test_final_turn_and_max_turns():
     """MSG-005: the last turn's USER message ends with the exact FINAL TURN line; running out
     of turns ends the run with a max-turns error."""
     llm = ScriptedLLM([fence("(def a 1)"), fence("(def b 2)")])
@@ -336,7 +336,7 @@ def test_fail_ends_the_run():
     assert not step.ok and step.error.type == "fail" and step.error.value == "no data"
 
 
-def test_single_shot_ss001_ss002():
+def test_single_shot():
     """SS-001, SS-002: max_turns=1 answers with the last value and never compresses;
     max_turns defaults to 5."""
 
@@ -366,7 +366,7 @@ def test_signature_validation_fails_the_turn():
 # --- messages, purity, records -------------------------------------------------------------------
 
 
-def test_compression_at_turn_start_cmp004_dbg004_arc004():
+def test_compression_at_turn_start():
     """CMP-004, DBG-004, ARC-004: call k's messages are rendered from turns[:k] when turn k
     starts; re-rendering from the stored turns gives the same bytes."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence("(oops)"), fence(FINISH_PROGRAM)])
@@ -377,7 +377,7 @@ def test_compression_at_turn_start_cmp004_dbg004_arc004():
         assert json.dumps(again) == json.dumps(sent)
 
 
-def test_turn_records_arc001_arc002_arc006_arc007_dbg001_dbg002_dbg005():
+def test_turn_records():
     """ARC-001, ARC-002, ARC-006, ARC-007, DBG-001, DBG-002, DBG-005: frozen turns with number,
     program, result, prints, tool calls, memory and success; the count is len(turns)."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence("(oops)"), fence(FINISH_PROGRAM)])
@@ -397,7 +397,7 @@ def test_turn_records_arc001_arc002_arc006_arc007_dbg001_dbg002_dbg005():
     assert SEED_PROGRAM in full and "(oops)" in full
 
 
-def test_render_views_dbg004_dbg005():
+def test_render_views():
     """DBG-004, DBG-005: ``render('compressed')`` shows the LLM's view, ``'full'`` the turns."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence(FINISH_PROGRAM)])
     step = seed_agent(llm, compression=False).run()
@@ -427,7 +427,7 @@ def test_transient_llm_errors_are_retried():
 # --- namespaces ----------------------------------------------------------------------------------
 
 
-def test_namespaces_ns001_ns002_ns004_ns005_ns006_ns007_ns009():
+def test_namespaces():
     """NS-001, NS-002, NS-004, NS-005, NS-006, NS-007, NS-009: tool/ and data/ prefixes, bare
     fallbacks, local precedence, ambiguity and explicit access through the agent."""
 
@@ -459,7 +459,7 @@ def test_namespaces_ns001_ns002_ns004_ns005_ns006_ns007_ns009():
 # --- sub-agents, async, serialization -----------------------------------------------------------
 
 
-def test_sub_agent_as_tool_inherits_api007():
+def test_sub_agent_as_tool_inherits():
     """API-007: a child agent offered as a tool inherits llm and compression from its parent."""
     child = SubAgent("Count the letters of {{word}}", signature="(word :string) -> :int")
     llm = ScriptedLLM(
@@ -505,7 +505,7 @@ def test_sync_run_with_async_llm():
     assert step.ok and step.value == 1
 
 
-def test_serialization_roundtrip_dbg003():
+def test_serialization_roundtrip():
     """DBG-003: JSON stores turns, not summaries; messages are re-derived identically."""
     llm = ScriptedLLM([fence(SEED_PROGRAM), fence("(oops)"), fence(FINISH_PROGRAM)])
     step = seed_agent(llm).run()
@@ -548,7 +548,7 @@ def test_resume_continues_with_same_session_state():
 # --- review fixes ---------------------------------------------------------------------------------
 
 
-def test_sub_agent_tool_params_from_placeholders_fmt004():
+def test_sub_agent_tool_params_from_placeholders():
     """FMT-004: a sub-agent tool advertises the parameters its prompt's {{placeholders}} need,
     after those of an explicit signature; placeholders its own data fills are not asked for."""
     from ptc.compression._format import tool_line
@@ -580,7 +580,7 @@ def test_sub_agent_tool_params_from_placeholders_fmt004():
     assert llm.calls[1][1]["content"].startswith("Summarize batteries\n\n")
 
 
-def test_empty_mission_rejected_msg003_msg007():
+def test_empty_mission_rejected():
     """MSG-003, MSG-007: there is always a mission to put first in the USER message."""
     for prompt in ["", "   ", "\n\t\n"]:
         with pytest.raises(ValueError, match="non-empty mission"):
@@ -619,7 +619,7 @@ def test_llm_outage_counts_the_failed_call_and_resume_stays_consistent():
     assert (len(step.messages), step.usage.llm_calls, step.usage.llm_retries) == (1, 1, 0)
 
 
-def test_ok_error_ok_ordering_and_turns_left_cmp003_err002_msg005():
+def test_ok_error_ok_ordering_and_turns_left():
     """ok, error, ok: both successes are coalesced into the first USER message, the failed pair
     follows it, and the LAST USER message ends with the current turns-left line."""
     llm = ScriptedLLM(

@@ -1,4 +1,5 @@
-"""Regression tests for the review defects; each test names the seed section it follows."""
+"""Edge cases every strategy meets: repeated application, an orphan at the end, small context
+limits, late system messages, merged metadata; each test names the seed section it follows."""
 
 from __future__ import annotations
 
