@@ -388,7 +388,6 @@ def test_turn_records():
     assert [c.name for c in t1.tool_calls] == ["search-reviews", "get-inventory"]
     assert [m.name for m in t1.memory] == ["electronics", "reviews", "inventory"]
     assert t1.response.startswith("Here is my program")
-    assert t1.llm_ms >= 0 and t1.run_ms >= 0
     with pytest.raises(dataclasses.FrozenInstanceError):
         t1.number = 9  # type: ignore[misc]
     assert isinstance(step.turns, tuple) and not hasattr(step, "trace")

@@ -11,7 +11,6 @@ from ptc.history import (
     ImagePart,
     Message,
     TextPart,
-    TokenCounter,
     ToolCall,
     context_limit,
     default_counter,
@@ -52,7 +51,6 @@ def test_exact_counter_uses_injected_tokenizer():
 
     c = default_counter("gpt-4o", count_fn=fake)
     assert isinstance(c, ExactCounter) and c.encoding == "o200k_base"
-    assert isinstance(c, TokenCounter)
     assert c.count_text("one two three") == 3
     m = Message.assistant("hello there", [ToolCall("i", "f", "{}")])
     assert c.count_message(m) == len("hello there\nf\n{}".split()) + 4
