@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
 from ptc.compression import DataEntry, ToolSpec
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
 
@@ -95,19 +94,6 @@ def turn(
         error=TurnError(error_type, error, hint) if error else None,
         response=f"```clojure\n{program}\n```",
     )
-
-
-def _core_available() -> bool:
-    try:
-        import ptc
-
-        return hasattr(ptc, "Session") and hasattr(ptc, "to_clojure")
-    except ImportError:
-        return False
-
-
-CORE = _core_available()
-requires_core = pytest.mark.skipif(not CORE, reason="ptc core (ptc.Session) is not built")
 
 
 def fence(program: str) -> str:

@@ -12,12 +12,10 @@ import dataclasses
 import math
 from typing import Any
 
-from agent_helpers import MISSION, PRODUCTS, TOOLS, call, func, requires_core, turn, value
+from agent_helpers import MISSION, PRODUCTS, TOOLS, call, func, turn, value
 from ptc.compression import DataEntry, FullHistory, SingleUserCoalesced
 from ptc.prompts import system_prompt
 from ptc.turn import MemoryEntry
-
-pytestmark = requires_core
 
 REVIEWS = "Customer Review Summary for Electronics:\n" + "\n".join(
     f"- {name}: Average rating {score}/5 from {n} reviews. Most mention build quality, "

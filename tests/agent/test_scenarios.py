@@ -5,18 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import ptc
 import pytest
-from agent_helpers import CORE, PRODUCTS, fence, requires_core
+from agent_helpers import PRODUCTS, fence
+from ptc.agent import SubAgent
 from ptc.compression import CompressionStats, SingleUserCoalesced
 from ptc.compression._format import FINAL_TURN
 from ptc.llm import AsyncScriptedLLM, RetryPolicy, ScriptedLLM, TransientLLMError
-
-if CORE:
-    import ptc
-    from ptc.agent import SubAgent
-    from ptc.step import Step
-
-pytestmark = requires_core
+from ptc.step import Step
 
 MISSION = "Find well-reviewed products in stock"
 REVIEWS = (

@@ -1,31 +1,14 @@
-"""Make ``ptc.history`` importable even when ``ptc/__init__.py`` cannot be imported yet
-(it may import the Rust core before it is built). ``ptc.history`` uses nothing else."""
+"""Fixtures for the history tests: every store test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import sys
-import types
-from pathlib import Path
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
 
-PKG_DIR = Path(__file__).resolve().parents[2] / "python" / "ptc"
-
-try:
-    import ptc
-except Exception:
-    for name in [n for n in sys.modules if n == "ptc" or n.startswith("ptc.")]:
-        del sys.modules[name]
-    stub = types.ModuleType("ptc")
-    stub.__path__ = [str(PKG_DIR)]
-    sys.modules["ptc"] = stub
-
-# -- store backends (issue 13): every store test runs on SQLite and on PostgreSQL ----------------
-import os  # noqa: E402
-import uuid  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-import ptc.history  # noqa: E402,F401
-import pytest  # noqa: E402
+import ptc.history  # noqa: F401
+import pytest
 
 PG_URL = os.environ.get("PTC_TEST_POSTGRES_URL", "")
 REQUIRE_PG = os.environ.get("PTC_REQUIRE_POSTGRES") == "1"

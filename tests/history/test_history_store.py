@@ -10,27 +10,15 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 from history_cases import call, calls, result, sys_, user
 from ptc.history import HistoryStore, Message, search_tools, to_messages
 
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-
-# Child processes import ptc.history the same way conftest.py does.
+# What child processes import first.
 BOOT = textwrap.dedent(
-    f"""
-    import sys, types
-    sys.path.insert(0, {str(PYTHON_DIR)!r})
-    try:
-        import ptc
-    except Exception:
-        for n in [n for n in sys.modules if n == "ptc" or n.startswith("ptc.")]:
-            del sys.modules[n]
-        m = types.ModuleType("ptc"); m.__path__ = [{str(PYTHON_DIR / "ptc")!r}]
-        sys.modules["ptc"] = m
-    import json
+    """
+    import json, sys
     from ptc.history import HistoryStore, Message
     from ptc.history.store import open_store
     """
