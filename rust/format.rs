@@ -70,6 +70,11 @@ pub fn to_clojure(
 
 /// Output bytes after which a print with a `limit` or `printable_limit` (a preview) stops: the
 /// limits apply per collection, and a value built from shared parts can hold `limit`^depth items.
+/// A sample of a value (definitions, data entries, feedback): this many items of a collection
+/// and this many characters of a string, unless the caller asks otherwise (seed 001, TRN-002).
+pub const SAMPLE_LIMIT: usize = 3;
+pub const SAMPLE_PRINTABLE_LIMIT: usize = 80;
+
 pub const PREVIEW_CAP: usize = 1024 * 1024;
 /// Output bytes after which any print stops.
 pub const PRINT_CAP: usize = 256 * 1024 * 1024;

@@ -6,6 +6,8 @@ from .errors import LispError
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "SAMPLE_LIMIT",
+    "SAMPLE_PRINTABLE_LIMIT",
     "CancelToken",
     "CoreSession",
     "Definition",
@@ -29,6 +31,8 @@ __all__ = [
 
 __version__: str
 DEFAULT_LIMITS: dict[str, int]
+SAMPLE_LIMIT: int
+SAMPLE_PRINTABLE_LIMIT: int
 
 @final
 class LazyValue:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import ptc
+from ptc import _core
 from ptc.checkpoint import CheckpointSink, CheckpointSource, Sink
 from ptc.compression import (
     Compression,
@@ -651,7 +652,7 @@ class _Runner:
 
     def _snapshot(self) -> tuple[MemoryEntry, ...]:
         lim, plim = self.opts["sample_limit"], self.opts["sample_printable_limit"]
-        custom = (lim, plim) != (3, 80)
+        custom = (lim, plim) != (_core.SAMPLE_LIMIT, _core.SAMPLE_PRINTABLE_LIMIT)
         entries = []
         for d in self.session.definitions:
             typ, sample = d.type, d.sample

@@ -69,7 +69,7 @@ class ProgramTool:
         specs = tuple(Tool(fn).spec(n) for n, fn in self.tools.items())
         data = []
         for key in self._session.data_keys:
-            d = self._session.describe_data(key, 3, 80)
+            d = self._session.describe_data(key)
             data.append(DataEntry(key, d.type, None if key.startswith("_") else d.sample))
         sections = namespace_sections({"tools": specs, "data": tuple(data)})
         return "\n\n".join(

@@ -71,7 +71,7 @@ def repl(
             continue
         if command == ":data":
             for key in session.data_keys:
-                d = session.describe_data(key, 3, 80)
+                d = session.describe_data(key)
                 write(f"data/{key}  ; {d.type}" + (f", sample: {d.sample}" if d.sample else ""))
             if not session.data_keys:
                 write("(no data)")

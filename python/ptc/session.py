@@ -205,13 +205,19 @@ class Session:
         return self._core.data_keys()
 
     def describe(
-        self, name: str, limit: int | None = 3, printable_limit: int | None = 80
+        self,
+        name: str,
+        limit: int | None = _core.SAMPLE_LIMIT,
+        printable_limit: int | None = _core.SAMPLE_PRINTABLE_LIMIT,
     ) -> Description:
         """Type label and sample of a user definition, rendered on the value in place."""
         return Description(*self._core.describe(name, limit, printable_limit))
 
     def describe_data(
-        self, key: str, limit: int | None = 3, printable_limit: int | None = 80
+        self,
+        key: str,
+        limit: int | None = _core.SAMPLE_LIMIT,
+        printable_limit: int | None = _core.SAMPLE_PRINTABLE_LIMIT,
     ) -> Description:
         """Type label and sample of an input value, rendered on the value in place."""
         return Description(*self._core.describe_data(key, limit, printable_limit))

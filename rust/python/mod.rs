@@ -21,6 +21,7 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use crate::error::{Error, ErrorKind};
 use crate::eval::UserNs;
 use crate::format::{print, PrintOpts};
+use crate::format::{SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT};
 use crate::guard::{self, Budget, CancelFlag, NeverInterrupted};
 use crate::limits::Limits;
 use crate::session::{self, commit, run_source, Outcome, RunResult, SessionState};
@@ -307,7 +308,7 @@ fn definition(
         Value::Builtin(_) | Value::Native(_) | Value::Tool(_) => ("function", None, None),
         _ => ("value", None, None),
     };
-    let (sample, _) = sample(v, Some(3), Some(80));
+    let (sample, _) = sample(v, Some(SAMPLE_LIMIT), Some(SAMPLE_PRINTABLE_LIMIT));
     Definition {
         name: name.to_string(),
         kind,
@@ -860,7 +861,7 @@ impl CoreSession {
         guarded(py, || Ok(self.lock().user.contains_key(name)))
     }
 
-    #[pyo3(signature = (name, limit=Some(3), printable_limit=Some(80)))]
+    #[pyo3(signature = (name, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
     fn describe<'py>(
         &self,
         py: Python<'py>,
@@ -877,7 +878,7 @@ impl CoreSession {
         }
     }
 
-    #[pyo3(signature = (key, limit=Some(3), printable_limit=Some(80)))]
+    #[pyo3(signature = (key, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
     fn describe_data<'py>(
         &self,
         py: Python<'py>,
@@ -1089,5 +1090,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     d.set_item("max_nesting", defaults.max_nesting)?;
     d.set_item("max_symbols", defaults.max_symbols)?;
     m.add("DEFAULT_LIMITS", d)?;
+    m.add("SAMPLE_LIMIT", SAMPLE_LIMIT)?;
+    m.add("SAMPLE_PRINTABLE_LIMIT", SAMPLE_PRINTABLE_LIMIT)?;
     Ok(())
 }

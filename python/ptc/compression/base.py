@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
+from ptc import _core
 from ptc.turn import MemoryEntry, Turn
 
 Message = dict[str, str]
@@ -13,8 +14,8 @@ Message = dict[str, str]
 DEFAULT_OPTIONS: Mapping[str, int] = {
     "println_limit": 15,  # API-004: most recent println calls shown
     "tool_call_limit": 20,  # API-005: most recent tool calls shown
-    "sample_limit": 3,  # TRN-002: collection items in a sample
-    "sample_printable_limit": 80,  # TRN-002: characters of a string in a sample
+    "sample_limit": _core.SAMPLE_LIMIT,  # TRN-002: collection items in a sample (3)
+    "sample_printable_limit": _core.SAMPLE_PRINTABLE_LIMIT,  # TRN-002: characters (80)
     "tool_args_limit": 3,  # TRN-003
     "tool_args_printable_limit": 60,  # TRN-003
     "println_max_chars": 2000,  # TRN-011: one println entry is cut after this
