@@ -62,7 +62,8 @@ class EventLoopRef:
     def resolve(self, awaitable: Awaitable[Any]) -> Any:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
         import asyncio
-        import concurrent.futures
+
+        from ptc._aio import run_blocking
 
         loop = self.loop
         if loop is not None and loop.is_running():
@@ -74,13 +75,9 @@ class EventLoopRef:
             finally:
                 with self._lock:
                     self.pending.discard(future)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(_awaited(awaitable))
-        # `run()` called from a coroutine: this thread's loop is busy waiting for the run
-        with concurrent.futures.ThreadPoolExecutor(1, "ptc-async-tool") as pool:
-            return pool.submit(asyncio.run, _awaited(awaitable)).result()
+        # no run loop: on a loop of its own (a fresh thread's when `run()` was called from a
+        # coroutine, whose loop is busy waiting for the run)
+        return run_blocking(awaitable)
 
     def cancel_pending(self) -> None:
         """Cancels the tool coroutines still running for a run that ended (cancelled, or

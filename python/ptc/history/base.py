@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
+
+from ptc._aio import run_blocking
 
 from .messages import (
     Message,
@@ -126,37 +127,10 @@ T = TypeVar("T")
 Plan = Generator[list[SummaryRequest], Results, T]
 
 
-def _run_coro_blocking(aw: Awaitable[Any]) -> Any:
-    async def wrap() -> Any:
-        return await aw
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wrap())
-    # Called from inside a running loop (a sync apply() in async code): use a fresh thread.
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["v"] = asyncio.run(wrap())
-        except BaseException as e:  # re-raised in the caller's thread
-            box["e"] = e
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if "e" in box:
-        raise box["e"]
-    return box["v"]
-
-
 def _call_sync(summarizer: Summarizer, req: SummaryRequest) -> str | BaseException:
     try:
         out = summarizer(req)
-        if inspect.isawaitable(out):
-            out = _run_coro_blocking(out)
-        return cast(str, out)
+        return run_blocking(out) if inspect.isawaitable(out) else out
     except Exception as e:  # a failing summarizer is answered with a fallback, not a crash
         return e
 

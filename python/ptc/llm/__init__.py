@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ptc._aio import run_blocking
 from ptc.llm._adapter import retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
@@ -135,7 +136,7 @@ def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply
         try:
             raw = llm(_copy(messages))
             if inspect.isawaitable(raw):  # a sync-looking callable returned a coroutine
-                raw = asyncio.run(_await(raw))
+                raw = run_blocking(raw)
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
             wait = retry.wait_before(attempt, exc)
@@ -143,10 +144,6 @@ def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply
                 _note_attempts(exc, attempt)
                 raise
             time.sleep(wait)
-
-
-async def _await(aw: Awaitable[Any]) -> Any:
-    return await aw
 
 
 async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply, int]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ptc._aio import run_blocking
 from ptc.llm.reply import LLMError, LLMReply
 
 Messages = list[dict[str, str]]
@@ -202,7 +203,7 @@ class SDKAdapter(Adapter):
 
     def __call__(self, messages: Messages) -> LLMReply:
         if self._sync is None and self._async is not None:
-            return asyncio.run(self.acall(messages))  # only an async client was given
+            return run_blocking(self.acall(messages))  # only an async client was given
         return self._reply(self._create(self._client(), messages))
 
     async def acall(self, messages: Messages) -> LLMReply:
