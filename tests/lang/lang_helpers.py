@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import ptc
+
+CASES = Path(__file__).parent / "cases"
+
+
+def cases(family: str, table: str) -> list[tuple[str, str]]:
+    """The (program, printed value) pairs of section ``### table`` of cases/<family>.txt:
+    the same file rust/tests/lang_cases.rs runs on the interpreter alone."""
+    out: list[tuple[str, str]] = []
+    current = None
+    for line in (CASES / f"{family}.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            current = line[4:].split()[0]
+        elif current == table and line and not line.startswith(";;"):
+            src, _, expected = line.partition("\t")
+            out.append((src, expected))
+    assert out, f"no cases in ### {table} of {family}.txt"
+    return out
 
 
 def ev(src: str, **kw: Any) -> Any:

@@ -9,115 +9,14 @@ from __future__ import annotations
 
 import ptc
 import pytest
-from lang_helpers import check_arity_error, check_type_error, err, ev, full_text, show
+from lang_helpers import cases, check_arity_error, check_type_error, err, ev, full_text, show
 
 # --------------------------------------------------------------------------- helpers
 
 
 # --------------------------------------------------------------------------- §7.1 access
 
-ACCESS_CASES = [
-    # first / second / last
-    ("(first [7 8 9])", "7"),
-    ("(second [7 8 9])", "8"),
-    ("(last [7 8 9])", "9"),
-    ('(first "xyz")', '"x"'),
-    ('(second "xyz")', '"y"'),
-    ('(last "xyz")', '"z"'),
-    ("(first [])", "nil"),
-    ("(last [])", "nil"),
-    ("(second [1])", "nil"),
-    ('(first "")', "nil"),
-    ('(last "")', "nil"),
-    ("(first nil)", "nil"),
-    ("(second nil)", "nil"),
-    ("(last nil)", "nil"),
-    ("(first [nil 2])", "nil"),
-    ("(last [[1 2] [3 4]])", "[3 4]"),
-    ('(first "👍🏽x")', '"👍🏽"'),
-    ('(last "x👍🏽")', '"👍🏽"'),
-    ('(second "e\u0301a")', '"a"'),
-    # nth
-    ("(nth [10 20 30] 0)", "10"),
-    ("(nth [10 20 30] 2)", "30"),
-    ("(nth [10 20 30] 3)", "nil"),
-    ("(nth [10 20 30] 99)", "nil"),
-    ("(nth [10 20 30] -1)", "nil"),
-    ('(nth "héllo" 1)', '"é"'),
-    ('(nth "👍🏽x" 1)', '"x"'),
-    ('(nth "abc" 5)', "nil"),
-    ("(nth nil 0)", "nil"),
-    ("(nth [] 0)", "nil"),
-    # rest / next
-    ("(rest [1 2 3])", "[2 3]"),
-    ("(rest [1])", "[]"),
-    ("(rest [])", "[]"),
-    ("(rest nil)", "[]"),
-    ('(rest "abc")', '["b" "c"]'),
-    ('(rest "a")', "[]"),
-    ("(next [1 2 3])", "[2 3]"),
-    ("(next [1])", "nil"),
-    ("(next [])", "nil"),
-    ("(next nil)", "nil"),
-    ('(next "ab")', '["b"]'),
-    ('(next "a")', "nil"),
-    # ffirst / fnext / nfirst / nnext
-    ("(ffirst [[1 2] [3]])", "1"),
-    ("(ffirst [])", "nil"),
-    ("(ffirst nil)", "nil"),
-    ('(ffirst ["ab" "c"])', '"a"'),
-    ("(fnext [1 2 3])", "2"),
-    ("(fnext [1])", "nil"),
-    ("(nfirst [[1 2 3] [4]])", "[2 3]"),
-    ("(nfirst [[1]])", "nil"),
-    ("(nnext [1 2 3])", "[3]"),
-    ("(nnext [1 2])", "nil"),
-    ("(nnext nil)", "nil"),
-    # count
-    ("(count [1 nil 3])", "3"),
-    ("(count [])", "0"),
-    ('(count "abc")', "3"),
-    ('(count "")', "0"),
-    ('(count "👍🏽x")', "2"),
-    ('(count "e\u0301")', "1"),
-    ('(count "🇸🇪🇳🇴")', "2"),
-    ("(count #{1 2 3})", "3"),
-    ("(count #{7 7.0})", "2"),
-    ("(count {:a 1 :b 2})", "2"),
-    ("(count {})", "0"),
-    ("(count nil)", "0"),
-    # empty?
-    ("(empty? [])", "true"),
-    ('(empty? "")', "true"),
-    ("(empty? #{})", "true"),
-    ("(empty? {})", "true"),
-    ("(empty? nil)", "true"),
-    ("(empty? [nil])", "false"),
-    ('(empty? " ")', "false"),
-    ("(empty? #{nil})", "false"),
-    ("(empty? {:a nil})", "false"),
-    # not-empty
-    ("(not-empty [1])", "[1]"),
-    ("(not-empty [])", "nil"),
-    ('(not-empty "ab")', '"ab"'),
-    ('(not-empty "")', "nil"),
-    ("(not-empty {:a 1})", "{:a 1}"),
-    ("(not-empty {})", "nil"),
-    ("(not-empty #{2})", "#{2}"),
-    ("(not-empty #{})", "nil"),
-    ("(not-empty nil)", "nil"),
-    # seq
-    ("(seq [1 2])", "[1 2]"),
-    ('(seq "ab")', '["a" "b"]'),
-    ('(seq "👍🏽!")', '["👍🏽" "!"]'),
-    ("(seq #{3 1 2})", "[3 1 2]"),
-    ("(seq {:b 1 :a 2})", "[[:b 1] [:a 2]]"),
-    ("(seq [])", "nil"),
-    ('(seq "")', "nil"),
-    ("(seq #{})", "nil"),
-    ("(seq {})", "nil"),
-    ("(seq nil)", "nil"),
-]
+ACCESS_CASES = cases("collections", "ACCESS_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), ACCESS_CASES)
@@ -212,60 +111,7 @@ def test_sequence_access_arity(src: str, fn: str, accepted: str, got: int) -> No
 
 # --------------------------------------------------------------------------- §7.2 subsequences
 
-SUBSEQ_CASES = [
-    # take
-    ("(take 2 [1 2 3])", "[1 2]"),
-    ("(take 5 [1 2])", "[1 2]"),
-    ("(take 0 [1 2])", "[]"),
-    ("(take -1 [1 2])", "[]"),
-    ('(take 2 "abc")', '["a" "b"]'),
-    ('(take 1 "👍🏽x")', '["👍🏽"]'),
-    ('(take 3 "👍🏽👍🏽xy")', '["👍🏽" "👍🏽" "x"]'),
-    ("(take 2 nil)", "[]"),
-    ("(take 2 [])", "[]"),
-    # drop
-    ("(drop 1 [1 2 3])", "[2 3]"),
-    ("(drop 0 [1 2 3])", "[1 2 3]"),
-    ("(drop -2 [1 2 3])", "[1 2 3]"),
-    ("(drop 3 [1 2 3])", "[]"),
-    ("(drop 9 [1 2 3])", "[]"),
-    ('(drop 1 "abc")', '["b" "c"]'),
-    ('(drop 0 "ab")', '["a" "b"]'),
-    ('(drop 1 "👍🏽x")', '["x"]'),
-    ("(drop 1 nil)", "[]"),
-    # take-while / drop-while
-    ("(take-while pos? [1 2 -1 3])", "[1 2]"),
-    ("(drop-while pos? [1 2 -1 3])", "[-1 3]"),
-    ("(take-while pos? [-1 2])", "[]"),
-    ("(drop-while pos? [1 2])", "[]"),
-    ("(take-while pos? [])", "[]"),
-    ("(drop-while pos? nil)", "[]"),
-    ("(take-while pos? nil)", "[]"),
-    ('(take-while #(not= % " ") "ab cd")', '["a" "b"]'),
-    ('(drop-while #(not= % " ") "ab cd")', '[" " "c" "d"]'),
-    ('(take-while :ok [{:ok 1} {"ok" true} {:ok false} {:ok 2}])', '[{:ok 1} {"ok" true}]'),
-    ("(drop-while :ok [{:ok 1} {:ok nil} {:ok 2}])", "[{:ok nil} {:ok 2}]"),
-    ("(take-while #{1 2} [1 2 3 1])", "[1 2]"),
-    ("(drop-while #{1 2} [1 2 3 1])", "[3 1]"),
-    ("(take-while {:a true} [:a :a :b :a])", "[:a :a]"),
-    ("(take-while :ok [1 {:ok true}])", "[]"),
-    # distinct
-    ("(distinct [1 2 1 3 2])", "[1 2 3]"),
-    ("(distinct [1 1.0 1])", "[1 1.0]"),
-    ('(distinct [:a "a" :a])', '[:a "a"]'),
-    ("(distinct [[1 2] [1 2] {:a 1} {:a 1}])", "[[1 2] {:a 1}]"),
-    ("(distinct [nil nil false])", "[nil false]"),
-    ('(distinct "abcab")', '["a" "b" "c"]'),
-    ('(distinct "👍🏽👍👍🏽")', '["👍🏽" "👍"]'),
-    ("(distinct [])", "[]"),
-    ("(distinct nil)", "[]"),
-    # reverse
-    ("(reverse [1 2 3])", "[3 2 1]"),
-    ('(reverse "ab")', '["b" "a"]'),
-    ('(reverse "👍🏽x")', '["x" "👍🏽"]'),
-    ("(reverse [])", "[]"),
-    ("(reverse nil)", "[]"),
-]
+SUBSEQ_CASES = cases("collections", "SUBSEQ_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), SUBSEQ_CASES)
@@ -274,85 +120,7 @@ def test_subsequences(src: str, expected: str) -> None:
     assert show(src) == expected
 
 
-SORT_CASES = [
-    # natural order
-    ("(sort [3 1 2])", "[1 2 3]"),
-    ("(sort [3 1.5 2 -7])", "[-7 1.5 2 3]"),
-    ('(sort ["b" "B" "a" "ab" ""])', '["" "B" "a" "ab" "b"]'),
-    ('(sort ["é" "z" "e"])', '["e" "z" "é"]'),
-    ("(sort [:b :a :c])", "[:a :b :c]"),
-    ("(sort [true false true])", "[false true true]"),
-    ("(sort [[1 2] [1] [0 5] [1 1 9]])", "[[0 5] [1] [1 1 9] [1 2]]"),
-    ("(sort [[] [0]])", "[[] [0]]"),
-    (
-        "(sort [1 Double/POSITIVE_INFINITY -5.5 Double/NEGATIVE_INFINITY])",
-        "[##-Inf -5.5 1 ##Inf]",
-    ),
-    ('(sort "cab")', '["a" "b" "c"]'),
-    ("(sort [])", "[]"),
-    ("(sort nil)", "[]"),
-    ("(sort [42])", "[42]"),
-    # stability: 1 and 1.0 are equal in natural order and keep their input order
-    ("(sort [1.0 0 1 1.0 1])", "[0 1.0 1 1.0 1]"),
-    ("(sort [1 1.0])", "[1 1.0]"),
-    # comparators
-    ("(sort > [1 3 2])", "[3 2 1]"),
-    ("(sort < [1 3 2])", "[1 2 3]"),
-    ("(sort :asc [1 3 2])", "[1 2 3]"),
-    ("(sort :desc [1 3 2])", "[3 2 1]"),
-    ('(sort :desc ["a" "c" "b"])', '["c" "b" "a"]'),
-    ('(sort compare ["b" "a" "c"])', '["a" "b" "c"]'),
-    ("(sort #(compare %2 %1) [1 3 2])", "[3 2 1]"),
-    ("(sort (fn [a b] (- a b)) [3 1 2])", "[1 2 3]"),
-    ("(sort (fn [a b] (- b a)) [3 1 2])", "[3 2 1]"),
-    ("(sort (fn [a b] (/ (- a b) 10)) [3 1 2])", "[1 2 3]"),
-    ('(sort (fn [a b] (if (< a b) "yes" nil)) [3 1 2])', "[1 2 3]"),
-    ("(sort (fn [a b] (when (> a b) :k)) [3 1 2])", "[3 2 1]"),
-    ("(sort (fn [a b] nil) [3 1 2])", "[3 1 2]"),
-    ("(sort (fn [a b] 0) [3 1 2])", "[3 1 2]"),
-    ("(sort (fn [a b] false) [3 1 2])", "[3 1 2]"),
-    ("(sort <= [2 1 2 1])", "[1 1 2 2]"),
-    ("(sort > [2 2.0 1 2])", "[2 2.0 2 1]"),
-    ("(sort > [])", "[]"),
-    ("(sort > nil)", "[]"),
-    ('(sort :desc "abc")', '["c" "b" "a"]'),
-    # sort-by
-    ("(sort-by :n [{:n 3} {:n 1} {:n 2}])", "[{:n 1} {:n 2} {:n 3}]"),
-    ('(sort-by :n [{"n" 3} {:n 1}])', '[{:n 1} {"n" 3}]'),
-    ('(sort-by "n" [{:n 3} {"n" 1}])', '[{"n" 1} {:n 3}]'),
-    ("(sort-by [:a :b] [{:a {:b 2}} {:a {:b 1}}])", "[{:a {:b 1}} {:a {:b 2}}]"),
-    ("(sort-by [1] [[0 5] [9 3]])", "[[9 3] [0 5]]"),
-    ('(sort-by count ["ccc" "a" "bb"])', '["a" "bb" "ccc"]'),
-    ("(sort-by - [1 3 2])", "[3 2 1]"),
-    ("(sort-by :n > [{:n 1} {:n 3} {:n 2}])", "[{:n 3} {:n 2} {:n 1}]"),
-    ("(sort-by :n :desc [{:n 1} {:n 3} {:n 2}])", "[{:n 3} {:n 2} {:n 1}]"),
-    ("(sort-by :n :asc [{:n 2} {:n 1}])", "[{:n 1} {:n 2}]"),
-    ("(sort-by :n compare [{:n 2} {:n 1}])", "[{:n 1} {:n 2}]"),
-    ("(sort-by {:x 2 :y 1} [:x :y])", "[:y :x]"),
-    (
-        "(sort-by (juxt :a :b) [{:a 1 :b 2} {:a 0 :b 9} {:a 1 :b 1}])",
-        "[{:a 0, :b 9} {:a 1, :b 1} {:a 1, :b 2}]",
-    ),
-    ('(sort-by identity "bca")', '["a" "b" "c"]'),
-    ("(sort-by val {:a 3 :b 1 :c 2})", "[[:b 1] [:c 2] [:a 3]]"),
-    ("(sort-by first {:b 1 :a 2})", "[[:a 2] [:b 1]]"),
-    ("(sort-by second > {:a 1 :b 3})", "[[:b 3] [:a 1]]"),
-    ("(sort-by :n [])", "[]"),
-    ("(sort-by :n nil)", "[]"),
-    # stability
-    (
-        "(sort-by first [[1 :a] [0 :b] [1 :c] [0 :d]])",
-        "[[0 :b] [0 :d] [1 :a] [1 :c]]",
-    ),
-    (
-        "(sort-by :k > [{:k 1 :i 0} {:k 2 :i 1} {:k 1 :i 2} {:k 2 :i 3}])",
-        "[{:k 2, :i 1} {:k 2, :i 3} {:k 1, :i 0} {:k 1, :i 2}]",
-    ),
-    (
-        "(sort-by :k :desc [{:k 1 :i 0} {:k 2 :i 1} {:k 1 :i 2}])",
-        "[{:k 2, :i 1} {:k 1, :i 0} {:k 1, :i 2}]",
-    ),
-]
+SORT_CASES = cases("collections", "SORT_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), SORT_CASES)
@@ -505,76 +273,7 @@ def test_subsequence_arity(src: str, fn: str, accepted: str, got: int) -> None:
 
 # --------------------------------------------------------------------------- §7.3 transforming
 
-TRANSFORM_CASES = [
-    # map / mapv
-    ("(map inc [1 2 3])", "[2 3 4]"),
-    ("(mapv inc [1 2 3])", "[2 3 4]"),
-    ('(map upcase "ab")', '["A" "B"]'),
-    ('(map identity "👍🏽x")', '["👍🏽" "x"]'),
-    ("(map inc #{10 1 5})", "[11 2 6]"),
-    ("(map key {:b 1 :a 2})", "[:b :a]"),
-    ("(map val {:b 1 :a 2})", "[1 2]"),
-    ("(map (fn [[k v]] [v k]) {:a 1})", "[[1 :a]]"),
-    ("(map + [1 2 3] [10 20])", "[11 22]"),
-    ("(mapv + [1 2] [10 20 30])", "[11 22]"),
-    ("(map + [1 2] [10 20] [100 200 300])", "[111 222]"),
-    ("(map vector [1 2] [:a :b])", "[[1 :a] [2 :b]]"),
-    ('(map str "ab" "xyz")', '["ax" "by"]'),
-    ("(map + [] [1 2])", "[]"),
-    ("(map inc [])", "[]"),
-    ("(map inc nil)", "[]"),
-    ("(mapv inc nil)", "[]"),
-    ("(map inc {})", "[]"),
-    ('(map :a [{:a 1} {"a" 2} {} 5 nil "s"])', "[1 2 nil nil nil nil]"),
-    ("(map {:a 1 :b 2} [:a :c :b])", "[1 nil 2]"),
-    ("(map #{1 3} [1 2 3])", "[1 nil 3]"),
-    ("(map #(- 100 %) [30 45])", "[70 55]"),
-    # map-indexed
-    ("(map-indexed (fn [i x] [i x]) [:a :b])", "[[0 :a] [1 :b]]"),
-    ('(map-indexed (fn [i c] (str i c)) "ab")', '["0a" "1b"]'),
-    ("(map-indexed (fn [i x] i) #{:x :y})", "[0 1]"),
-    ("(map-indexed (fn [i [k v]] [i k v]) {:a 1 :b 2})", "[[0 :a 1] [1 :b 2]]"),
-    ("(map-indexed vector [])", "[]"),
-    ("(map-indexed vector nil)", "[]"),
-    # filter / remove
-    ("(filter even? [1 2 3 4])", "[2 4]"),
-    ("(remove even? [1 2 3 4])", "[1 3]"),
-    ('(filter #(not= % "a") "abca")', '["b" "c"]'),
-    ('(remove #(= % "a") "abca")', '["b" "c"]'),
-    ("(filter odd? #{1 2 3})", "[1 3]"),
-    ("(remove odd? #{1 2 3})", "[2]"),
-    ("(filter (fn [[k v]] (> v 1)) {:a 1 :b 2 :c 3})", "[[:b 2] [:c 3]]"),
-    ("(remove (fn [[k v]] (> v 1)) {:a 1 :b 2})", "[[:a 1]]"),
-    ('(filter :ok [{:ok true} {:ok false} {"ok" 1} {} 7])', '[{:ok true} {"ok" 1}]'),
-    ("(remove :ok [{:ok true} {:ok nil} 7])", "[{:ok nil} 7]"),
-    ("(filter #{1 3} [1 2 3 1])", "[1 3 1]"),
-    ("(filter #{false nil} [false nil 1])", "[]"),
-    ("(filter {:a true :b false} [:a :b :c])", "[:a]"),
-    ("(filter even? [])", "[]"),
-    ("(filter even? nil)", "[]"),
-    ("(remove even? nil)", "[]"),
-    ('(filter identity [0 "" nil false [] {}])', '[0 "" [] {}]'),
-    # find
-    ("(find even? [1 2 4])", "2"),
-    ("(find even? [1 3])", "nil"),
-    ("(find even? [])", "nil"),
-    ("(find even? nil)", "nil"),
-    ('(find #(= % "b") "abc")', '"b"'),
-    ("(find :ok [{:ok false} {:ok 1 :id 2}])", "{:ok 1, :id 2}"),
-    ("(find #{2 3} [1 3 2])", "3"),
-    ("(find nil? [1 nil 2])", "nil"),
-    # pluck
-    ('(pluck :name [{:name "a"} {"name" "b"} {}])', '["a" "b" nil]'),
-    ('(pluck "name" [{:name "a"} {"name" "b"}])', '["a" "b"]'),
-    ('(pluck :a [{:a 1 "a" 2}])', "[1]"),
-    ('(pluck "a" [{:a 1 "a" 2}])', "[2]"),
-    ("(pluck [:a :b] [{:a {:b 1}} {:a nil} {}])", "[1 nil nil]"),
-    ("(pluck 0 [[1 2] [3 4] []])", "[1 3 nil]"),
-    ("(pluck 1 [[1 2] [3 4]])", "[2 4]"),
-    ('(pluck count ["ab" "c"])', "[2 1]"),
-    ("(pluck :a [])", "[]"),
-    ("(pluck :a nil)", "[]"),
-]
+TRANSFORM_CASES = cases("collections", "TRANSFORM_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), TRANSFORM_CASES)
@@ -692,106 +391,7 @@ def test_map_function_wrong_arity_is_arity_error() -> None:
 
 # --------------------------------------------------------------------------- §7.4 building
 
-BUILD_CASES = [
-    # conj
-    ("(conj [1] 2 3)", "[1 2 3]"),
-    ("(conj [] [1 2])", "[[1 2]]"),
-    ("(conj [1])", "[1]"),
-    ("(conj #{1} 2 1 3)", "#{1 2 3}"),
-    ("(conj #{1} 1.0)", "#{1 1.0}"),
-    ("(conj {:a 1} [:b 2])", "{:a 1, :b 2}"),
-    ("(conj {:a 1 :b 2} [:a 5])", "{:a 5, :b 2}"),
-    ("(conj {:a 1} [:b 2] [:c 3])", "{:a 1, :b 2, :c 3}"),
-    ('(conj {"a" 1} [:a 2])', '{"a" 1, :a 2}'),
-    ("(conj {:a 1})", "{:a 1}"),
-    ("(conj nil 1 2)", "[1 2]"),
-    ("(conj nil 1)", "[1]"),
-    ("(conj nil)", "nil"),
-    ("(conj [1] nil)", "[1 nil]"),
-    # concat
-    ("(concat [1] [2 3])", "[1 2 3]"),
-    ("(concat [1] nil [2])", "[1 2]"),
-    ("(concat)", "[]"),
-    ("(concat nil)", "[]"),
-    ("(concat [])", "[]"),
-    ("(concat #{1} {:a 2} [3])", "[1 [:a 2] 3]"),
-    ("(concat [[1]] [[2]])", "[[1] [2]]"),
-    # into
-    ("(into [1] [2 3])", "[1 2 3]"),
-    ("(into [] #{2 1})", "[2 1]"),
-    ("(into #{1} [1 2])", "#{1 2}"),
-    ("(into #{} [3 1 3 2])", "#{3 1 2}"),
-    ("(into {} [[:a 1] [:b 2]])", "{:a 1, :b 2}"),
-    ("(into {:a 1} {:b 2 :a 3})", "{:a 3, :b 2}"),
-    ("(into {} #{[:a 1]})", "{:a 1}"),
-    ("(into [] {:a 1 :b 2})", "[[:a 1] [:b 2]]"),
-    ("(into #{} {:a 1})", "#{[:a 1]}"),
-    ("(into nil [1 2])", "[1 2]"),
-    ("(into nil nil)", "[]"),
-    ("(into [1] nil)", "[1]"),
-    ("(into {} nil)", "{}"),
-    ('(into {"a" 1} [[:a 2]])', '{"a" 1, :a 2}'),
-    # flatten
-    ("(flatten [1 [2 [3 [4]]] 5])", "[1 2 3 4 5]"),
-    ('(flatten [#{1} {:a 1} "ab" [] [[nil]]])', '[#{1} {:a 1} "ab" nil]'),
-    ("(flatten [])", "[]"),
-    ("(flatten nil)", "[]"),
-    ("(flatten [[[]]])", "[]"),
-    # zip / interleave / interpose
-    ("(zip [1 2 3] [:a :b])", "[[1 :a] [2 :b]]"),
-    ("(zip [] [1])", "[]"),
-    ("(zip nil [1])", "[]"),
-    ("(interleave [1 2 3] [:a :b])", "[1 :a 2 :b]"),
-    ("(interleave [1] [])", "[]"),
-    ("(interleave nil [1])", "[]"),
-    ("(interpose 0 [1 2 3])", "[1 0 2 0 3]"),
-    ("(interpose 0 [1])", "[1]"),
-    ("(interpose 0 [])", "[]"),
-    ('(interpose "," nil)', "[]"),
-    # partition
-    ("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"),
-    ("(partition 2 [1 2 3 4])", "[[1 2] [3 4]]"),
-    ("(partition 2 1 [1 2 3])", "[[1 2] [2 3]]"),
-    ("(partition 2 3 [1 2 3 4 5 6 7])", "[[1 2] [4 5]]"),
-    ("(partition 3 2 [1 2 3 4 5 6])", "[[1 2 3] [3 4 5]]"),
-    ('(partition 3 "abcdefg")', '[["a" "b" "c"] ["d" "e" "f"]]'),
-    ('(partition 2 "👍🏽a👍x")', '[["👍🏽" "a"] ["👍" "x"]]'),
-    ("(partition 5 [1])", "[]"),
-    ("(partition 1 [])", "[]"),
-    ("(partition 2 nil)", "[]"),
-    # range
-    ("(range 3)", "[0 1 2]"),
-    ("(range 0)", "[]"),
-    ("(range -2)", "[]"),
-    ("(range 1 4)", "[1 2 3]"),
-    ("(range 3 1)", "[]"),
-    ("(range 0 10 3)", "[0 3 6 9]"),
-    ("(range 5 0 -2)", "[5 3 1]"),
-    ("(range 0 5 -1)", "[]"),
-    ("(range 0.5 3)", "[0.5 1.5 2.5]"),
-    ("(range 0 5 0)", "[]"),
-    ('(range "a")', "[]"),
-    ("(range nil)", "[]"),
-    ("(range 0 :x)", "[]"),
-    # vector / vec / set
-    ("(vector)", "[]"),
-    ('(vector 1 nil "a" :k)', '[1 nil "a" :k]'),
-    ("(vector [1])", "[[1]]"),
-    ("(vec [1 2])", "[1 2]"),
-    ("(vec #{2 1})", "[2 1]"),
-    ('(vec "ab")', '["a" "b"]'),
-    ('(vec "👍🏽x")', '["👍🏽" "x"]'),
-    ("(vec {:a 1 :b 2})", "[[:a 1] [:b 2]]"),
-    ("(vec nil)", "nil"),
-    ("(vec [])", "[]"),
-    ("(vec {})", "[]"),
-    ("(set [1 2 1])", "#{1 2}"),
-    ("(set [3 1 2 3])", "#{3 1 2}"),
-    ("(set #{1})", "#{1}"),
-    ("(set nil)", "#{}"),
-    ("(set [])", "#{}"),
-    ("(count (set [1 1.0]))", "2"),
-]
+BUILD_CASES = cases("collections", "BUILD_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), BUILD_CASES)

@@ -10,7 +10,7 @@ from typing import Any
 
 import ptc
 import pytest
-from lang_helpers import err, ev, show
+from lang_helpers import cases, err, ev, show
 
 # --------------------------------------------------------------------------- helpers
 
@@ -23,76 +23,7 @@ def run_value(src: str, **kw: Any) -> ptc.Result:
 
 # --------------------------------------------------------------------------- conditionals
 
-COND_CASES = [
-    # if / truthiness
-    ("(if true 1 2)", "1"),
-    ("(if nil 1 2)", "2"),
-    ("(if false 1 2)", "2"),
-    ("(if false 1)", "nil"),
-    ("(if 0 :t :f)", ":t"),
-    ("(if 0.0 :t :f)", ":t"),
-    ('(if "" :t :f)', ":t"),
-    ("(if [] :t :f)", ":t"),
-    ("(if {} :t :f)", ":t"),
-    ("(if #{} :t :f)", ":t"),
-    ("(if :k :t :f)", ":t"),
-    ("(if Double/NaN :t :f)", ":t"),
-    # if-not
-    ("(if-not false :a :b)", ":a"),
-    ("(if-not nil :a :b)", ":a"),
-    ("(if-not 0 :a :b)", ":b"),
-    ("(if-not true :a)", "nil"),
-    ("(if-not nil :a)", ":a"),
-    # when / when-not
-    ("(when true 1 2 3)", "3"),
-    ("(when false 1)", "nil"),
-    ("(when nil 1)", "nil"),
-    ('(when "" :yes)', ":yes"),
-    ("(when-not false 1 2)", "2"),
-    ("(when-not true 1)", "nil"),
-    ("(when-not 0 1)", "nil"),
-    # if-let / when-let
-    ("(if-let [x 5] [x] :no)", "[5]"),
-    ("(if-let [x nil] x :no)", ":no"),
-    ("(if-let [x false] :yes x)", "false"),
-    ("(if-let [x 0] :t :f)", ":t"),
-    ('(if-let [x ""] :t :f)', ":t"),
-    ("(if-let [x nil] :t)", "nil"),
-    ("(if-let [x (:a {:a 2})] (* x 10) 0)", "20"),
-    ("(when-let [x 5] (inc x))", "6"),
-    ("(when-let [x 5] :a x)", "5"),
-    ("(when-let [x nil] :never)", "nil"),
-    ("(when-let [x false] :never)", "nil"),
-    ('(when-let [x ""] :t)', ":t"),
-    ("(let [x 1] (if-let [x 2] x x))", "2"),
-    ("(let [x 1] (when-let [y nil] x))", "nil"),
-    # cond
-    ("(cond false 1 nil 2 :else 3)", "3"),
-    ("(cond false 1 0 2 :else 3)", "2"),
-    ("(cond (= 1 1) :a (= 2 2) :b)", ":a"),
-    ("(cond false 1)", "nil"),
-    ("(cond nil 1 false 2)", "nil"),
-    ("(cond :else :default)", ":default"),
-    ("(cond :any-keyword :truthy)", ":truthy"),
-    # do
-    ("(do)", "nil"),
-    ("(do 1)", "1"),
-    ("(do 1 2 3)", "3"),
-    # and / or
-    ("(and)", "true"),
-    ("(or)", "nil"),
-    ("(and 1)", "1"),
-    ("(or nil)", "nil"),
-    ("(and 1 2)", "2"),
-    ("(and 1 nil 2)", "nil"),
-    ("(and 1 false 2)", "false"),
-    ('(and 0 "" [])', "[]"),
-    ("(or nil false)", "false"),
-    ("(or false nil)", "nil"),
-    ("(or nil 0)", "0"),
-    ("(or nil :a :b)", ":a"),
-    ("(or false false 3)", "3"),
-]
+COND_CASES = cases("control", "COND_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), COND_CASES)
@@ -231,33 +162,7 @@ def test_bare_return_hint() -> None:
 
 # --------------------------------------------------------------------------- let / loop / recur
 
-LOOP_CASES = [
-    ("(let [a 1 b (+ a 1)] (* a b))", "2"),
-    ("(let [] 5)", "5"),
-    ("(let [x 1] (println x) (inc x))", "2"),
-    ("(loop [k 3 out []] (if (zero? k) out (recur (dec k) (conj out (* k k)))))", "[9 4 1]"),
-    ("(loop [i 0] (if (< i 3) (recur (inc i)) i))", "3"),
-    ("(loop [] 7)", "7"),
-    ("(loop [i 0 acc []] (if (= i 3) acc (recur (inc i) (conj acc i))))", "[0 1 2]"),
-    ("(loop [a 1 b (inc a)] [a b])", "[1 2]"),
-    ("(loop [i 0] (when (< i 3) (recur (inc i))))", "nil"),
-    ("(loop [i 0] (cond (< i 3) (recur (inc i)) :else i))", "3"),
-    ("(loop [i 0] (do 1 (if (< i 3) (recur (inc i)) i)))", "3"),
-    ("(loop [i 0] (let [j (inc i)] (if (< j 3) (recur j) j)))", "3"),
-    ("(loop [i 0] (and true (if (< i 3) (recur (inc i)) i)))", "3"),
-    ("(loop [i 0] (or (when (>= i 3) i) (recur (inc i))))", "3"),
-    ("(loop [i 0] (if-let [x (when (< i 3) i)] (recur (inc x)) i))", "3"),
-    ("(loop [i 0] (when-not (>= i 3) (recur (inc i))))", "nil"),
-    ("(loop [i 0] (if (< i 3) (->> i inc recur) i))", "3"),
-    ("(loop [i 0] (if (< i 3) (-> i inc recur) i))", "3"),
-    ("(loop [i 0] (if (< i 3) (recur (loop [j i] (inc j))) i))", "3"),
-    ("((fn [n acc] (if (zero? n) acc (recur (dec n) (* acc n)))) 5 1)", "120"),
-    ("((fn [a & m] (if (= a 0) m (recur 0 [5 6]))) 1)", "[5 6]"),
-    ("(#(if (> % 3) % (recur (inc %))) 0)", "4"),
-    ("(do (defn cnt [n] (if (pos? n) (recur (dec n)) :done)) (cnt 5))", ":done"),
-    ("(loop [x 10] (if (> x 0) (recur (- x 3)) x))", "-2"),
-    ("(let [f (fn [x] (loop [i x] (if (< i 5) (recur (inc i)) i)))] (map f [1 9]))", "[5 9]"),
-]
+LOOP_CASES = cases("control", "LOOP_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), LOOP_CASES)
@@ -380,36 +285,7 @@ def test_default_iteration_budget_is_one_million() -> None:
 
 # --------------------------------------------------------------------------- fn and #()
 
-FN_CASES = [
-    ("((fn [a b] (- a b)) 10 4)", "6"),
-    ("((fn [] 7))", "7"),
-    ("((fn [x] (println x) (* x 2)) 4)", "8"),
-    ("((fn [a & more] (count more)) 10 20 30)", "2"),
-    ("((fn [a & more] more) 10)", "[]"),
-    ("((fn [& xs] xs))", "[]"),
-    ("((fn [& xs] xs) 1 2)", "[1 2]"),
-    ("(let [x 1 f (fn [] x) x 2] (f))", "1"),
-    ("(let [f (let [secret 42] (fn [] secret))] (f))", "42"),
-    ("(do (defn f [] (g)) (defn g [] 1) (f))", "1"),
-    ("(do (def n 1) (defn rd [] n) (def n 2) (rd))", "2"),
-    ("(let [count (fn [x] :shadowed)] (count [1 2]))", ":shadowed"),
-    # short functions
-    ("(map #(- 100 %) [30 45])", "[70 55]"),
-    ('(#(str %2 %1) "x" "y")', '"yx"'),
-    ("(#(+ % %1) 2)", "4"),
-    ("(#(str %3) 1 2 3)", '"3"'),
-    ("(#(vector %1 %2) 1 2)", "[1 2]"),
-    ("(#(42))", "42"),
-    ("(#([% %]) 1)", "[1 1]"),
-    ("(#(%) 5)", "5"),
-    ("(#({:a %}) 5)", "{:a 5}"),
-    ("(#())", "nil"),
-    ('(#("lit"))', '"lit"'),
-    ("(let [f (fn [] 7)] (#(f)))", "7"),
-    ("(#(inc (inc %)) 1)", "3"),
-    ("(#(if % :y :n) false)", ":n"),
-    ("(map-indexed #(vector %1 %2) [:a :b])", "[[0 :a] [1 :b]]"),
-]
+FN_CASES = cases("control", "FN_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), FN_CASES)
@@ -474,22 +350,7 @@ def test_short_fn_zero_arg_tool_call() -> None:
 
 # --------------------------------------------------------------------------- def / defn
 
-DEF_CASES = [
-    ("(def x 1)", "#'x"),
-    ("(do (def x 1) x)", "1"),
-    ('(do (def x "docstring" 5) x)', "5"),
-    ("(do (def x 1) (def x 2) x)", "2"),
-    ("(defn f [a] a)", "#'f"),
-    ('(defn f "doc" [a] a)', "#'f"),
-    ('(do (defn f "doc" [a] (* a 2)) (f 4))', "8"),
-    ("(do (defn fact [n] (if (<= n 1) 1 (* n (fact (dec n))))) (fact 10))", "3628800"),
-    ("(do (defn mk [] (def inner 9)) (mk) inner)", "9"),
-    ("(do (defn f [] 1) (defn f [] 2) (f))", "2"),
-    ("(= (def x 1) (def x 2))", "true"),
-    ("(= #'x #'x)", "true"),
-    ("(= #'x #'y)", "false"),
-    ("(do (def v (def w 1)) v)", "#'w"),
-]
+DEF_CASES = cases("control", "DEF_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), DEF_CASES)
@@ -552,28 +413,7 @@ def test_definitions_persist_and_failed_runs_are_discarded() -> None:
 
 # --------------------------------------------------------------------------- threading
 
-THREAD_CASES = [
-    ("(-> {:lvl 2} (update :lvl * 3) :lvl)", "6"),
-    ("(->> [4 9 16] (map sqrt) (reduce +))", "9.0"),
-    ("(-> 5)", "5"),
-    ("(->> 5)", "5"),
-    ("(-> 3 (- 10))", "-7"),
-    ("(->> 3 (- 10))", "7"),
-    ("(-> 5 inc inc)", "7"),
-    ("(-> 5 #(* % 2))", "10"),
-    ("(->> 5 #(- % 1))", "4"),
-    ("(-> :a {:a 1})", "1"),
-    ("(-> {:a {:b 2}} :a :b)", "2"),
-    ("(-> 2 #{2})", "2"),
-    ("(-> 5 (if :y :n))", ":y"),
-    ("(-> nil (if :y :n))", ":n"),
-    ("(->> [1 2 3] (filter odd?) (map inc))", "[2 4]"),
-    ("(-> [1 2] (conj 3) count)", "3"),
-    ("(->> {:a 1} (merge {:a 0 :b 2}))", "{:a 1, :b 2}"),
-    ("(-> {:a 1} (merge {:a 0 :b 2}))", "{:a 0, :b 2}"),
-    ("(-> 1 (vector 2) (vector 3))", "[[1 2] 3]"),
-    ("(->> 1 (vector 2) (vector 3))", "[3 [2 1]]"),
-]
+THREAD_CASES = cases("control", "THREAD_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), THREAD_CASES)

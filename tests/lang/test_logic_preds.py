@@ -12,7 +12,7 @@ from typing import Any
 
 import ptc
 import pytest
-from lang_helpers import err, ev
+from lang_helpers import cases, err, ev
 from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
@@ -129,27 +129,7 @@ def test_def_returns_an_equal_var() -> None:
 
 # --------------------------------------------------------------------------- §4.3 identity
 
-IDENTITY_CASES: list[tuple[str, str]] = [
-    ("(count #{7 7.0})", "2"),
-    ("(count #{7 7})", "1"),
-    ("(count #{[1] [1.0]})", "2"),
-    ('(count #{"a" :a})', "2"),
-    ('(count #{\\a "a"})', "1"),
-    ("(contains? [7] 7.0)", "false"),
-    ("(contains? [7] 7)", "true"),
-    ("(contains? #{7} 7.0)", "false"),
-    ("(contains? {1 :x} 1.0)", "false"),
-    ("(get {1 :x} 1.0)", "nil"),
-    ("(get {1 :x} 1)", ":x"),
-    ("(#{1} 1.0)", "nil"),
-    ("(distinct [1 1.0 1 2.0 2.0])", "[1 1.0 2.0]"),
-    ("(frequencies [1 1.0 1])", "{1 2, 1.0 1}"),
-    ("(group-by identity [1 1.0])", "{1 [1], 1.0 [1.0]}"),
-    ("(distinct-by :k [{:k 1} {:k 1.0} {:k 1}])", "[{:k 1} {:k 1.0}]"),
-    ("(count (set [1 1.0 [2] [2.0]]))", "4"),
-    ("(count (conj #{} :a :a))", "1"),
-    ("(into #{} [1 1.0])", "#{1 1.0}"),
-]
+IDENTITY_CASES = cases("logic_preds", "IDENTITY_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), IDENTITY_CASES)
@@ -161,24 +141,7 @@ def test_identity_equality(src: str, expected: str) -> None:
 
 # --------------------------------------------------------------------------- §4.5 callables
 
-CALLABLE_CASES: list[tuple[str, str]] = [
-    ("(:k {:k 1})", "1"),
-    ('(:k {"k" 1})', "1"),  # flexible lookup
-    ("(:k {:j 1})", "nil"),
-    ("(:k {:j 1} 5)", "5"),
-    ("(:k {:k nil} 5)", "nil"),
-    ("(:k nil)", "nil"),
-    ("(:k nil 5)", "5"),
-    ("({:a 1} :a)", "1"),
-    ('({"a" 1} :a)', "1"),
-    ("({:a 1} :b)", "nil"),
-    ("({:a 1} :b 9)", "9"),
-    ("(#{1 2} 1)", "1"),
-    ("(#{1 2} 3)", "nil"),
-    ("(#{nil false} false)", "false"),
-    ("(map :a [{:a 1} {:a 2} {}])", "[1 2 nil]"),
-    ("(filter #{2 3} [1 2 3 4])", "[2 3]"),
-]
+CALLABLE_CASES = cases("logic_preds", "CALLABLE_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), CALLABLE_CASES)
@@ -218,21 +181,7 @@ def test_callable_value_errors(src: str, kind: str) -> None:
 
 # --------------------------------------------------------------------------- §7.13 not / identity
 
-LOGIC_CASES: list[tuple[str, str]] = [
-    ("(not nil)", "true"),
-    ("(not false)", "true"),
-    ("(not true)", "false"),
-    ("(not 0)", "false"),
-    ('(not "")', "false"),
-    ("(not [])", "false"),
-    ("(map not [nil 1 false])", "[true false true]"),
-    ("(identity 5)", "5"),
-    ("(identity nil)", "nil"),
-    ('(identity [1 "a"])', '[1 "a"]'),
-    ("(filter identity [1 nil false 2])", "[1 2]"),
-    ("(map identity #{3})", "[3]"),
-    ("(clojure.core/not nil)", "true"),
-]
+LOGIC_CASES = cases("logic_preds", "LOGIC_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), LOGIC_CASES)
@@ -243,25 +192,7 @@ def test_not_and_identity(src: str, expected: str) -> None:
 
 # --------------------------------------------------------------------------- §7.13 fnil
 
-FNIL_CASES: list[tuple[str, str]] = [
-    ("((fnil inc 0) nil)", "1"),
-    ("((fnil inc 0) 5)", "6"),
-    ("((fnil + 0) nil 5)", "5"),
-    ("((fnil + 0) 1 2 3)", "6"),
-    ('((fnil str "d") nil)', '"d"'),
-    ('((fnil str "d") nil "x")', '"dx"'),
-    ("((fnil not true) nil)", "false"),
-    ("((fnil identity 7) false)", "false"),  # only nil is replaced
-    ("((fnil conj []) nil 1)", "[1]"),
-    ("((fnil :a {:a 1}) nil)", "1"),
-    ("((fnil (fn [a b] [a b]) 0) nil nil)", "[0 nil]"),  # only the first argument
-    ("(update {} :n (fnil inc 0))", "{:n 1}"),
-    ("(update {:n 4} :n (fnil inc 0))", "{:n 5}"),
-    ("(update {:n nil} :n (fnil inc 0))", "{:n 1}"),
-    ("(update {} :xs (fnil conj []) 5)", "{:xs [5]}"),
-    ("(update-in {} [:a :b] (fnil + 0) 3)", "{:a {:b 3}}"),
-    ("(reduce (fn [m w] (update m w (fnil inc 0))) {} [:a :b :a])", "{:a 2, :b 1}"),
-]
+FNIL_CASES = cases("logic_preds", "FNIL_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), FNIL_CASES)
@@ -287,27 +218,7 @@ def test_fnil_errors() -> None:
 
 # --------------------------------------------------------------------------- §7.13 apply
 
-APPLY_CASES: list[tuple[str, str]] = [
-    ("(apply + [])", "0"),
-    ("(apply + [1 2 3])", "6"),
-    ("(apply + 1 2 [3 4])", "10"),
-    ("(apply + #{1 2})", "3"),
-    ('(apply str "a" ["b" "c"])', '"abc"'),
-    ("(apply max [3 1 4])", "4"),
-    ("(apply min 9 [3 1 4])", "1"),
-    ("(apply vector 1 [2])", "[1 2]"),
-    ("(apply (fn [a & r] r) [1 2 3])", "[2 3]"),
-    ("(apply (fn [] :none) [])", ":none"),
-    ("(apply :a [{:a 1}])", "1"),
-    ("(apply {:a 1} [:a])", "1"),
-    ("(apply #{1} [1])", "1"),
-    ("(apply merge [{:a 1} {:b 2}])", "{:a 1, :b 2}"),
-    ("(apply concat [[1] [2]])", "[1 2]"),
-    ("(apply max-key count [[1] [1 2]])", "[1 2]"),
-    ("(apply < [1 2])", "true"),
-    ("(apply str [])", '""'),
-    ("(apply + 1 [])", "1"),
-]
+APPLY_CASES = cases("logic_preds", "APPLY_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), APPLY_CASES)
@@ -352,21 +263,7 @@ def test_apply_written_arity(src: str) -> None:
 
 # --------------------------------------------------------------------------- §7.13 juxt
 
-JUXT_CASES: list[tuple[str, str]] = [
-    ("((juxt :a :b) {:a 1 :b 2})", "[1 2]"),
-    ("((juxt :a :c) {:a 1})", "[1 nil]"),
-    ("((juxt) 5)", "[]"),
-    ("((juxt inc dec) 5)", "[6 4]"),
-    ('((juxt count first) "abc")', '[3 "a"]'),
-    ("((juxt #{1} {1 :one}) 1)", "[1 :one]"),
-    ("(map (juxt identity inc) [1 2])", "[[1 2] [2 3]]"),
-    ("((juxt #(* % 2) str) 4)", '[8 "4"]'),
-    (
-        "(sort-by (juxt :a :b) [{:a 2 :b 1} {:a 1 :b 2} {:a 1 :b 1}])",
-        "[{:a 1, :b 1} {:a 1, :b 2} {:a 2, :b 1}]",
-    ),
-    ("(juxt :a)", "#<fn>"),
-]
+JUXT_CASES = cases("logic_preds", "JUXT_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), JUXT_CASES)

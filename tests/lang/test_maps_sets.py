@@ -8,72 +8,14 @@ from __future__ import annotations
 
 import ptc
 import pytest
-from lang_helpers import check_arity_error, check_type_error, err, ev, show
+from lang_helpers import cases, check_arity_error, check_type_error, err, ev, show
 
 # --------------------------------------------------------------------------- helpers
 
 
 # --------------------------------------------------------------------------- §7.7 get / get-in
 
-GET_CASES = [
-    ("(get {:a 1} :a)", "1"),
-    ("(get {:a 1} :b)", "nil"),
-    ("(get {:a 1} :b 9)", "9"),
-    ("(get {:a nil} :a 9)", "nil"),
-    ("(get {:a false} :a 9)", "false"),
-    ('(get {"a" 1} :a)', "1"),
-    ('(get {:a 1} "a")', "1"),
-    ('(get {:a 1 "a" 2} :a)', "1"),
-    ('(get {:a 1 "a" 2} "a")', "2"),
-    ('(get {"a" 2 :a 1} :a)', "1"),
-    ('(get {"a_b" 1} :a-b)', "nil"),
-    ('(get {:a-b 1} "a_b")', "nil"),
-    ("(get {0 :zero 1 :one} 1)", ":one"),
-    ("(get {1 :x} 1.0)", "nil"),
-    ('(get {1 :x} "1")', "nil"),
-    ("(get {[1 2] :v} [1 2])", ":v"),
-    ("(get {nil :n} nil)", ":n"),
-    ("(get {true :t} true)", ":t"),
-    ("(get [10 20] 1)", "20"),
-    ("(get [10 20] 0 :d)", "10"),
-    ("(get [10 20] 2)", "nil"),
-    ("(get [10 20] 5 :d)", ":d"),
-    ("(get [10 20] -1)", "nil"),
-    ("(get [10 20] -1 :d)", ":d"),
-    ("(get [10 20] :a)", "nil"),
-    ("(get [nil] 0 :d)", "nil"),
-    ("(get #{1 2} 2)", "2"),
-    ("(get #{1 2} 3)", "nil"),
-    ("(get #{1 2} 3 :d)", ":d"),
-    ("(get #{7} 7.0)", "nil"),
-    ("(get nil :a)", "nil"),
-    ("(get nil :a 5)", "5"),
-    # get-in
-    ("(get-in {:a {:b [10 {:c 3}]}} [:a :b 1 :c])", "3"),
-    ('(get-in {"a" {"b" 1}} [:a :b])', "1"),
-    ('(get-in {:a {:b 1}} ["a" "b"])', "1"),
-    ('(get-in {:a {:b 1} "a" {:b 2}} ["a" :b])', "2"),
-    ("(get-in {:a 1} [])", "{:a 1}"),
-    ("(get-in {:a 1} [] 5)", "{:a 1}"),
-    ("(get-in nil [])", "nil"),
-    ("(get-in {:a nil} [:a] 5)", "5"),
-    ("(get-in {:a false} [:a] 5)", "false"),
-    ("(get-in {:a 1} [:b] 5)", "5"),
-    ("(get-in {:a 1} [:a :b])", "nil"),
-    ("(get-in {:a 1} [:a :b] :d)", ":d"),
-    ('(get-in {:a "str"} [:a 0])', "nil"),
-    ("(get-in {:a [1 2]} [:a -1])", "nil"),
-    ("(get-in {:a [1 2]} [:a 5] :d)", ":d"),
-    ("(get-in {:a [1 2]} [:a 1])", "2"),
-    ("(get-in [[1 2] [3 4]] [1 0])", "3"),
-    ("(get-in {:a #{1}} [:a 1])", "nil"),
-    ("(get-in {:a 1} :a)", "nil"),
-    ("(get-in {:a 1} nil)", "nil"),
-    ("(get-in nil [:a])", "nil"),
-    ("(get-in nil [:a] 0)", "0"),
-    ("(get-in {0 {1 :x}} [0 1])", ":x"),
-    ("(get-in 5 [:a])", "nil"),
-]
+GET_CASES = cases("maps_sets", "GET_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), GET_CASES)
@@ -84,111 +26,7 @@ def test_get_and_get_in(src: str, expected: str) -> None:
 
 # --------------------------------------------------------------------------- §7.7 assoc & co
 
-UPDATE_CASES = [
-    # assoc
-    ("(assoc {:a 1} :b 2)", "{:a 1, :b 2}"),
-    ("(assoc {:a 1 :b 2} :a 9)", "{:a 9, :b 2}"),
-    ("(assoc {:a 1} :b 2 :c 3 :a 0)", "{:a 0, :b 2, :c 3}"),
-    ('(assoc {"a" 1} :a 2)', '{"a" 1, :a 2}'),
-    ('(assoc {:a 1} "a" 2)', '{:a 1, "a" 2}'),
-    ("(assoc nil :a 1)", "{:a 1}"),
-    ("(assoc {} 0 :zero)", "{0 :zero}"),
-    ("(assoc {} [1 2] :v)", "{[1 2] :v}"),
-    ("(assoc {:a 1} :a nil)", "{:a nil}"),
-    ("(assoc [1 2] 0 9)", "[9 2]"),
-    ("(assoc [1 2] 2 3)", "[1 2 3]"),
-    ("(assoc [] 0 :x)", "[:x]"),
-    ("(assoc [1 2] 0 :a 1 :b)", "[:a :b]"),
-    # assoc-in
-    ("(assoc-in {} [:a :b] 1)", "{:a {:b 1}}"),
-    ("(assoc-in {:u nil} [:u :age] 3)", "{:u {:age 3}}"),
-    ("(assoc-in nil [:a] 1)", "{:a 1}"),
-    ("(assoc-in nil [:a :b] 1)", "{:a {:b 1}}"),
-    ('(assoc-in {"a" {"b" 1}} [:a :b] 2)', '{"a" {"b" 2}}'),
-    ('(assoc-in {"a" {:x 1}} [:a :b] 2)', '{"a" {:x 1, :b 2}}'),
-    ('(assoc-in {:a {"b" 1 :b 0}} [:a :b] 2)', '{:a {"b" 1, :b 2}}'),
-    ("(assoc-in {:a 1 :b 2} [:a] 9)", "{:a 9, :b 2}"),
-    ("(assoc-in {:v [1 2]} [:v 1] 9)", "{:v [1 9]}"),
-    ("(assoc-in {:v [1 2]} [:v 2] 3)", "{:v [1 2 3]}"),
-    ("(assoc-in [1 2] [2] 3)", "[1 2 3]"),
-    ("(assoc-in [{:a 1}] [0 :b] 2)", "[{:a 1, :b 2}]"),
-    ("(assoc-in {:a 1} [] 5)", "5"),
-    # update
-    ("(update {:n 1} :n inc)", "{:n 2}"),
-    ("(update {:n 1} :n + 10 100)", "{:n 111}"),
-    ("(update {:n 1} :n - 10 100)", "{:n -109}"),
-    ("(update {} :n (fnil inc 0))", "{:n 1}"),
-    ("(update {} :xs conj 1)", "{:xs [1]}"),
-    ("(update {} :n identity)", "{:n nil}"),
-    ('(update {"n" 1} :n (fnil inc 0))', '{"n" 1, :n 1}'),
-    ("(update {:a 1 :b 2} :a inc)", "{:a 2, :b 2}"),
-    ("(update {:a {:b 1}} :a :b)", "{:a 1}"),
-    ("(update [1 2] 0 inc)", "[2 2]"),
-    ("(update [1 2] 1 * 10)", "[1 20]"),
-    ("(update nil :a (fnil inc 0))", "{:a 1}"),
-    ("(update {:c [1]} :c conj 2 3)", "{:c [1 2 3]}"),
-    # update-in
-    ("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}"),
-    ("(update-in {} [:a :b] (fnil inc 0))", "{:a {:b 1}}"),
-    ("(update-in {:a nil} [:a :b] (fnil inc 0))", "{:a {:b 1}}"),
-    ("(update-in nil [:a] (fnil inc 0))", "{:a 1}"),
-    ("(update-in {:a {:b 1}} [:a :b] + 10 5)", "{:a {:b 16}}"),
-    ("(update-in {:v [1 2]} [:v 1] inc)", "{:v [1 3]}"),
-    ('(update-in {"a" {"b" 1}} [:a :b] inc)', '{"a" {"b" 2}}'),
-    ("(update-in {:a 1 :b 2} [:a] inc)", "{:a 2, :b 2}"),
-    ("(update-in [[1] [2]] [1 0] inc)", "[[1] [3]]"),
-    # dissoc
-    ("(dissoc {:a 1 :b 2} :a)", "{:b 2}"),
-    ("(dissoc {:a 1 :b 2 :c 3} :a :c)", "{:b 2}"),
-    ("(dissoc {:a 1} :z)", "{:a 1}"),
-    ("(dissoc {:a 1})", "{:a 1}"),
-    ("(dissoc nil :a)", "nil"),
-    ('(dissoc {"a" 1} :a)', '{"a" 1}'),
-    ('(dissoc {"a" 1 :a 2} :a)', '{"a" 1}'),
-    # merge
-    ("(merge {:a 1 :b 2} {:b 3 :c 4})", "{:a 1, :b 3, :c 4}"),
-    ("(merge {:b 1} {:a 2} {:b 5 :c 0})", "{:b 5, :a 2, :c 0}"),
-    ("(merge nil {:a 1})", "{:a 1}"),
-    ("(merge {:a 1} nil)", "{:a 1}"),
-    ("(merge)", "{}"),
-    ("(merge nil)", "nil"),
-    ("(merge nil nil)", "nil"),
-    ("(merge {:a 1})", "{:a 1}"),
-    ('(merge {:a 1} {"a" 2})', '{:a 1, "a" 2}'),
-    ("(merge {:a 1} {:a nil})", "{:a nil}"),
-    # select-keys
-    ("(select-keys {:a 1 :b 2 :c 3} [:c :a])", "{:c 3, :a 1}"),
-    ('(select-keys {"a" 1} [:a])', "{:a 1}"),
-    ('(select-keys {:a 1} ["a"])', '{"a" 1}'),
-    ('(select-keys {:a 1 "a" 2} ["a"])', '{"a" 2}'),
-    ('(select-keys {:a 1 "a" 2} [:a])', "{:a 1}"),
-    ("(select-keys {:a 1} [:z])", "{}"),
-    ("(select-keys {:a nil} [:a])", "{:a nil}"),
-    ("(select-keys {:a 1} [])", "{}"),
-    ("(select-keys nil [:a])", "{}"),
-    # keys / vals / entries
-    ("(keys {:b 1 :a 2 :c 3})", "[:b :a :c]"),
-    ("(vals {:b 1 :a 2 :c 3})", "[1 2 3]"),
-    ('(entries {:b 1 "a" 2})', '[[:b 1] ["a" 2]]'),
-    ("(keys nil)", "[]"),
-    ("(vals nil)", "[]"),
-    ("(entries nil)", "[]"),
-    ("(keys {})", "[]"),
-    ("(vals {})", "[]"),
-    ("(entries {})", "[]"),
-    # key / val
-    ("(key [:a 1])", ":a"),
-    ("(val [:a 1])", "1"),
-    ("(map key {:x 1 :y 2})", "[:x :y]"),
-    ("(map val {:x 1 :y 2})", "[1 2]"),
-    ("(key (first (entries {:k :v})))", ":k"),
-    # update-vals
-    ("(update-vals {:a 1 :b 2} inc)", "{:a 2, :b 3}"),
-    ("(update-vals {:b 1 :a 2} #(* % 10))", "{:b 10, :a 20}"),
-    ("(update-vals {} inc)", "{}"),
-    ("(update-vals nil inc)", "nil"),
-    ("(-> {:a 1} (update-vals inc))", "{:a 2}"),
-]
+UPDATE_CASES = cases("maps_sets", "UPDATE_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), UPDATE_CASES)
@@ -342,26 +180,7 @@ def test_assoc_odd_pairs_is_arity_error(src: str) -> None:
 
 # --------------------------------------------------------------------------- §7.8 sets
 
-SET_CASES = [
-    ("(union #{1 2} #{2 3})", "#{1 2 3}"),
-    ("(union #{3 1} #{2} #{1 4})", "#{3 1 2 4}"),
-    ("(union)", "#{}"),
-    ("(union #{1})", "#{1}"),
-    ("(union #{1} nil)", "#{1}"),
-    ("(union #{1} #{1.0})", "#{1 1.0}"),
-    ("(intersection #{1 2 3} #{3 2})", "#{2 3}"),
-    ("(intersection #{3 2 1} #{1 2 3} #{2 3 4})", "#{3 2}"),
-    ("(intersection #{1})", "#{1}"),
-    ("(intersection #{1} #{1.0})", "#{}"),
-    ("(intersection #{1 2} #{})", "#{}"),
-    ("(difference #{1 2 3} #{2} #{3})", "#{1}"),
-    ("(difference #{3 2 1} #{2})", "#{3 1}"),
-    ("(difference #{1})", "#{1}"),
-    ("(difference #{1 1.0} #{1})", "#{1.0}"),
-    ("(count (union #{[1 2]} #{[1 2]}))", "1"),
-    ("(set? (union))", "true"),
-    ("(set? (intersection #{1}))", "true"),
-]
+SET_CASES = cases("maps_sets", "SET_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), SET_CASES)
@@ -372,31 +191,7 @@ def test_set_functions(src: str, expected: str) -> None:
 
 # --------------------------------------------------------------------------- §3 ordering
 
-ORDER_CASES = [
-    ("{:b 1 :a 2}", "{:b 1, :a 2}"),
-    ('{:id 4 "tag" "b"}', '{:id 4, "tag" "b"}'),
-    ("#{3 1 2}", "#{3 1 2}"),
-    ("#{1 1 2}", "#{1 2}"),
-    ("#{7 7.0}", "#{7 7.0}"),
-    ("(conj #{3 1} 2)", "#{3 1 2}"),
-    ("(conj #{3 1} 3)", "#{3 1}"),
-    ("(assoc {:b 1 :a 2} :b 5)", "{:b 5, :a 2}"),
-    ("(assoc (dissoc {:b 1 :a 2} :b) :b 5)", "{:a 2, :b 5}"),
-    ("(-> {:a 1 :b 2} (dissoc :a) (assoc :a 3))", "{:b 2, :a 3}"),
-    ("(into {:z 0} [[:y 1] [:z 2] [:x 3]])", "{:z 2, :y 1, :x 3}"),
-    ("(merge {:z 0 :y 1} {:x 2 :z 3})", "{:z 3, :y 1, :x 2}"),
-    ("(seq {:z 0 :y 1})", "[[:z 0] [:y 1]]"),
-    ("(map first {:z 0 :y 1 :x 2})", "[:z :y :x]"),
-    ("(vec #{:z :y :x})", "[:z :y :x]"),
-    ("(update {:z 0 :y 1} :z inc)", "{:z 1, :y 1}"),
-    ('{0 "zero" 1 "one"}', '{0 "zero", 1 "one"}'),
-    ("{[1] :v nil :n 2.5 :f}", "{[1] :v, nil :n, 2.5 :f}"),
-    ("{1 :int 1.0 :float}", "{1 :int, 1.0 :float}"),
-    ("(count {1 :a 1.0 :b})", "2"),
-    ("(count #{[1] [1.0]})", "2"),
-    ("(count (distinct [[1] [1.0] [1]]))", "2"),
-    ("(get {1 :int 1.0 :float} 1.0)", ":float"),
-]
+ORDER_CASES = cases("maps_sets", "ORDER_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), ORDER_CASES)
@@ -425,19 +220,7 @@ def test_large_map_and_set_keep_insertion_order() -> None:
     )
 
 
-EQUALITY_CASES = [
-    ("(= {:a 1 :b 2} {:b 2 :a 1})", "true"),
-    ("(= #{1 2 3} #{3 2 1})", "true"),
-    ('(= {:a 1} {"a" 1})', "false"),
-    ("(= {:a 1} {:a 1.0})", "true"),
-    ("(= #{1} #{1.0})", "false"),
-    ("(= [1 2] #{1 2})", "false"),
-    ("(= {} [])", "false"),
-    ("(= {} #{})", "false"),
-    ("(= {:a nil} {})", "false"),
-    ("(= {:a {:b [1]}} {:a {:b [1.0]}})", "true"),
-    ("(= [1] [1.0])", "true"),
-]
+EQUALITY_CASES = cases("maps_sets", "EQUALITY_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), EQUALITY_CASES)
@@ -459,33 +242,7 @@ def test_python_values_round_trip() -> None:
 
 # --------------------------------------------------------------------------- §4.4 flexible
 
-FLEX_CASES = [
-    ('(:a {"a" 1})', "1"),
-    ('({"a" 1} :a)', "1"),
-    ('({:a 1} "a")', "1"),
-    ('(:a {:a 1 "a" 2})', "1"),
-    ('({:a 1 "a" 2} "a")', "2"),
-    ('({"a" 2 :a 1} :a)', "1"),
-    ('(:a-b {"a_b" 1})', "nil"),
-    ('(:a_b {"a-b" 1})', "nil"),
-    ('({1 :x} "1")', "nil"),
-    ('(contains? {"x" nil} :x)', "true"),
-    ('(select-keys {"x" 1 :y 2} [:x "y"])', '{:x 1, "y" 2}'),
-    ('(sort-by :n [{"n" 2} {:n 1}])', '[{:n 1} {"n" 2}]'),
-    ('(group-by :t [{"t" 1} {:t 1}])', '{1 [{"t" 1} {:t 1}]}'),
-    ('(sum-by :n [{"n" 2} {:n 1}])', "3"),
-    ('(pluck :n [{"n" 2} {:n 1}])', "[2 1]"),
-    ('(get-in {"a" [{"b" 7}]} [:a 0 :b])', "7"),
-    ('(assoc-in {"a" {"b" 1}} [:a :c] 2)', '{"a" {"b" 1, :c 2}}'),
-    ('(update-in {"a" {"b" 1}} ["a" :b] inc)', '{"a" {"b" 2}}'),
-    ('(assoc {"a" 1} :a 2)', '{"a" 1, :a 2}'),
-    ('(update {"a" 1} :a (fnil inc 10))', '{"a" 1, :a 11}'),
-    ('(dissoc {"a" 1} :a)', '{"a" 1}'),
-    ('(merge {"a" 1} {:a 2})', '{"a" 1, :a 2}'),
-    ('(conj {"a" 1} [:a 2])', '{"a" 1, :a 2}'),
-    ('(into {"a" 1} {:a 2})', '{"a" 1, :a 2}'),
-    ('(= {"a" 1} {:a 1})', "false"),
-]
+FLEX_CASES = cases("maps_sets", "FLEX_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), FLEX_CASES)
@@ -504,28 +261,7 @@ def test_flexible_lookup_on_python_data() -> None:
 
 # --------------------------------------------------------------------------- §4.5 callables
 
-CALLABLE_CASES = [
-    ("(:k {:k 1})", "1"),
-    ("(:k {:j 1})", "nil"),
-    ("(:k {:j 1} :d)", ":d"),
-    ("(:k {:k nil} :d)", "nil"),
-    ("(:k nil)", "nil"),
-    ("(:k nil 5)", "5"),
-    ("({:k 1} :k)", "1"),
-    ("({:k 1} :j)", "nil"),
-    ("({:k 1} :j :d)", ":d"),
-    ("({:k nil} :k :d)", "nil"),
-    ("({0 :zero} 0)", ":zero"),
-    ("(#{1 2} 1)", "1"),
-    ("(#{1 2} 3)", "nil"),
-    ("(#{false} false)", "false"),
-    ("(#{7} 7.0)", "nil"),
-    ('(#{"a"} :a)', "nil"),
-    ("(map :k [{:k 1} {:k 2}])", "[1 2]"),
-    ("(filter #{:a} [:a :b :a])", "[:a :a]"),
-    ("(let [m {:x 1}] (m :x))", "1"),
-    ("(let [k :x] (k {:x 2}))", "2"),
-]
+CALLABLE_CASES = cases("maps_sets", "CALLABLE_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), CALLABLE_CASES)

@@ -16,7 +16,7 @@ from decimal import Decimal
 
 import ptc
 import pytest
-from lang_helpers import err, ev
+from lang_helpers import cases, err, ev
 from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
@@ -31,159 +31,7 @@ I64_MIN = -(2**63)
 # --------------------------------------------------------------------------- happy paths
 
 # (program, printed result)
-ARITHMETIC_CASES: list[tuple[str, str]] = [
-    # +
-    ("(+)", "0"),
-    ("(+ 5)", "5"),
-    ("(+ 2.5)", "2.5"),
-    ('(+ "a")', '"a"'),  # one argument returned unchanged, any value
-    ("(+ 1 2)", "3"),
-    ("(+ 1 2 3 4)", "10"),
-    ("(+ 1 2.0)", "3.0"),
-    ("(+ 0.1 0.2)", "0.30000000000000004"),
-    ("(+ -5 5)", "0"),
-    (f"(+ {I64_MAX - 1} 1)", str(I64_MAX)),
-    (f"(+ {I64_MAX} 1.0)", "9.223372036854776E18"),  # mixing → float, no overflow
-    (f"(* 1.0 {I64_MAX} 2)", "1.8446744073709552E19"),
-    # -
-    ("(-)", "0"),
-    ("(- 5)", "-5"),
-    ("(- -2.5)", "2.5"),
-    ("(- 10 1 2)", "7"),
-    ("(- 5 5.0)", "0.0"),
-    ("(- 1 3)", "-2"),
-    ("(- 0.0)", "-0.0"),
-    # *
-    ("(*)", "1"),
-    ("(* 7)", "7"),
-    ("(* :k)", ":k"),  # one argument returned unchanged
-    ("(* 2 3 4)", "24"),
-    ("(* 2 0.5)", "1.0"),
-    ("(* 3037000499 3037000499)", "9223372030926249001"),
-    ("(* -4 5)", "-20"),
-    # / always a float
-    ("(/ 12 4)", "3.0"),
-    ("(/ 1 3)", "0.3333333333333333"),
-    ("(/ 4)", "0.25"),
-    ("(/ 0.5)", "2.0"),
-    ("(/ 100 2 5)", "10.0"),
-    ("(/ -9 2)", "-4.5"),
-    ("(/ 0 5)", "0.0"),
-    # zero divisor: +∞ (positive dividend), −∞ (negative) or NaN (zero)
-    ("(/ 1 0)", "##Inf"),
-    ("(/ -1 0)", "##-Inf"),
-    ("(/ 0 0)", "##NaN"),
-    ("(/ 1 0.0)", "##Inf"),
-    ("(/ 0.0 0)", "##NaN"),
-    ("(/ 2.5 0)", "##Inf"),
-    ("(/ 1 -0.0)", "##Inf"),
-    ("(/ -1 -0.0)", "##-Inf"),
-    ("(/ 0)", "##Inf"),
-    ("(/ 6 2 0)", "##Inf"),
-    # mod: floored, sign of the divisor
-    ("(mod 7 3)", "1"),
-    ("(mod -7 3)", "2"),
-    ("(mod 7 -3)", "-2"),
-    ("(mod -7 -3)", "-1"),
-    ("(mod 6 3)", "0"),
-    ("(mod -6 3)", "0"),
-    ("(mod 0 5)", "0"),
-    ("(mod 7.5 2)", "1.5"),
-    ("(mod -7.5 2)", "0.5"),
-    ("(mod 7 2.0)", "1.0"),
-    ("(mod 5.5 -2)", "-0.5"),
-    (f"(mod {I64_MIN} -1)", "0"),
-    (f"(mod {I64_MAX} {I64_MIN})", "-1"),
-    # rem: truncated, sign of the dividend
-    ("(rem 7 3)", "1"),
-    ("(rem -7 3)", "-1"),
-    ("(rem 7 -3)", "1"),
-    ("(rem -7 -3)", "-1"),
-    ("(rem 7.5 2)", "1.5"),
-    ("(rem -7.5 2)", "-1.5"),
-    ("(rem 5.5 -2)", "1.5"),
-    (f"(rem {I64_MIN} -1)", "0"),
-    # inc / dec
-    ("(inc 1)", "2"),
-    ("(inc -1)", "0"),
-    ("(inc 1.5)", "2.5"),
-    ("(dec 0)", "-1"),
-    ("(dec 0.5)", "-0.5"),
-    # abs, type preserved
-    ("(abs -3)", "3"),
-    ("(abs 3)", "3"),
-    ("(abs -3.5)", "3.5"),
-    ("(abs 0)", "0"),
-    ("(abs -0.0)", "0.0"),
-    (f"(abs {I64_MIN + 1})", str(I64_MAX)),
-    # max / min: returned as given, ties → first
-    ("(max 1 2 3)", "3"),
-    ("(max 3)", "3"),
-    ("(max 1 2.0 2)", "2.0"),
-    ("(max 2 2.0)", "2"),
-    ("(max 2.0 2)", "2.0"),
-    ("(min 2.0 2)", "2.0"),
-    ("(min 2 2.0)", "2"),
-    ("(min 4 -1 7)", "-1"),
-    ("(min -0.5 1)", "-0.5"),
-    ("(apply max [3 1 4])", "4"),
-    ("(apply min [3 1 4])", "1"),
-    # floor / ceil / round / trunc → integer
-    ("(floor 2.7)", "2"),
-    ("(floor -2.5)", "-3"),
-    ("(floor 3)", "3"),
-    ("(floor -0.5)", "-1"),
-    ("(ceil 2.1)", "3"),
-    ("(ceil -2.5)", "-2"),
-    ("(ceil 4)", "4"),
-    ("(round 6.5)", "7"),
-    ("(round -6.5)", "-7"),
-    ("(round 2.5)", "3"),
-    ("(round 0.5)", "1"),
-    ("(round -0.5)", "-1"),
-    ("(round 2.4999)", "2"),
-    ("(round -2.4)", "-2"),
-    ("(round 7)", "7"),
-    ("(round 0.49999999999999994)", "0"),
-    ("(round -0.49999999999999994)", "0"),
-    ("(round 4503599627370497.0)", "4503599627370497"),
-    ("(round 2.5000000000000004)", "3"),
-    ("(trunc 2.7)", "2"),
-    ("(trunc -2.7)", "-2"),
-    ("(trunc 5)", "5"),
-    # double / float / int
-    ("(double 3)", "3.0"),
-    ("(double 2.5)", "2.5"),
-    ("(float 3)", "3.0"),
-    ("(int 3.9)", "3"),
-    ("(int -3.9)", "-3"),
-    ("(int 5)", "5"),
-    ("(int -0.5)", "0"),
-    ("(int -9.223372036854775808E18)", str(I64_MIN)),  # -2^63 fits exactly
-    ("(floor -9.223372036854775808E18)", str(I64_MIN)),
-    ("(int 9.2233720368547748E18)", "9223372036854774784"),  # largest float below 2^63
-    # sqrt / pow → float
-    ("(sqrt 16)", "4.0"),
-    ("(sqrt 2)", "1.4142135623730951"),
-    ("(sqrt 0)", "0.0"),
-    ("(sqrt 6.25)", "2.5"),
-    ("(sqrt -1)", "##NaN"),
-    ("(pow 2 10)", "1024.0"),
-    ("(pow 2 0)", "1.0"),
-    ("(pow 0 0)", "1.0"),
-    ("(pow 2.5 0)", "1.0"),
-    ("(pow 2 -1)", "0.5"),
-    ("(pow 4 0.5)", "2.0"),
-    ("(pow -2 3)", "-8.0"),
-    ("(pow -2 2)", "4.0"),
-    ("(pow 10 308)", "1.0E308"),
-    # namespaced spellings (§7.17)
-    ("(Math/sqrt 16)", "4.0"),
-    ("(Math/abs -2)", "2"),
-    ("(Math/pow 2 3)", "8.0"),
-    ("(Math/floor 1.5)", "1"),
-    ("(clojure.core/+ 1 2)", "3"),
-]
+ARITHMETIC_CASES = cases("math", "ARITHMETIC_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), ARITHMETIC_CASES)
@@ -209,79 +57,7 @@ def test_result_types() -> None:
 
 # --------------------------------------------------------------------------- special values
 
-SPECIAL_CASES: list[tuple[str, str]] = [
-    # NaN in any argument of + - * / mod rem max min gives NaN
-    (f"(+ {NAN} 1)", "##NaN"),
-    (f"(+ 1 2 {NAN})", "##NaN"),
-    (f"(- 1 {NAN})", "##NaN"),
-    (f"(- {NAN})", "##NaN"),
-    (f"(* {NAN} 0)", "##NaN"),
-    (f"(/ {NAN} 1)", "##NaN"),
-    (f"(/ 1 {NAN})", "##NaN"),
-    (f"(mod {NAN} 2)", "##NaN"),
-    (f"(mod 5 {NAN})", "##NaN"),
-    (f"(rem 2 {NAN})", "##NaN"),
-    (f"(max 1 {NAN} 3)", "##NaN"),
-    (f"(max {NAN} 1)", "##NaN"),
-    (f"(max 1 {INF} {NAN})", "##NaN"),
-    (f"(min {NAN} 1)", "##NaN"),
-    (f"(min 1 {NAN} 3)", "##NaN"),
-    (f"(max {NAN})", "##NaN"),
-    # mod/rem with any infinite argument → NaN
-    (f"(mod {INF} 3)", "##NaN"),
-    (f"(mod 3 {INF})", "##NaN"),
-    (f"(mod 3 {NINF})", "##NaN"),
-    (f"(rem {NINF} 2)", "##NaN"),
-    (f"(rem 2 {INF})", "##NaN"),
-    # indeterminate forms
-    (f"(+ {INF} {NINF})", "##NaN"),
-    (f"(- {INF} {INF})", "##NaN"),
-    (f"(* 0 {INF})", "##NaN"),
-    (f"(* 0.0 {NINF})", "##NaN"),
-    (f"(/ {INF} {INF})", "##NaN"),
-    (f"(/ {NINF} {INF})", "##NaN"),
-    # sign rules
-    (f"(+ {INF} 5)", "##Inf"),
-    (f"(+ {INF} {INF})", "##Inf"),
-    (f"(- 5 {INF})", "##-Inf"),
-    (f"(- {NINF})", "##Inf"),
-    (f"(* -2 {INF})", "##-Inf"),
-    (f"(* {NINF} {NINF})", "##Inf"),
-    (f"(/ 5 {INF})", "0.0"),
-    (f"(/ {INF} 2)", "##Inf"),
-    (f"(/ {NINF} 2)", "##-Inf"),
-    (f"(/ {INF})", "0.0"),
-    (f"(max 1 {INF})", "##Inf"),
-    (f"(min {NINF} 5)", "##-Inf"),
-    (f"(max {NINF} -1e308)", "-1.0E308"),
-    # inc dec floor ceil round trunc double return special values unchanged
-    (f"(inc {INF})", "##Inf"),
-    (f"(dec {NINF})", "##-Inf"),
-    (f"(inc {NAN})", "##NaN"),
-    (f"(floor {NAN})", "##NaN"),
-    (f"(floor {INF})", "##Inf"),
-    (f"(ceil {NINF})", "##-Inf"),
-    (f"(round {NINF})", "##-Inf"),
-    (f"(round {NAN})", "##NaN"),
-    (f"(trunc {INF})", "##Inf"),
-    (f"(trunc {NAN})", "##NaN"),
-    (f"(double {INF})", "##Inf"),
-    (f"(float {NAN})", "##NaN"),
-    # abs of either infinity is +∞
-    (f"(abs {NINF})", "##Inf"),
-    (f"(abs {INF})", "##Inf"),
-    (f"(abs {NAN})", "##NaN"),
-    # sqrt
-    (f"(sqrt {INF})", "##Inf"),
-    (f"(sqrt {NINF})", "##NaN"),
-    (f"(sqrt {NAN})", "##NaN"),
-    (f"(pow {NAN} 0)", "1.0"),
-    (f"(pow {INF} 0)", "1.0"),
-    # the unqualified constant names
-    ("POSITIVE_INFINITY", "##Inf"),
-    ("NEGATIVE_INFINITY", "##-Inf"),
-    ("NaN", "##NaN"),
-]
+SPECIAL_CASES = cases("math", "SPECIAL_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), SPECIAL_CASES)
@@ -500,42 +276,7 @@ def test_math_arity_errors(src: str, fn: str, accepted: str, got: int) -> None:
 
 # --------------------------------------------------------------------------- comparison
 
-COMPARISON_CASES: list[tuple[str, str]] = [
-    ("(< 1 2)", "true"),
-    ("(< 2 1)", "false"),
-    ("(< 1 1)", "false"),
-    ("(<= 1 1)", "true"),
-    ("(> 2.5 2)", "true"),
-    ("(>= 2 2.0)", "true"),
-    ("(< -1 0.5)", "true"),
-    (f"(< 1 {INF})", "true"),
-    (f"(> {NINF} -1e308)", "false"),
-    (f"(< {NINF} {INF})", "true"),
-    (f"(<= {INF} {INF})", "true"),
-    (f"(< {NAN} 1)", "false"),
-    (f"(> {NAN} 1)", "false"),
-    (f"(<= 1 {NAN})", "false"),
-    (f"(>= {NAN} {NAN})", "false"),
-    (f"(= {NAN} {NAN})", "false"),
-    (f"(not= {NAN} {NAN})", "true"),
-    ("(= 3 3.0)", "true"),
-    ("(= 1 2)", "false"),
-    ("(not= 1 2)", "true"),
-    ('(= "a" :a)', "false"),
-    ("(= nil nil)", "true"),
-    ("(= nil false)", "false"),
-    ("(not= [1] [1.0])", "false"),
-    ("(= -0.0 0.0)", "true"),
-    ("(= 0 -0.0)", "true"),
-    # comparisons as values are ordinary two-argument functions
-    ("(map < [1 5] [2 3])", "[true false]"),
-    ("(map = [1 2] [1 3])", "[true false]"),
-    ("(apply < [1 2])", "true"),
-    ("(filter #(>= % 2) [1 2 3])", "[2 3]"),
-    ("(sort > [1 3 2])", "[3 2 1]"),
-    ("(sort-by identity < [3 1 2])", "[1 2 3]"),
-    ("(sort-by :n >= [{:n 1} {:n 2}])", "[{:n 2} {:n 1}]"),
-]
+COMPARISON_CASES = cases("math", "COMPARISON_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), COMPARISON_CASES)
@@ -639,19 +380,7 @@ def test_compare_incomparable(a: str, b: str) -> None:
     assert "compare" in e.message, e.message
 
 
-NATURAL_SORT_CASES: list[tuple[str, str]] = [
-    (f"(sort [3 1 2.5 {NINF} {INF} -7])", "[##-Inf -7 1 2.5 3 ##Inf]"),
-    ('(sort ["b" "a" "B" ""])', '["" "B" "a" "b"]'),
-    ("(sort [:b :c :a])", "[:a :b :c]"),
-    ("(sort [true false true])", "[false true true]"),
-    ("(sort [[1 2] [1] [0 5] []])", "[[] [0 5] [1] [1 2]]"),
-    ("(sort [2 1.0 1 2.0])", "[1.0 1 2 2.0]"),  # stable: equal numbers keep their order
-    ("(sort compare [3 1 2])", "[1 2 3]"),
-    ("(sort-by :k [{:k 2} {:k 1.5}])", "[{:k 1.5} {:k 2}]"),
-    ("(min-by :k [{:k 2} {:k -1}])", "{:k -1}"),
-    ('(max-by :k [{:k "b"} {:k "a"}])', '{:k "b"}'),
-    ("(max-key count [1 2] [1 2 3] [1])", "[1 2 3]"),
-]
+NATURAL_SORT_CASES = cases("math", "NATURAL_SORT_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), NATURAL_SORT_CASES)

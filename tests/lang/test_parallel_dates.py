@@ -11,7 +11,7 @@ import time
 
 import ptc
 import pytest
-from lang_helpers import err, ev, full_text
+from lang_helpers import cases, err, ev, full_text
 from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
@@ -22,20 +22,7 @@ SLOW = "(loop [i 0] (if (< i 20000) (recur (inc i)) i))"
 
 # --------------------------------------------------------------------------- §7.13 pmap
 
-PMAP_CASES: list[tuple[str, str]] = [
-    ("(pmap inc [1 2 3])", "[2 3 4]"),
-    ("(pmap inc [])", "[]"),
-    ("(pmap inc nil)", "[]"),
-    ("(pmap inc #{1})", "[2]"),
-    ("(pmap (fn [[k v]] [v k]) {:a 1 :b 2})", "[[1 :a] [2 :b]]"),
-    ("(pmap :a [{:a 1} {:a 2} {}])", "[1 2 nil]"),
-    ("(pmap #{2} [1 2])", "[nil 2]"),
-    ("(pmap {1 :one} [1 2])", "[:one nil]"),
-    ("(pmap #(* % %) (vec (range 10)))", "[0 1 4 9 16 25 36 49 64 81]"),
-    ('(pmap str ["a" "b"])', '["a" "b"]'),
-    ("(pmap (fn [x] (pmap inc [x x])) [1 2])", "[[2 2] [3 3]]"),
-    ("(let [k 10] (pmap #(+ k %) [1 2]))", "[11 12]"),
-]
+PMAP_CASES = cases("parallel_dates", "PMAP_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), PMAP_CASES)
@@ -172,18 +159,7 @@ def test_pmap_keyword_single_map_message() -> None:
 
 # --------------------------------------------------------------------------- §7.13 pcalls
 
-PCALLS_CASES: list[tuple[str, str]] = [
-    ("(pcalls)", "[]"),
-    ("(pcalls #(+ 1 2) (fn [] :b))", "[3 :b]"),
-    ("(pcalls #(42))", "[42]"),
-    ("(pcalls (fn [] nil) (fn [] false))", "[nil false]"),
-    ("(let [a 1 b 2] (pcalls #(+ a b) #(* a b)))", "[3 2]"),
-    ("(pcalls (fn [] (pcalls #(+ 1 1))))", "[[2]]"),
-    (
-        "(pcalls (fn [] (loop [i 0] (if (< i 30000) (recur (inc i)) :slow))) (fn [] :fast))",
-        "[:slow :fast]",
-    ),
-]
+PCALLS_CASES = cases("parallel_dates", "PCALLS_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), PCALLS_CASES)
@@ -260,51 +236,7 @@ def test_pcalls_branch_def_isolated() -> None:
 
 # --------------------------------------------------------------------------- §7.16 dates
 
-DATE_CASES: list[tuple[str, str]] = [
-    # integer: Unix seconds if |n| < 10^12, else milliseconds
-    ("(.getTime (java.util.Date. 0))", "0"),
-    ("(.getTime (java.util.Date. 1700000000))", "1700000000000"),
-    ("(.getTime (java.util.Date. 1700000000000))", "1700000000000"),
-    ("(.getTime (java.util.Date. 999999999999))", "999999999999000"),
-    ("(.getTime (java.util.Date. 1000000000000))", "1000000000000"),
-    ("(.getTime (java.util.Date. -5))", "-5000"),
-    ("(.getTime (java.util.Date. -1000000000000))", "-1000000000000"),
-    # strings, tried in order
-    ('(.getTime (java.util.Date. "2031-05-04T06:07:08Z"))', "1935641228000"),
-    ('(.getTime (java.util.Date. "2031-05-04T08:07:08+02:00"))', "1935641228000"),
-    ('(.getTime (java.util.Date. "2031-05-04T01:07:08-05:00"))', "1935641228000"),
-    ('(.getTime (java.util.Date. "2031-05-04T06:07:08.123Z"))', "1935641228123"),
-    ('(.getTime (java.util.Date. "2031-05-04"))', "1935619200000"),
-    ('(.getTime (java.util.Date. "Sun, 4 May 2031 06:07:08 +0200"))', "1935641228000"),
-    ('(.getTime (java.util.Date. "4 May 2031 06:07:08 +0200"))', "1935641228000"),
-    # the reference's own example (its weekday is not checked)
-    ('(.getTime (java.util.Date. "Sat, 4 May 2031 06:07:08 +0200"))', "1935641228000"),
-    ('(.getTime (java.util.Date. "4 May 2031 06:07:08 -0700"))', "1935641228000"),
-    # display and printer forms
-    ('(str (java.util.Date. "2031-05-04T08:07:08+02:00"))', '"2031-05-04T06:07:08Z"'),
-    ("(str (java.util.Date. 1700000000123))", '"2023-11-14T22:13:20.123Z"'),
-    ('(str (java.util.Date. "2031-05-04"))', '"2031-05-04T00:00:00Z"'),
-    ("(java.util.Date. 0)", '"1970-01-01T00:00:00Z"'),
-    ("(java.util.Date. 1700000000123)", '"2023-11-14T22:13:20.123Z"'),
-    ('(java.time.LocalDate/parse "2031-05-04")', '"2031-05-04"'),
-    ('(str (java.time.LocalDate/parse "2031-05-04"))', '"2031-05-04"'),
-    ('(LocalDate/parse "2031-05-04")', '"2031-05-04"'),
-    ('(parse "2031-05-04")', '"2031-05-04"'),
-    ('(LocalDate/parse "2024-02-29")', '"2024-02-29"'),
-    # equality only
-    ("(= (java.util.Date. 0) (java.util.Date. 0))", "true"),
-    ('(= (java.util.Date. 1935641228) (java.util.Date. "2031-05-04T06:07:08Z"))', "true"),
-    ("(= (java.util.Date. 0) (java.util.Date. 1))", "false"),
-    ('(= (LocalDate/parse "2031-05-04") (LocalDate/parse "2031-05-04"))', "true"),
-    ('(= (LocalDate/parse "2031-05-04") (java.util.Date. "2031-05-04"))', "false"),
-    # ordering through .getTime and str
-    ('(< (.getTime (java.util.Date. 0)) (.getTime (java.util.Date. "2031-05-04")))', "true"),
-    ('(compare (str (LocalDate/parse "2031-05-04")) (str (LocalDate/parse "2030-12-31")))', "1"),
-    (
-        '(sort-by str [(LocalDate/parse "2031-05-04") (LocalDate/parse "2030-01-02")])',
-        '["2030-01-02" "2031-05-04"]',
-    ),
-]
+DATE_CASES = cases("parallel_dates", "DATE_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), DATE_CASES)
@@ -384,18 +316,7 @@ def test_unknown_method_lists_supported(method: str) -> None:
     assert ".getTime" in full_text(e)
 
 
-CONSTANT_CASES: list[tuple[str, str]] = [
-    ("Double/POSITIVE_INFINITY", "##Inf"),
-    ("Double/NEGATIVE_INFINITY", "##-Inf"),
-    ("Double/NaN", "##NaN"),
-    ("POSITIVE_INFINITY", "##Inf"),
-    ("NEGATIVE_INFINITY", "##-Inf"),
-    ("NaN", "##NaN"),
-    ("(number? Double/NaN)", "true"),
-    ("(> Double/POSITIVE_INFINITY 1e308)", "true"),
-    ("(= Double/POSITIVE_INFINITY POSITIVE_INFINITY)", "true"),
-    ("(map #(+ % 1) [Double/NEGATIVE_INFINITY])", "[##-Inf]"),
-]
+CONSTANT_CASES = cases("parallel_dates", "CONSTANT_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), CONSTANT_CASES)
@@ -448,31 +369,7 @@ def test_every_prefix_is_dropped(prefix: str) -> None:
     assert show(src) == '[2 "A" #{1 2} 4.0 2]'
 
 
-PREFIX_CASES: list[tuple[str, str]] = [
-    ('(str/upper-case "abc")', '"ABC"'),
-    ('(clojure.string/join "," [1 2])', '"1,2"'),
-    ('(string/trim " a ")', '"a"'),
-    ('(clojure.string/split "a,b" ",")', '["a" "b"]'),
-    ('(clojure.string/includes? "abc" "b")', "true"),
-    ("(clojure.set/union #{1} #{2})", "#{1 2}"),
-    ("(set/intersection #{1 2} #{2})", "#{2}"),
-    ("(clojure.set/difference #{1 2} #{2})", "#{1}"),
-    ("(Math/sqrt 16)", "4.0"),
-    ("(Math/abs -2)", "2"),
-    ("(Math/pow 2 3)", "8.0"),
-    ("(Math/floor 2.5)", "2"),
-    ("(Math/max 1 5)", "5"),
-    ("(clojure.core/map inc [1])", "[2]"),
-    ("(core/inc 1)", "2"),
-    ('(regex/re-find (re-pattern "a") "a")', '"a"'),
-    ("(Interop/.getTime (java.util.Date. 0))", "0"),
-    ("(number? (System/currentTimeMillis))", "true"),
-    ('(java.time.LocalDate/parse "2031-05-04")', '"2031-05-04"'),
-    ('(map str/upper-case ["a" "b"])', '["A" "B"]'),
-    ("(map Math/sqrt [4 9])", "[2.0 3.0]"),
-    ("(reduce clojure.core/+ [1 2 3])", "6"),
-    ("(->> [1 2] (clojure.core/map inc) (core/reduce +))", "5"),
-]
+PREFIX_CASES = cases("parallel_dates", "PREFIX_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), PREFIX_CASES)

@@ -13,7 +13,7 @@ from typing import Any
 
 import ptc
 import pytest
-from lang_helpers import err, ev
+from lang_helpers import cases, err, ev
 from lang_helpers import show_printed as show
 
 # --------------------------------------------------------------------------- helpers
@@ -113,77 +113,7 @@ def test_join(src: str, expected: str) -> None:
 # --------------------------------------------------------------------------- §7.9 functions
 
 # (program, expected printed result)
-STRING_FN_CASES: list[tuple[str, str]] = [
-    # subs: characters start..end-1, clamped indices
-    ('(subs "hello" 1)', '"ello"'),
-    ('(subs "hello" 1 3)', '"el"'),
-    ('(subs "hello" 0 5)', '"hello"'),
-    ('(subs "hello" 0 0)', '""'),
-    ('(subs "hello" 5)', '""'),
-    ('(subs "hello" 9)', '""'),
-    ('(subs "hello" -2)', '"hello"'),
-    ('(subs "hello" -2 2)', '"he"'),
-    ('(subs "hello" 2 99)', '"llo"'),
-    ('(subs "hello" 3 1)', '""'),
-    ('(subs "hello" 3 3)', '""'),
-    ('(subs "" 0)', '""'),
-    ('(subs "añb" 1 2)', '"ñ"'),
-    # split: literal separator, empty pieces kept incl. trailing; "" → characters
-    ('(split "a,b,c" ",")', '["a" "b" "c"]'),
-    ('(split "a,b,,c,," ",")', '["a" "b" "" "c" "" ""]'),
-    ('(split ",a" ",")', '["" "a"]'),
-    ('(split "abc" "")', '["a" "b" "c"]'),
-    ('(split "abc" ";")', '["abc"]'),
-    ('(split "a.b" ".")', '["a" "b"]'),
-    ('(split "a*+b" "*+")', '["a" "b"]'),
-    ('(split "1 - 2 - 3" " - ")', '["1" "2" "3"]'),
-    ('(split "" ",")', '[""]'),
-    # split-lines: \n or \r\n, trailing empty lines removed
-    ('(split-lines "a\\nb\\r\\nc")', '["a" "b" "c"]'),
-    ('(split-lines "a\\nb\\n\\n")', '["a" "b"]'),
-    ('(split-lines "a\\n\\nb")', '["a" "" "b"]'),
-    ('(split-lines "\\na")', '["" "a"]'),
-    ('(split-lines "one")', '["one"]'),
-    ('(split-lines "")', "[]"),
-    # trim: Unicode whitespace
-    ('(trim "  a b \\n")', '"a b"'),
-    ('(trim "\\t\\r\\nx\\t")', '"x"'),
-    ('(trim "")', '""'),
-    ('(trim "   ")', '""'),
-    ('(trim "\u2003x\u00a0")', '"x"'),
-    # replace: every literal occurrence; empty match inserts between all characters and at ends
-    ('(replace "aXbX" "X" "y")', '"ayby"'),
-    ('(replace "abc" "z" "y")', '"abc"'),
-    ('(replace "a.b.c" "." "")', '"abc"'),
-    ('(replace "aaa" "aa" "b")', '"ba"'),
-    ('(replace "abc" "" "-")', '"-a-b-c-"'),
-    ('(replace "" "" "-")', '"-"'),
-    ('(replace "a$1b" "$1" "x")', '"axb"'),
-    # case conversion: Unicode aware; aliases
-    ('(upcase "abc")', '"ABC"'),
-    ('(upper-case "straße")', '"STRASSE"'),
-    ('(upper-case "éa")', '"ÉA"'),
-    ('(downcase "ÀBC")', '"àbc"'),
-    ('(lower-case "ÀBC")', '"àbc"'),
-    ('(upcase "")', '""'),
-    ('(str/upper-case "x")', '"X"'),
-    ('(clojure.string/lower-case "X")', '"x"'),
-    # starts-with? / ends-with? / includes?
-    ('(starts-with? "abc" "ab")', "true"),
-    ('(starts-with? "abc" "bc")', "false"),
-    ('(starts-with? "abc" "")', "true"),
-    ('(starts-with? "" "")', "true"),
-    ('(starts-with? "ab" "abc")', "false"),
-    ('(ends-with? "abc" "bc")', "true"),
-    ('(ends-with? "abc" "ab")', "false"),
-    ('(ends-with? "abc" "")', "true"),
-    ('(includes? "abc" "b")', "true"),
-    ('(includes? "abc" "d")', "false"),
-    ('(includes? "abc" "")', "true"),
-    ('(includes? "" "")', "true"),
-    ('(includes? "abc" \\c)', "true"),
-    ('(starts-with? "Abc" "a")', "false"),
-]
+STRING_FN_CASES = cases("strings", "STRING_FN_CASES")
 
 
 @pytest.mark.parametrize(("src", "expected"), STRING_FN_CASES)
