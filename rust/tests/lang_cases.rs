@@ -1,5 +1,7 @@
 //! The language's case tables (tests/lang/cases/*.txt) on the interpreter alone: the same
-//! files the Python tests run through `ptc`, so the crate is tested without Python.
+//! files the Python tests run through `ptc`, so the crate is tested without Python. A case is
+//! `program<TAB>printed value`, or `program<TAB>!kind<TAB>text...` for a program that fails
+//! with that error kind and a message containing each text.
 
 use _core::value::Value;
 
@@ -41,6 +43,17 @@ fn show(src: &str) -> Result<String, String> {
     }
 }
 
+/// Whether `src` fails with the error kind named first in `spec` (tab-separated), and a message
+/// containing each of the rest.
+fn fails_as(src: &str, spec: &str) -> bool {
+    let mut parts = spec.split('\t');
+    let kind = parts.next().unwrap_or_default();
+    match _core::eval_str(src) {
+        Err(e) => e.kind.as_str() == kind && parts.all(|t| e.message.contains(t)),
+        Ok(_) => false,
+    }
+}
+
 #[test]
 fn every_case_prints_its_expected_value() {
     let all = cases();
@@ -51,11 +64,15 @@ fn every_case_prints_its_expected_value() {
     );
     let failures: Vec<String> = all
         .iter()
-        .filter_map(|(file, section, src, expected)| match show(src) {
-            Ok(got) if &got == expected => None,
-            got => Some(format!(
-                "{file} {section}: {src}\n  want {expected}\n  got  {got:?}"
-            )),
+        .filter_map(|(file, section, src, expected)| {
+            let ok = match expected.strip_prefix('!') {
+                Some(error) => fails_as(src, error),
+                None => show(src).as_ref() == Ok(expected),
+            };
+            (!ok).then(|| {
+                let got = show(src);
+                format!("{file} {section}: {src}\n  want {expected}\n  got  {got:?}")
+            })
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -25,6 +25,17 @@ def cases(family: str, table: str) -> list[tuple[str, str]]:
     return out
 
 
+def error_cases(family: str, table: str) -> list[tuple[str, str, str]]:
+    """The (program, function, type label) of a section of ``!type_error`` cases: the program
+    fails with a type_error whose message names the function and the value's type."""
+    out = []
+    for src, expected in cases(family, table):
+        kind, fn, label = expected.split("\t")
+        assert kind == "!type_error", expected
+        out.append((src, fn, label))
+    return out
+
+
 def ev(src: str, **kw: Any) -> Any:
     return ptc.eval(src, **kw)
 

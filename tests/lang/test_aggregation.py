@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ptc
 import pytest
-from lang_helpers import cases, check_arity_error, check_type_error, err, ev, show
+from lang_helpers import cases, check_arity_error, check_type_error, err, error_cases, ev, show
 
 # --------------------------------------------------------------------------- helpers
 
@@ -65,25 +65,7 @@ def test_group_by_and_frequencies_first_occurrence_order_many_keys() -> None:
     assert groups == first_seen
 
 
-AGG_TYPE_ERRORS = [
-    ('(sum-by :n [{:n 1} {:n "12"}])', "sum-by", 'string "12"'),
-    ("(sum-by :n [{:n :k}])", "sum-by", "keyword :k"),
-    ("(sum-by :n [{:n [1]}])", "sum-by", "vector"),
-    ("(sum-by :n [{:n true}])", "sum-by", "boolean true"),
-    ('(avg-by :n [{:n "3"}])', "avg-by", 'string "3"'),
-    ("(sum-by :n 5)", "sum-by", "integer 5"),
-    ("(avg-by :n 5)", "avg-by", "integer 5"),
-    ("(min-by :n 5)", "min-by", "integer 5"),
-    ("(max-by :n :k)", "max-by", "keyword :k"),
-    ("(distinct-by :n 5)", "distinct-by", "integer 5"),
-    ("(group-by :n 5)", "group-by", "integer 5"),
-    ("(frequencies 5)", "frequencies", "integer 5"),
-    ("(frequencies :k)", "frequencies", "keyword :k"),
-    ("(frequencies {:a 1})", "frequencies", "map"),
-    ("(frequencies #{1})", "frequencies", "set"),
-    ("(reduce + 5)", "reduce", "integer 5"),
-    ("(reduce + 0 :k)", "reduce", "keyword :k"),
-]
+AGG_TYPE_ERRORS = error_cases("aggregation", "AGG_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), AGG_TYPE_ERRORS)
@@ -165,17 +147,7 @@ def test_some_short_circuits() -> None:
     assert r.prints == ["1", "2"]
 
 
-PRED_TYPE_ERRORS = [
-    ("(some even? 5)", "some", "integer 5"),
-    ("(some even? #{2})", "some", "set"),
-    ("(some even? {:a 2})", "some", "map"),
-    ("(every? even? 5)", "every?", "integer 5"),
-    ("(every? even? #{2})", "every?", "set"),
-    ("(not-any? even? :k)", "not-any?", "keyword :k"),
-    ("(contains? 5 1)", "contains?", "integer 5"),
-    ('(contains? "abc" "a")', "contains?", 'string "abc"'),
-    ("(contains? :k :k)", "contains?", "keyword :k"),
-]
+PRED_TYPE_ERRORS = error_cases("aggregation", "PRED_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), PRED_TYPE_ERRORS)

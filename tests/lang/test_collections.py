@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import ptc
 import pytest
-from lang_helpers import cases, check_arity_error, check_type_error, err, ev, full_text, show
+from lang_helpers import (
+    cases,
+    check_arity_error,
+    check_type_error,
+    err,
+    error_cases,
+    ev,
+    full_text,
+    show,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -32,24 +41,7 @@ def test_rest_and_next_return_vectors_on_strings() -> None:
     assert ev('(vector? (next "abc"))') is True
 
 
-ACCESS_TYPE_ERRORS = [
-    ("(first 5)", "first", "integer 5"),
-    ("(second :k)", "second", "keyword :k"),
-    ("(last true)", "last", "boolean true"),
-    ("(nth 5 0)", "nth", "integer 5"),
-    ('(nth [1 2] "0")', "nth", 'string "0"'),
-    ("(nth [1 2] 1.0)", "nth", "float 1.0"),
-    ("(nth [1 2] nil)", "nth", "nil"),
-    ("(rest 3)", "rest", "integer 3"),
-    ("(next 3.5)", "next", "float 3.5"),
-    ("(count 5)", "count", "integer 5"),
-    ("(count :k)", "count", "keyword :k"),
-    ("(count true)", "count", "boolean true"),
-    ("(empty? 0)", "empty?", "integer 0"),
-    ("(not-empty 1)", "not-empty", "integer 1"),
-    ("(seq 42)", "seq", "integer 42"),
-    ("(seq :a)", "seq", "keyword :a"),
-]
+ACCESS_TYPE_ERRORS = error_cases("collections", "ACCESS_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), ACCESS_TYPE_ERRORS)
@@ -140,22 +132,7 @@ def test_sort_large_input_is_stable() -> None:
     assert [d["i"] for d in out_desc] == [d["i"] for d in expected_desc]
 
 
-SUBSEQ_TYPE_ERRORS = [
-    ("(take 1.5 [1 2])", "take", "float 1.5"),
-    ("(take 2.0 [1 2])", "take", "float 2.0"),
-    ('(take "2" [1 2])', "take", 'string "2"'),
-    ("(take nil [1 2])", "take", "nil"),
-    ("(take 1 5)", "take", "integer 5"),
-    ('(drop "1" [1 2])', "drop", 'string "1"'),
-    ("(drop 1.5 [1 2])", "drop", "float 1.5"),
-    ("(drop 1 :k)", "drop", "keyword :k"),
-    ("(take-while pos? 5)", "take-while", "integer 5"),
-    ("(drop-while pos? 5)", "drop-while", "integer 5"),
-    ("(distinct 5)", "distinct", "integer 5"),
-    ("(reverse 5)", "reverse", "integer 5"),
-    ("(sort 5)", "sort", "integer 5"),
-    ("(sort-by :a 5)", "sort-by", "integer 5"),
-]
+SUBSEQ_TYPE_ERRORS = error_cases("collections", "SUBSEQ_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), SUBSEQ_TYPE_ERRORS)
@@ -340,20 +317,7 @@ def test_vector_as_callable_is_type_error(src: str, fn: str, kw: str) -> None:
     assert f"use {kw}" in full_text(e)
 
 
-TRANSFORM_TYPE_ERRORS = [
-    ("(map inc 5)", "map", "integer 5"),
-    ("(mapv inc :k)", "mapv", "keyword :k"),
-    ("(map + [1] 5)", "map", "integer 5"),
-    ("(map + [1] #{1})", "map", "set"),
-    ("(map-indexed vector 5)", "map-indexed", "integer 5"),
-    ("(filter even? 5)", "filter", "integer 5"),
-    ("(remove even? true)", "remove", "boolean true"),
-    ("(find even? 5)", "find", "integer 5"),
-    ("(find even? #{2})", "find", "set"),
-    ("(find {:a 1} :a)", "find", "keyword :a"),
-    ("(pluck :a 5)", "pluck", "integer 5"),
-    ('(map inc ["12"])', "inc", 'string "12"'),
-]
+TRANSFORM_TYPE_ERRORS = error_cases("collections", "TRANSFORM_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), TRANSFORM_TYPE_ERRORS)
@@ -409,32 +373,7 @@ def test_range_with_float_step_produces_floats() -> None:
     assert [type(x) for x in ev("(range 0.5 2)")] == [float, float]
 
 
-BUILD_TYPE_ERRORS = [
-    ("(conj 5 1)", "conj", "integer 5"),
-    ('(conj "ab" "c")', "conj", 'string "ab"'),
-    ("(conj {:a 1} 5)", "conj", "integer 5"),
-    ("(conj {:a 1} [:b])", "conj", "vector"),
-    ("(conj {:a 1} [:b 1 2])", "conj", "vector"),
-    ("(concat [1] 5)", "concat", "integer 5"),
-    ('(concat "ab" [1])', "concat", 'string "ab"'),
-    ("(into 5 [1])", "into", "integer 5"),
-    ("(into [] 5)", "into", "integer 5"),
-    ("(into {} [1 2])", "into", "integer 1"),
-    ("(into {} [[:a 1 2]])", "into", "vector"),
-    ("(flatten 5)", "flatten", "integer 5"),
-    ("(zip [1] 5)", "zip", "integer 5"),
-    ('(zip "ab" [1])', "zip", 'string "ab"'),
-    ("(interleave 5 [1])", "interleave", "integer 5"),
-    ("(interpose 0 5)", "interpose", "integer 5"),
-    ("(partition 2 5)", "partition", "integer 5"),
-    ("(partition 1.5 [1 2])", "partition", "float 1.5"),
-    ("(partition 2 #{1 2})", "partition", "set"),
-    ("(vec 5)", "vec", "integer 5"),
-    ("(vec :k)", "vec", "keyword :k"),
-    ("(set 5)", "set", "integer 5"),
-    ('(set "ab")', "set", 'string "ab"'),
-    ("(set {:a 1})", "set", "map"),
-]
+BUILD_TYPE_ERRORS = error_cases("collections", "BUILD_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), BUILD_TYPE_ERRORS)

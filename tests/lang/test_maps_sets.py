@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ptc
 import pytest
-from lang_helpers import cases, check_arity_error, check_type_error, err, ev, show
+from lang_helpers import cases, check_arity_error, check_type_error, err, error_cases, ev, show
 
 # --------------------------------------------------------------------------- helpers
 
@@ -103,30 +103,7 @@ def test_update_vals_swapped_arguments(src: str) -> None:
     assert e.hint is not None and "->" in e.hint, e.hint
 
 
-MAP_TYPE_ERRORS = [
-    ("(get 5 :a)", "get", "integer 5"),
-    ('(get "abc" 0)', "get", 'string "abc"'),
-    ("(assoc 5 :a 1)", "assoc", "integer 5"),
-    ('(assoc "ab" 0 "x")', "assoc", 'string "ab"'),
-    ("(assoc #{1} 0 1)", "assoc", "set"),
-    ("(assoc [1] :a 2)", "assoc", "keyword :a"),
-    ("(update 5 :a inc)", "update", "integer 5"),
-    ("(dissoc [1] 0)", "dissoc", "vector"),
-    ("(dissoc 5 :a)", "dissoc", "integer 5"),
-    ("(merge {:a 1} [1 2])", "merge", "vector"),
-    ("(merge {:a 1} 5)", "merge", "integer 5"),
-    ("(select-keys [1 2] [0])", "select-keys", "vector"),
-    ("(keys [1])", "keys", "vector"),
-    ("(vals #{1})", "vals", "set"),
-    ("(entries 5)", "entries", "integer 5"),
-    ("(key [1 2 3])", "key", "vector"),
-    ("(key 5)", "key", "integer 5"),
-    ("(val [1])", "val", "vector"),
-    ("(update-vals [1 2] inc)", "update-vals", "vector"),
-    ("(union #{1} 5)", "union", "integer 5"),
-    ("(intersection #{1} :k)", "intersection", "keyword :k"),
-    ("(difference #{1} 5)", "difference", "integer 5"),
-]
+MAP_TYPE_ERRORS = error_cases("maps_sets", "MAP_TYPE_ERRORS")
 
 
 @pytest.mark.parametrize(("src", "fn", "label"), MAP_TYPE_ERRORS)
