@@ -52,7 +52,7 @@ from ptc.history import (
     to_openai,
     validate,
 )
-from ptc.history.messages import detect_shape
+from ptc.history.codecs import detect_shape
 from ptc.history.tokens import count_messages
 
 ROLES = '"system", "developer", "user", "assistant" or "tool"'

@@ -19,7 +19,7 @@ from ptc.history import (
     to_messages,
     to_openai,
 )
-from ptc.history.messages import detect_shape
+from ptc.history.codecs import detect_shape
 
 OPENAI = [
     {"role": "system", "content": "Be brief.", "x_trace": "t1"},

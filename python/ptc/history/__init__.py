@@ -19,6 +19,7 @@ subpackage depends on the standard library only, except PostgreSQL, which needs 
 
 from __future__ import annotations
 
+from .anthropic_codec import from_anthropic, to_anthropic
 from .base import (
     DeterministicSummarizer,
     HistoryResult,
@@ -27,6 +28,7 @@ from .base import (
     Summarizer,
     SummaryRequest,
 )
+from .codecs import to_messages
 from .compaction import SUMMARY_PREFIX, CompactionEvent, TokenCompaction, is_summary_message
 from .loop_slices import (
     NUDGE_MESSAGES,
@@ -39,19 +41,8 @@ from .loop_slices import (
     select_prompt_source,
     synthetic_nudge,
 )
-from .messages import (
-    ImagePart,
-    Message,
-    Meta,
-    OtherPart,
-    TextPart,
-    ToolCall,
-    from_anthropic,
-    from_openai,
-    to_anthropic,
-    to_messages,
-    to_openai,
-)
+from .messages import ImagePart, Message, Meta, OtherPart, TextPart, ToolCall
+from .openai_codec import from_openai, to_openai
 from .pgstore import AsyncPostgresStore, PostgresStore
 from .repair import (
     CONTINUATION_TEXT,

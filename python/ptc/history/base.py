@@ -19,15 +19,11 @@ from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from ptc._aio import run_blocking
 
-from .messages import (
-    Message,
-    Shape,
-    as_message_list,
-    detect_shape,
-    to_anthropic,
-    to_messages,
-    to_openai,
-)
+from ._checks import as_message_list
+from .anthropic_codec import to_anthropic
+from .codecs import detect_shape, to_messages
+from .messages import Message, Shape
+from .openai_codec import to_openai
 from .repair import (
     Provider,
     RepairReport,

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .messages import NO_META, Message, Meta, TextPart, ToolCall, to_messages
+from .codecs import to_messages
+from .messages import NO_META, Message, Meta, TextPart, ToolCall
 
 IssueKind = Literal[
     "misplaced_system",
@@ -107,7 +108,7 @@ def validate(
 
     A tool call or tool result whose id is empty or missing is a ``missing_call_id`` issue
     (``call_id`` ``None``); such a call is not also reported as a duplicate. Malformed
-    input raises ``TypeError``/``ValueError`` (see :func:`~ptc.history.messages.to_messages`).
+    input raises ``TypeError``/``ValueError`` (see :func:`~ptc.history.codecs.to_messages`).
     """
     msgs = to_messages(history)
     issues: list[Issue] = []

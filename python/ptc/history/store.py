@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .messages import Message, as_message_list, from_openai, message_from_openai, message_to_openai
+from ._checks import as_message_list
+from .messages import Message
+from .openai_codec import from_openai, message_from_openai, message_to_openai
 
 SCHEMA_VERSION = 2
 
@@ -324,7 +326,7 @@ class HistoryStore(AppendOne):
         Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
         Dicts are parsed as OpenAI messages; malformed input raises ``TypeError`` or
         ``ValueError`` naming the message's index in ``messages`` and the field (see
-        :func:`~ptc.history.messages.to_messages`), and nothing is stored.
+        :func:`~ptc.history.codecs.to_messages`), and nothing is stored.
         """
         rows = message_rows(messages, agent_id, run_id, key)
         if not rows:

@@ -13,16 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .messages import (
-    ImagePart,
-    Message,
-    TextPart,
-    as_message_list,
-    detect_shape,
-    message_from_openai,
-    parse_openai_fields,
-    to_messages,
-)
+from ._checks import as_message_list
+from .codecs import detect_shape, to_messages
+from .messages import ImagePart, Message, TextPart
+from .openai_codec import message_from_openai, parse_openai_fields
 
 #: Encodings the Rust core is expected to count exactly.
 EXACT_ENCODINGS = frozenset(("o200k_base", "cl100k_base"))

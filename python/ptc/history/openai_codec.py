@@ -1,0 +1,232 @@
+"""OpenAI chat messages <-> :class:`~ptc.history.messages.Message`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ._checks import (
+    MISSING,
+    _at,
+    _json_text,
+    _opt_str,
+    _type_error,
+    _value_error,
+    _wrong,
+    as_message_list,
+)
+from ._content import _extras, _is_mapping, _meta_dict, _meta_from, _parse_content, _role
+from .messages import (
+    _CALL_KEYS,
+    _FN_KEYS,
+    _META_INPUT_KEYS,
+    _OPENAI_KNOWN,
+    EMPTY,
+    NO_META,
+    ImagePart,
+    Message,
+    Meta,
+    OtherPart,
+    Part,
+    TextPart,
+    ToolCall,
+    _freeze,
+)
+
+_OPENAI_ROLES = frozenset(("system", "developer", "user", "assistant", "tool"))
+
+
+_OPENAI_ROLES_TEXT = '"system", "developer", "user", "assistant" or "tool"'
+
+
+_FUNCTION_TEXT = 'a dict with "name" and "arguments"'
+
+
+# The checked fields of one OpenAI tool call: id, name, arguments (JSON text), its
+# ``function`` mapping, its ``type`` (``None`` for "function") and the call dict itself.
+CallFields = tuple[str, str, str, Mapping[str, Any], str | None, Mapping[str, Any]]
+
+
+def _call_fields(tc: Any, where: int | str, k: int) -> CallFields:
+    # Paths are formatted only when an error is raised: this runs for every call.
+    if type(tc) is not dict and not isinstance(tc, Mapping):
+        raise _type_error(_at(where, f".tool_calls[{k}]"), "a tool call dict", tc)
+    ctype = tc.get("type")
+    if ctype is None or ctype == "function":
+        ctype = None
+    elif not isinstance(ctype, str):
+        raise _type_error(_at(where, f".tool_calls[{k}].type"), "a str", ctype)
+    fn = tc.get("function", MISSING)
+    if type(fn) is not dict and not isinstance(fn, Mapping):
+        if ctype is None or (fn is not MISSING and fn is not None):
+            raise _wrong(_at(where, f".tool_calls[{k}].function"), _FUNCTION_TEXT, fn)
+        fn = EMPTY  # another call type (e.g. "custom") without a function
+    name = fn.get("name", MISSING)
+    if type(name) is not str and not isinstance(name, str):
+        if ctype is not None and (name is MISSING or name is None):
+            name = ""
+        else:
+            raise _wrong(_at(where, f".tool_calls[{k}].function.name"), "a str", name)
+    args = fn.get("arguments")
+    if type(args) is not str and not isinstance(args, str):
+        if args is None:
+            args = "{}"
+        elif type(args) is dict or isinstance(args, Mapping):
+            args = _json_text(args, where, f".tool_calls[{k}].function.arguments")
+        else:
+            path = _at(where, f".tool_calls[{k}].function.arguments")
+            raise _type_error(path, "a str or a dict", args)
+    call_id = tc.get("id")
+    if type(call_id) is not str:
+        if call_id is None:
+            call_id = ""
+        elif not isinstance(call_id, str):
+            raise _type_error(_at(where, f".tool_calls[{k}].id"), "a str", call_id)
+    return call_id, name, args, fn, ctype, tc
+
+
+def _tool_call(fields: CallFields) -> ToolCall:
+    call_id, name, args, fn, ctype, tc = fields
+    if ctype is None and type(tc) is dict and tc.keys() <= _CALL_KEYS and fn.keys() <= _FN_KEYS:
+        return ToolCall(call_id, name, args)
+    extra = {k: v for k, v in tc.items() if k not in ("id", "function", "type")}
+    if ctype is not None:
+        extra["type"] = ctype
+    fn_extra = {k: v for k, v in fn.items() if k not in ("name", "arguments")}
+    if fn_extra:
+        extra["function"] = fn_extra
+    return ToolCall(call_id, name, args, _freeze(extra))
+
+
+def parse_openai_fields(
+    d: Mapping[str, Any], index: int | str
+) -> tuple[str, Sequence[CallFields], str | None, Meta]:
+    """Check and parse an OpenAI message dict's fields other than ``content``.
+
+    Returns ``(role, call fields, tool_call_id, meta)``, the role as given (``"developer"``
+    included) and each tool call as its checked fields (see ``CallFields``). Shared by the
+    parser and the token counter's fast path, so both reject the same input with the same
+    error. ``index`` is the message's index in the caller's list.
+    """
+    # The common case is checked inline (this runs for every message); anything unusual
+    # goes to the helpers, which accept it or raise.
+    role = d.get("role")
+    if type(role) is not str or role not in _OPENAI_ROLES:
+        role = _role(d, index, _OPENAI_ROLES, _OPENAI_ROLES_TEXT)
+    raw_calls = d.get("tool_calls")
+    calls: Sequence[CallFields] = ()
+    if raw_calls is not None:
+        if type(raw_calls) is not list and not isinstance(raw_calls, list | tuple):
+            raise _type_error(_at(index, ".tool_calls"), "a list of tool call dicts", raw_calls)
+        if raw_calls and role != "assistant":  # providers reject it; repair cannot pair it
+            path = _at(index, ".tool_calls")
+            raise _value_error(path, f"no tool calls on a {role} message", raw_calls)
+        found = []
+        k = 0
+        for tc in raw_calls:
+            found.append(_call_fields(tc, index, k))
+            k += 1
+        calls = found
+    tcid = d.get("tool_call_id")
+    if tcid is not None and type(tcid) is not str:
+        tcid = _opt_str(d, "tool_call_id", index)
+    meta = NO_META if _META_INPUT_KEYS.isdisjoint(d) else _meta_from(d, index)
+    return role, calls, tcid, meta
+
+
+def _from_openai_dict(d: Any, where: int | str) -> Message:
+    if not _is_mapping(d):
+        raise _type_error(_at(where), "a message dict", d)
+    role, fields, tcid, meta = parse_openai_fields(d, where)
+    calls = tuple(_tool_call(f) for f in fields) if fields else ()
+    parts, style = _parse_content(d.get("content"), where, ".content")
+    extra = EMPTY
+    if not d.keys() <= _OPENAI_KNOWN:
+        extra = _freeze({k: v for k, v in d.items() if k not in _OPENAI_KNOWN})
+    if role == "developer":  # OpenAI's newer name for the system role
+        role = "system"
+        extra = _freeze({**extra, "role": "developer"})
+    return Message(role, parts, calls, tcid, None, meta, extra, "openai", style)  # type: ignore[arg-type]
+
+
+def message_from_openai(d: Any, *, index: int = 0) -> Message:
+    """Parse one OpenAI message dict; ``index`` is its position, used in error messages."""
+    return _from_openai_dict(d, index)
+
+
+def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """Parse OpenAI chat-completions messages (roles system/developer/user/assistant/tool).
+
+    Malformed input raises ``TypeError``/``ValueError`` (see :func:`to_messages`).
+    """
+    return [_from_openai_dict(d, i) for i, d in enumerate(as_message_list(messages))]
+
+
+def _openai_part(p: Part, m: Message) -> dict[str, Any]:
+    if type(p) is TextPart:
+        return {"type": "text", "text": p.text, **_extras(m, "openai", p.extra)}
+    if type(p) is ImagePart:
+        url = p.url or f"data:{p.media_type or 'image/png'};base64,{p.data or ''}"
+        inner: dict[str, Any] = {"url": url}
+        if p.detail is not None:
+            inner["detail"] = p.detail
+        return {"type": "image_url", "image_url": inner, **_extras(m, "openai", p.extra)}
+    assert type(p) is OtherPart
+    if m.origin == "openai":
+        return dict(p.block)
+    return {"type": "text", "text": p.placeholder()}
+
+
+def _openai_content(m: Message, join_text: bool) -> Any:
+    parts = m.parts
+    if not parts:
+        return None if m.role == "assistant" else ""
+    if m.content_style == "str" and len(parts) == 1 and type(parts[0]) is TextPart:
+        return parts[0].text
+    if join_text and all(type(p) is TextPart for p in parts):
+        return m.text
+    return [_openai_part(p, m) for p in parts]
+
+
+def message_to_openai(
+    m: Message, *, include_meta: bool = False, join_text: bool = False
+) -> dict[str, Any]:
+    role: str = m.role
+    extra = m.extra if m.origin == "openai" else EMPTY
+    if extra.get("role") == "developer" and role == "system":
+        role = "developer"
+    d: dict[str, Any] = {"role": role, "content": _openai_content(m, join_text)}
+    if m.tool_calls:
+        calls = []
+        for tc in m.tool_calls:
+            fn: dict[str, Any] = {"name": tc.name, "arguments": tc.arguments}
+            cd: dict[str, Any] = {"id": tc.id, "type": "function", "function": fn}
+            if m.origin == "openai" and tc.extra:
+                for k, v in tc.extra.items():
+                    if k == "function" and isinstance(v, Mapping):
+                        fn.update(v)
+                    else:
+                        cd[k] = v
+            calls.append(cd)
+        d["tool_calls"] = calls
+    if m.role == "tool":
+        d["tool_call_id"] = m.tool_call_id
+    for k, v in extra.items():
+        if k != "role":
+            d[k] = v
+    if include_meta:
+        d.update(_meta_dict(m))
+    return d
+
+
+def to_openai(
+    messages: Iterable[Message], *, include_meta: bool = False, join_text: bool = False
+) -> list[dict[str, Any]]:
+    """Render messages as OpenAI chat-completions dicts.
+
+    ``include_meta`` writes ``source``/``sender_id``/``reasoning``/``created_at`` back as
+    top-level keys (for storage and round trips; providers reject them in requests).
+    ``join_text`` sends text-only multi-part content as one string for servers that only
+    accept strings.
+    """
+    return [message_to_openai(m, include_meta=include_meta, join_text=join_text) for m in messages]
