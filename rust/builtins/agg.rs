@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use indexmap::map::Entry;
 
-use super::seq::{expect_key, key_of};
+use super::ordering::{expect_key, key_of};
 use super::{call1, expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
@@ -16,7 +16,7 @@ fn items_of(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
         Value::Map(_) => Err(type_error(fname, "a vector of maps", v)
             .with_hint("use (vals m) to aggregate a map's values")),
         other => {
-            super::coll::seq_items(other).map_err(|_| type_error(fname, "a collection", other))
+            super::items::seq_items(other).map_err(|_| type_error(fname, "a collection", other))
         }
     }
 }
@@ -165,7 +165,7 @@ fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
 
 fn frequencies(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut counts: ValueMap = ValueMap::default();
-    let items = super::seq::ordered_items("frequencies", &a[0])?;
+    let items = super::items::ordered_items("frequencies", &a[0])?;
     for x in items {
         it.charge(1)?;
         match counts.entry(x) {

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::coll::entry;
+use super::items::entry;
 use super::{expect_callable, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp, ToolCallRecord};

@@ -1,7 +1,7 @@
 //! Maps and sets (§7.7, §7.8). Reads are flexible (keyword/string spellings); writes use the
 //! exact key, except that path updates write back under the key they found.
 
-use super::coll::entry;
+use super::items::entry;
 use super::{call1, type_error, Builtin, VARIADIC};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};

@@ -9,21 +9,27 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::Value;
 
+mod access;
 mod agg;
-mod coll;
+mod building;
+mod coll_preds;
 mod effects;
 mod hof;
+mod items;
 mod logic;
+mod map_access;
 mod maps;
 mod math;
 mod native;
+mod ordering;
 mod preds;
+mod reduce;
 mod regex;
-mod seq;
 mod strings;
 mod time;
+mod transform;
 
-pub use coll::seq_items;
+pub use items::seq_items;
 pub use native::call_native;
 
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
@@ -72,9 +78,15 @@ impl Builtin {
 }
 
 const FAMILIES: &[&[Builtin]] = &[
-    coll::BUILTINS,
-    seq::BUILTINS,
+    // in the order of LANGUAGE.md §7
+    access::BUILTINS,
+    ordering::BUILTINS,
+    transform::BUILTINS,
+    building::BUILTINS,
+    reduce::BUILTINS,
     agg::BUILTINS,
+    coll_preds::BUILTINS,
+    map_access::BUILTINS,
     maps::BUILTINS,
     strings::BUILTINS,
     strings::STRING_FNS,

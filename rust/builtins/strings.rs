@@ -82,7 +82,7 @@ fn s_arg<'v>(fname: &str, v: &'v Value) -> Result<&'v str, Error> {
 
 /// Byte offset of the `n`th grapheme (clamped to the end).
 fn grapheme_offset(s: &str, n: usize) -> usize {
-    if super::coll::one_byte_chars(s) {
+    if super::items::one_byte_chars(s) {
         return n.min(s.len());
     }
     match s
@@ -158,10 +158,10 @@ fn split(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut parts = Vec::new();
     if sep.is_empty() {
         // one part per character: their number is known at once for plain text
-        if super::coll::one_byte_chars(s) {
+        if super::items::one_byte_chars(s) {
             it.alloc_values(s.len())?;
         }
-        for g in super::coll::graphemes(s) {
+        for g in super::items::graphemes(s) {
             it.push_value(&mut parts, Value::str(g))?;
         }
     } else {
@@ -205,7 +205,7 @@ fn replace(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let r = s_arg("replace", &a[2])?;
     let out = if m.is_empty() {
         let mut out = String::from(r);
-        for g in super::coll::graphemes(s) {
+        for g in super::items::graphemes(s) {
             out.push_str(g);
             out.push_str(r);
             it.check_str_size(out.len())?;
