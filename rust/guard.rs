@@ -13,6 +13,9 @@
 //!
 //! Every recursive walk also goes through [`deeper`], which grows the native stack on the heap
 //! when it runs low and counts the new segment as memory of the run.
+//!
+//! Why one file over 600 lines: the budget and the guard are one mechanism; every charge,
+//! reservation and stack check refers to the same shared counters.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

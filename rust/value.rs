@@ -1,9 +1,13 @@
 //! The core value type.
 //!
-//! Collections are `Arc`-shared and copy-on-write (`Arc::make_mut`): a run reads input data and
+//! Collections are shared by reference count and copy-on-write: a run reads input data and
 //! earlier definitions in place, and the evaluator moves a local on its last use so that
 //! `(conj acc x)` in a loop mutates in place instead of copying. Maps and sets keep insertion
 //! order (IndexMap), so printing never leaks hash order.
+//!
+//! Why one file over 600 lines: the value type and the relations every value has (equality,
+//! hashing, ordering, dropping without recursion) are one contract; splitting it would scatter
+//! the invariants `Eq` and `Hash` must keep together.
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};

@@ -44,3 +44,17 @@ def test_every_source_file_is_on_the_map() -> None:
             continue
         missing.append(f"python/ptc/{rel}")
     assert missing == []
+
+
+def test_long_source_files_say_why_at_their_top() -> None:
+    """A source file past ~600 lines says at its top why it stays one file."""
+    long_without_reason = []
+    files = [*(ROOT / "rust").rglob("*.rs"), *(ROOT / "python" / "ptc").rglob("*.py")]
+    for f in sorted(files):
+        rel = f.relative_to(ROOT).as_posix()
+        if rel.startswith(("rust/tests/", "rust/benches/")):
+            continue
+        lines = f.read_text(encoding="utf-8").splitlines()
+        if len(lines) > 620 and not any("Why one " in line for line in lines[:40]):
+            long_without_reason.append(f"{rel} ({len(lines)} lines)")
+    assert long_without_reason == []

@@ -5,6 +5,9 @@ the program, run it in the agent's :class:`ptc.Session`, record an immutable :cl
 ends on ``(return v)``, ``(fail reason)``, after ``max_turns`` turns, or when the LLM cannot be
 reached. The loop itself is a generator that yields "call the LLM" / "run this program" requests,
 so the sync and async drivers share every decision.
+
+Why one module over 600 lines: the agent, its configuration and the loop (``_Runner``)
+share one set of decisions; the drivers beside them are the loop's only callers.
 """
 
 from __future__ import annotations

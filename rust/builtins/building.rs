@@ -1,4 +1,5 @@
-//! Building and combining (§7.4): conj, concat, into, flatten, zip, partition, range, vector, vec, set.
+//! Building and combining (§7.4): conj, concat, into, flatten, zip, partition, range, vector, vec,
+//! set.
 
 use super::items::*;
 use super::{alloc_output, expect_int, type_error, Builtin, ENTRY_BYTES, SET_ITEM_BYTES, VARIADIC};

@@ -1,4 +1,5 @@
-//! How builtins see collections: elements, characters (grapheme clusters), entries, and the errors for unordered ones.
+//! How builtins see collections: elements, characters (grapheme clusters), entries, and the errors
+//! for unordered ones.
 
 use unicode_segmentation::UnicodeSegmentation;
 

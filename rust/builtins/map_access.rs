@@ -1,4 +1,5 @@
-//! Reading and updating maps with get, assoc, keys and vals (§7.7; the rest of §7.7 and §7.8 is in `maps`).
+//! Reading and updating maps with get, assoc, keys and vals (§7.7; the rest of §7.7 and §7.8 is in
+//! `maps`).
 
 use super::{type_error, Builtin, VARIADIC};
 use crate::error::Error;

@@ -7,6 +7,9 @@
    ``summary_window``, a four-phase search picks a split that keeps tool pairs intact; the
    older part is summarized in chunks (concurrently) and consolidated into one
    ``<state_snapshot>`` placed in a context-restoration message so roles still alternate.
+
+Why one module over 600 lines: the seed's phases are one algorithm over one state; each
+phase is a public function, and the strategy class composes them.
 """
 
 from __future__ import annotations

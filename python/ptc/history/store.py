@@ -5,6 +5,9 @@ Standard-library ``sqlite3`` with WAL, one transaction per append batch, and an 
 characters, case-insensitively). Several processes may append at once: writers take the
 database lock with ``BEGIN IMMEDIATE`` and wait up to ``timeout`` seconds for it. A
 process killed mid-write loses only its uncommitted batch.
+
+Why one module over 600 lines: the SQLite store, its schema and migrations, and the run
+records kept beside the messages evolve together (the PostgreSQL twin is ``pgstore``).
 """
 
 from __future__ import annotations

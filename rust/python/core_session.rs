@@ -1,0 +1,670 @@
+//! `CoreSession`: a Session's state, its program cache, and running programs in it (on a worker
+//! thread when tools may block).
+//!
+//! Why one file over 600 lines: a Session's methods are one `#[pymethods]` block (PyO3 needs
+//! them together) plus the run machinery they share.
+
+use super::*;
+
+/// A prepared program and the reading limits it was prepared under.
+pub(super) type CachedProgram = ([usize; 3], Arc<crate::ir::Program>);
+
+/// What a run hands back: its result and the namespace to commit.
+pub(super) type RunOutput = (RunResult, Option<UserNs>);
+
+pub(super) fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResult<Limits> {
+    let mut l = base;
+    let Some(d) = d else { return Ok(l) };
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        if v.is_none() {
+            continue;
+        }
+        let n: u64 = v.extract().map_err(|_| {
+            PyValueError::new_err(format!("limit {key} must be a non-negative integer"))
+        })?;
+        if let Some(cap) = crate::limits::cap(&key) {
+            if n > cap.max {
+                return Err(PyValueError::new_err(format!(
+                    "limit {key} may be at most {}: {}",
+                    cap.max, cap.why
+                )));
+            }
+        }
+        let nz = usize::try_from(n).unwrap_or(usize::MAX);
+        match key.as_str() {
+            "fuel" => l.fuel = n,
+            "timeout_ms" => l.timeout_ms = n,
+            "max_depth" => l.max_depth = nz,
+            "max_collection_size" => l.max_collection_size = nz,
+            "max_string_size" => l.max_string_size = nz,
+            "max_output" => l.max_output = nz,
+            "max_memory" => l.max_memory = nz,
+            "loop_limit" => l.loop_limit = n,
+            "max_nesting" => l.max_nesting = nz,
+            "max_symbols" => l.max_symbols = nz,
+            other => return Err(PyValueError::new_err(format!("unknown limit {other:?}"))),
+        }
+    }
+    Ok(l)
+}
+
+/// The sample shown next to a type label (seed 000): the first element of a vector or set,
+/// the value itself otherwise; none for nil, empty collections and functions.
+pub(super) fn sample(
+    v: &Value,
+    limit: Option<usize>,
+    plimit: Option<usize>,
+) -> (Option<String>, bool) {
+    let opts = PrintOpts {
+        limit,
+        printable_limit: plimit,
+        hide_private: true,
+    };
+    let target = match v {
+        Value::Nil | crate::fn_pat!() => return (None, false),
+        Value::Vector(xs) => match xs.first() {
+            Some(x) => x,
+            None => return (None, false),
+        },
+        Value::Set(s) => match s.first() {
+            Some(x) => x,
+            None => return (None, false),
+        },
+        Value::Map(m) if m.is_empty() => return (None, false),
+        other => other,
+    };
+    let (text, truncated) = print(&target, opts);
+    (Some(text), truncated)
+}
+
+pub(super) fn describe_tuple<'py>(
+    py: Python<'py>,
+    v: &Value,
+    limit: Option<usize>,
+    plimit: Option<usize>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (s, truncated) = sample(v, limit, plimit);
+    (v.type_label(), s, truncated).into_pyobject(py)
+}
+
+/// `pending` holds return types a run recorded that are not committed yet (they are applied to
+/// the functions only when the run commits).
+pub(super) fn definition(
+    name: &str,
+    v: &Value,
+    doc: Option<&str>,
+    pending: &[(Arc<crate::value::Closure>, crate::value::TypeTag)],
+) -> Definition {
+    let (kind, params, ret) = match v {
+        Value::Closure(c) => (
+            "function",
+            Some(c.lambda.param_names.clone()),
+            pending
+                .iter()
+                .find(|(p, _)| Arc::ptr_eq(p, c))
+                .map(|(_, tag)| tag.label())
+                .or_else(|| c.return_label()),
+        ),
+        Value::Builtin(_) | Value::Native(_) | Value::Tool(_) => ("function", None, None),
+        _ => ("value", None, None),
+    };
+    let (sample, _) = sample(v, Some(SAMPLE_LIMIT), Some(SAMPLE_PRINTABLE_LIMIT));
+    Definition {
+        name: name.to_string(),
+        kind,
+        doc: doc.map(str::to_string),
+        params,
+        return_type: ret,
+        type_label: v.type_label(),
+        sample,
+    }
+}
+
+/// Programs this Session ran, by source and the limits reading depends on: running the same
+/// text again skips reading and analysis (analysis does not depend on the Session's state).
+#[derive(Default)]
+pub(super) struct ProgramCache {
+    pub(super) entries: Mutex<ahash::AHashMap<Box<str>, CachedProgram>>,
+}
+
+impl ProgramCache {
+    const MAX_ENTRIES: usize = 64;
+    const MAX_SOURCE: usize = 16 * 1024;
+
+    fn key(limits: &Limits) -> [usize; 3] {
+        [
+            limits.max_nesting,
+            limits.max_symbols,
+            limits.max_string_size,
+        ]
+    }
+
+    fn get(&self, source: &str, limits: &Limits) -> Option<Arc<crate::ir::Program>> {
+        if source.len() > Self::MAX_SOURCE {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match entries.get(source) {
+            Some((k, p)) if *k == Self::key(limits) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
+    fn put(&self, source: &str, limits: &Limits, program: Arc<crate::ir::Program>) {
+        if source.len() > Self::MAX_SOURCE {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= Self::MAX_ENTRIES {
+            entries.clear(); // bounded, and cheap: a workload that repeats refills it at once
+        }
+        entries.insert(source.into(), (Self::key(limits), program));
+    }
+}
+
+#[pyclass(module = "ptc._core", frozen, name = "CoreSession")]
+pub struct CoreSession {
+    state: Mutex<SessionState>,
+    host: Arc<PyHost>,
+    limits: Limits,
+    /// Runs of this Session happen one at a time (a run from inside one of its own tools is
+    /// the exception: it runs nested, and both commit only the names they defined).
+    gate: RunGate,
+    /// Cancel flags of the runs in progress (nested runs included), for `cancel()`.
+    running: Mutex<Vec<CancelFlag>>,
+    programs: ProgramCache,
+}
+
+/// How often the thread waiting for a run looks at Ctrl-C, `cancel()` and the deadline.
+pub(super) const WAIT_STEP: Duration = Duration::from_millis(10);
+
+/// How long it then gives the run to stop by itself (with its own records) before abandoning it.
+pub(super) const STOP_GRACE: Duration = Duration::from_millis(20);
+
+/// The `Result` of a finished run, and whether it may be committed (a value that must be
+/// converted now and cannot be turns the run into an error, so it must not be committed).
+/// With `lazy`, a last value (not a `return`/`fail` answer) stays a core value until read.
+pub(super) fn run_outcome(
+    py: Python<'_>,
+    r: &RunResult,
+    ns: &UserNs,
+    limits: Limits,
+    lazy: bool,
+) -> PyResult<(RunOutcome, bool)> {
+    let defer = lazy && r.outcome == Outcome::Value;
+    let converted = if defer || r.outcome == Outcome::Error {
+        Ok(None)
+    } else {
+        result::try_to_python(py, &r.value)?.map(|o| Some(o.unbind()))
+    };
+    let (outcome, value, error, commit) = match converted {
+        Ok(obj) => {
+            let v = match obj {
+                Some(o) => LazyValue::converted(py, r.value.clone(), limits, o),
+                None => LazyValue::new(r.value.clone(), limits),
+            };
+            (r.outcome, v, r.error.clone(), true)
+        }
+        // A result Python cannot hold is reported as the run's error, not raised.
+        Err(e) => {
+            let v = LazyValue::converted(py, Value::Nil, limits, py.None());
+            (Outcome::Error, v, Some(e), false)
+        }
+    };
+    let calls = r
+        .tool_calls
+        .iter()
+        .map(|c| {
+            Py::new(
+                py,
+                ToolCall::new(
+                    c.name.to_string(),
+                    c.args.clone(),
+                    c.result.clone(),
+                    c.error.clone(),
+                    c.duration.as_secs_f64() * 1000.0,
+                    c.abandoned,
+                    limits,
+                ),
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut defined = Vec::new();
+    if commit {
+        for name in &r.defined {
+            if let Some(d) = ns.get(name) {
+                let def = definition(name, &d.value, d.doc.as_deref(), &r.returns);
+                defined.push(Py::new(py, def)?);
+            }
+        }
+    }
+    let out = RunOutcome::new(
+        outcome,
+        Py::new(py, value)?,
+        error,
+        r.prints.clone(),
+        calls,
+        defined,
+        r.duration.as_secs_f64() * 1000.0,
+        r.steps,
+    );
+    Ok((out, commit))
+}
+
+impl CoreSession {
+    pub(super) fn lock(&self) -> MutexGuard<'_, SessionState> {
+        // A poisoned lock only means a panic was caught while it was held; the state is still valid.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn id(&self) -> usize {
+        self as *const CoreSession as usize
+    }
+
+    /// A budget for converting one of this Session's values outside a run (`get`).
+    pub(super) fn convert_budget(&self) -> Budget {
+        Budget::new(self.limits, Arc::new(NeverInterrupted), None)
+    }
+
+    pub(super) fn create(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        tools: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
+        data_json: Option<&str>,
+    ) -> PyResult<Self> {
+        let data_value = match (data, data_json) {
+            (_, Some(text)) => {
+                // parsed straight into core values, with the GIL released
+                let v = py
+                    .detach(move || crate::json::from_json(text))
+                    .map_err(|e| match e.kind {
+                        ErrorKind::MemoryExceeded => {
+                            pyo3::exceptions::PyMemoryError::new_err(e.message.clone())
+                        }
+                        _ => PyValueError::new_err(e.message.clone()),
+                    })?;
+                if !matches!(v, Value::Map(_)) {
+                    return Err(pyo3::exceptions::PyValueError::new_err(
+                        "JSON data must be an object whose keys become data/... names",
+                    ));
+                }
+                v
+            }
+            (None, None) => Value::empty_map(),
+            (Some(d), None) if d.is_none() => Value::empty_map(),
+            (Some(d), None) => {
+                let dict = d.cast::<PyDict>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err("data must be a dict of name -> value")
+                })?;
+                let mut conv = ToValue::for_input(py)?;
+                // Data keys are names (data/name), so they are always looked up as keywords.
+                let mut m = crate::value::ValueMap::default();
+                for (k, v) in dict.iter() {
+                    let key: String = k.extract().map_err(|_| {
+                        pyo3::exceptions::PyTypeError::new_err("data keys must be strings")
+                    })?;
+                    let val = conv
+                        .convert(&v)
+                        .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
+                    let kv = if crate::value::is_keyword_text(&key) {
+                        Value::Keyword(Str::from(key.as_str()))
+                    } else {
+                        Value::Str(Str::from(key.as_str()))
+                    };
+                    m.insert(kv, val);
+                }
+                Value::map(m)
+            }
+        };
+        let host = PyHost::new(tools)?;
+        Ok(CoreSession {
+            state: Mutex::new(SessionState::new(data_value)),
+            host: Arc::new(host),
+            limits: limits_from(Limits::default(), limits)?,
+            gate: RunGate::default(),
+            running: Mutex::new(Vec::new()),
+            programs: ProgramCache::default(),
+        })
+    }
+
+    pub(super) fn run_inner<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        limits: Limits,
+        cancel: CancelFlag,
+        lazy: bool,
+    ) -> PyResult<RunOutcome> {
+        if cancel.load(Relaxed) {
+            return Err(cancelled(py)); // cancelled before it started
+        }
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cancel.clone());
+        struct Unregister<'s>(&'s CoreSession, CancelFlag);
+        impl Drop for Unregister<'_> {
+            fn drop(&mut self) {
+                let mut running = self.0.running.lock().unwrap_or_else(|p| p.into_inner());
+                running.retain(|c| !Arc::ptr_eq(c, &self.1));
+            }
+        }
+        let _unregister = Unregister(self, cancel.clone());
+        let nested = host::in_tool(self.id());
+        let _gate = if nested {
+            None
+        } else {
+            match self.gate.enter(py, &cancel)? {
+                Some(g) => Some(g),
+                None => return Err(cancelled(py)),
+            }
+        };
+
+        let snapshot = self.lock().clone();
+        let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
+        let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
+        let prepared = match self.programs.get(source, &limits) {
+            Some(program) => Ok(program),
+            None => py.detach(|| session::prepare(source, &budget)).map(|p| {
+                let p = Arc::new(p);
+                self.programs.put(source, &limits, p.clone());
+                p
+            }),
+        };
+        let finished = match prepared {
+            Err(failed) => Some((*failed, None)),
+            // a program that cannot call a tool cannot block outside the evaluator's own
+            // checks: it runs on this thread
+            Ok(program) if self.host.is_empty() || !program.reaches_host => {
+                let r = py.detach(|| session::execute(&program, &snapshot, host.as_ref(), &budget));
+                drop(snapshot); // so the commit updates the namespace in place
+                Some(r)
+            }
+            Ok(program) => self.run_on_worker(py, program, snapshot, &host, &budget, &cancel)?,
+        };
+        // the host's own exceptions (Ctrl-C, SystemExit from a tool) and cancellation are not
+        // program errors: they propagate, and the Session stays as it was
+        if let Some(e) = host.take_pending() {
+            return Err(e);
+        }
+        let user_cancelled = cancel.load(Relaxed);
+        let Some((result, ns)) = finished else {
+            if user_cancelled {
+                return Err(cancelled(py));
+            }
+            return self.abandoned_outcome(py, &host, &budget);
+        };
+        if user_cancelled
+            && result
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+        {
+            return Err(cancelled(py));
+        }
+        let view_ns = ns.clone().unwrap_or_default();
+        // the result converts within the run's budget; a run that already ended on a limit
+        // has its records converted within the Session's limits instead
+        let fresh;
+        let conversion_budget = if budget.stop_reason().is_some() {
+            fresh = self.convert_budget();
+            &fresh
+        } else {
+            budget.as_ref()
+        };
+        let converted = convert_within(py, conversion_budget, || {
+            run_outcome(py, &result, &view_ns, self.limits, lazy)
+        });
+        if let Some(e) = host.take_pending() {
+            return Err(e);
+        }
+        match converted {
+            Ok(Ok((t, true))) => {
+                commit(&mut self.lock(), &result, ns);
+                Ok(t)
+            }
+            Ok(Ok((t, false))) => Ok(t),
+            Ok(Err(e)) => Err(e),
+            Err(e) if e.kind == ErrorKind::Cancelled && cancel.load(Relaxed) => Err(cancelled(py)),
+            Err(e) => limit_outcome(py, &result, &e, self.limits),
+        }
+    }
+
+    /// Evaluates the run on a worker thread (its tools are called there) while this thread
+    /// waits, so that the deadline, `cancel()` and Ctrl-C end the wait even when a tool blocks.
+    /// `None`: the run was abandoned (the worker finishes in the background; nothing it does
+    /// is committed).
+    pub(super) fn run_on_worker(
+        &self,
+        py: Python<'_>,
+        program: Arc<crate::ir::Program>,
+        snapshot: SessionState,
+        host: &Arc<RunHost>,
+        budget: &Arc<Budget>,
+        cancel: &CancelFlag,
+    ) -> PyResult<Option<RunOutput>> {
+        let done: Arc<workers::Handoff<RunOutput>> = Arc::default();
+        let job = {
+            let (host, budget, done) = (host.clone(), budget.clone(), done.clone());
+            Box::new(move || {
+                // the worker keeps a Python thread state, so its tool calls attach cheaply
+                let r = session::execute(&program, &snapshot, host.as_ref(), &budget);
+                done.put(r);
+            })
+        };
+        workers::spawn(job).map_err(|e| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "could not start a thread for the run: {e}"
+            ))
+        })?;
+        let main = host.called_from_main();
+        Ok(py.detach(|| loop {
+            if let Some(r) = done.take_within(WAIT_STEP) {
+                return Some(r);
+            }
+            if main && host.check_signals() {
+                budget.stop(guard::interrupted_error());
+                return None;
+            }
+            // the run stops at its next check by itself, unless a tool blocks it
+            let stop = if cancel.load(Relaxed) {
+                Some(guard::cancelled_error())
+            } else if Instant::now() >= budget.deadline {
+                Some(guard::timeout_error(budget.limits.timeout_ms))
+            } else {
+                None
+            };
+            if let Some(e) = stop {
+                if let Some(r) = done.take_within(STOP_GRACE) {
+                    return Some(r);
+                }
+                budget.stop(e);
+                return None;
+            }
+        }))
+    }
+
+    /// The result of a run abandoned at its deadline: the timeout, and the tool calls made so
+    /// far (the one still running marked abandoned).
+    pub(super) fn abandoned_outcome(
+        &self,
+        py: Python<'_>,
+        host: &RunHost,
+        budget: &Budget,
+    ) -> PyResult<RunOutcome> {
+        let error = budget
+            .stop_reason()
+            .unwrap_or_else(|| guard::timeout_error(budget.limits.timeout_ms));
+        let calls = host
+            .take_log()
+            .into_iter()
+            .map(|c| {
+                let abandoned = c.outcome.is_none();
+                let (result, err) = match c.outcome {
+                    Some(Ok(v)) => (Some(v), None),
+                    Some(Err(m)) => (None, Some(m)),
+                    None => (None, Some(format!("abandoned: {}", error.message))),
+                };
+                let duration = c.started.elapsed().as_secs_f64() * 1000.0;
+                Py::new(
+                    py,
+                    ToolCall::new(
+                        c.name,
+                        c.args,
+                        result,
+                        err,
+                        duration,
+                        abandoned,
+                        self.limits,
+                    ),
+                )
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(RunOutcome::new(
+            Outcome::Error,
+            Py::new(
+                py,
+                LazyValue::converted(py, Value::Nil, self.limits, py.None()),
+            )?,
+            Some(error),
+            Vec::new(),
+            calls,
+            Vec::new(),
+            budget.started.elapsed().as_secs_f64() * 1000.0,
+            budget.fuel_used(),
+        ))
+    }
+}
+
+#[pymethods]
+impl CoreSession {
+    #[new]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None))]
+    pub(super) fn new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        tools: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
+        data_json: Option<&str>,
+    ) -> PyResult<Self> {
+        guarded(py, || Self::create(py, data, tools, limits, data_json))
+    }
+
+    /// Runs a program; returns its `ptc.Result`.
+    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false))]
+    pub(super) fn run<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        limits: Option<&Bound<'py, PyDict>>,
+        cancel: Option<&CancelToken>,
+        lazy: bool,
+    ) -> PyResult<RunOutcome> {
+        guarded(py, || {
+            let limits = limits_from(self.limits, limits)?;
+            let flag = match cancel {
+                Some(t) => t.flag.clone(),
+                None => Arc::new(AtomicBool::new(false)),
+            };
+            self.run_inner(py, source, limits, flag, lazy)
+        })
+    }
+
+    /// Stops the runs of this Session in progress (they raise `ptc.Cancelled`); true if any.
+    pub(super) fn cancel(&self) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        for c in running.iter() {
+            c.store(true, Relaxed);
+        }
+        !running.is_empty()
+    }
+
+    /// User definitions in first-definition order.
+    pub(super) fn definitions(&self, py: Python<'_>) -> PyResult<Vec<Definition>> {
+        bounded(py, self.limits, || {
+            let ns = self.lock().user.clone();
+            Ok(ns
+                .iter()
+                .map(|(name, d)| definition(name, &d.value, d.doc.as_deref(), &[]))
+                .collect())
+        })
+    }
+
+    pub(super) fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || {
+            Ok(self.lock().user.keys().map(|k| k.to_string()).collect())
+        })
+    }
+
+    /// A definition converted to Python, within the Session's limits (time, fuel, memory).
+    pub(super) fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let v = self.lock().user.get(name).map(|d| d.value.clone());
+        let Some(v) = v else {
+            return Err(PyKeyError::new_err(name.to_string()));
+        };
+        bounded(py, self.limits, || ToPy::new(py)?.convert(&v))
+    }
+
+    pub(super) fn has(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        guarded(py, || Ok(self.lock().user.contains_key(name)))
+    }
+
+    #[pyo3(signature = (name, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
+    pub(super) fn describe<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let v = self.lock().user.get(name).map(|d| d.value.clone());
+        match v {
+            Some(v) => bounded(py, self.limits, || {
+                describe_tuple(py, &v, limit, printable_limit)
+            }),
+            None => Err(PyKeyError::new_err(name.to_string())),
+        }
+    }
+
+    #[pyo3(signature = (key, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
+    pub(super) fn describe_data<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        limit: Option<usize>,
+        printable_limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let data = self.lock().data.clone();
+        let v = match &data {
+            Value::Map(m) => crate::value::flex_get(m, &Value::Keyword(Str::from(key))).cloned(),
+            _ => None,
+        };
+        match v {
+            Some(v) => bounded(py, self.limits, || {
+                describe_tuple(py, &v, limit, printable_limit)
+            }),
+            None => Err(PyKeyError::new_err(key.to_string())),
+        }
+    }
+
+    pub(super) fn data_keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || {
+            Ok(match &self.lock().data {
+                Value::Map(m) => m
+                    .keys()
+                    .filter_map(|k| match k {
+                        Value::Keyword(s) | Value::Str(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+        })
+    }
+
+    pub(super) fn tool_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        guarded(py, || Ok(self.host.names()))
+    }
+}

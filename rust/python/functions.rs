@@ -1,0 +1,143 @@
+//! The module's functions: printing, type labels, one-shot runs, token counts, the builtins table,
+//! and test hooks.
+
+use super::*;
+
+/// `to_clojure(value, limit=None, printable_limit=None, hide_private=False) -> (text, truncated)`,
+/// printing Python objects in place (O(output), the list is never walked past `limit`).
+#[pyfunction]
+#[pyo3(signature = (value, limit=None, printable_limit=None, hide_private=false))]
+pub(super) fn to_clojure(
+    value: &Bound<'_, PyAny>,
+    limit: Option<usize>,
+    printable_limit: Option<usize>,
+    hide_private: bool,
+) -> PyResult<(String, bool)> {
+    let py = value.py();
+    // within the default limits: a value built from shared parts ends in a LimitError
+    bounded(py, Limits::default(), || {
+        let kw = convert::keyword_type(py)?.clone();
+        let node = printable::PyNode::new(value.clone(), kw);
+        Ok(print(
+            &node,
+            PrintOpts {
+                limit,
+                printable_limit,
+                hide_private,
+            },
+        ))
+    })
+}
+
+#[pyfunction]
+pub(super) fn type_label(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    guarded(value.py(), || {
+        let kw = convert::keyword_type(value.py())?.clone();
+        Ok(printable::PyNode::new(value.clone(), kw).type_label())
+    })
+}
+
+/// Evaluates a program with no session state.
+#[pyfunction]
+#[pyo3(signature = (source, data=None, tools=None, limits=None))]
+pub(super) fn run_once<'py>(
+    py: Python<'py>,
+    source: &str,
+    data: Option<&Bound<'py, PyAny>>,
+    tools: Option<&Bound<'py, PyDict>>,
+    limits: Option<&Bound<'py, PyDict>>,
+) -> PyResult<RunOutcome> {
+    let s = CoreSession::new(py, data, tools, limits, None)?;
+    s.run(py, source, None, None, false)
+}
+
+/// Registered with `atexit` by the Python package: waits for tool calls still running.
+#[pyfunction]
+pub(super) fn _wait_for_tools(py: Python<'_>) -> PyResult<()> {
+    host::wait_for_tools(py)
+}
+
+/// `threading.main_thread().ident`: only that thread can notice Ctrl-C during a run.
+pub(super) fn record_main_thread(py: Python<'_>) -> PyResult<()> {
+    let ident: u64 = py
+        .import("threading")?
+        .call_method0("main_thread")?
+        .getattr("ident")?
+        .extract()?;
+    let _ = host::MAIN_THREAD.set(ident);
+    Ok(())
+}
+
+/// Exact token count of `text` in an OpenAI encoding ("cl100k_base", "o200k_base").
+#[pyfunction]
+pub(super) fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
+    if !crate::tokens::ENCODINGS.contains(&encoding) {
+        return Err(PyValueError::new_err(format!(
+            "unknown encoding {encoding:?}; exact counts exist for {}",
+            crate::tokens::ENCODINGS.join(", ")
+        )));
+    }
+    let text = text.to_string();
+    let enc = encoding.to_string();
+    guarded(py, || {
+        Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
+    })
+}
+
+/// Names of every builtin function and constant, in table order.
+#[pyfunction]
+pub(super) fn builtin_names() -> Vec<&'static str> {
+    crate::builtins::names().collect()
+}
+
+/// The builtins the system prompt lists, in its order (a subset of the table).
+#[pyfunction]
+pub(super) fn prompt_functions() -> Vec<&'static str> {
+    crate::builtins::PROMPT_ESSENTIALS.to_vec()
+}
+
+/// The builtins table: (name, min arity, max arity or None when variadic, doc, is a constant).
+#[pyfunction]
+pub(super) fn builtins() -> Vec<(&'static str, usize, Option<usize>, &'static str, bool)> {
+    crate::builtins::all()
+        .map(|b| {
+            let max = (b.max != usize::MAX).then_some(b.max);
+            (b.name, b.min, max, b.doc, b.constant.is_some())
+        })
+        .collect()
+}
+
+/// Every error kind with its Python class: (type, class name, base class name, docstring).
+#[pyfunction]
+pub(super) fn error_kinds() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    ErrorKind::ALL
+        .iter()
+        .map(|k| {
+            let (class, base, doc) = k.python_class();
+            (k.as_str(), class, base, doc)
+        })
+        .collect()
+}
+
+/// Names of the special forms.
+#[pyfunction]
+pub(super) fn special_forms() -> Vec<&'static str> {
+    crate::analyzer::SPECIAL_FORMS.to_vec()
+}
+
+/// Panics inside the interpreter boundary, to prove that panics become internal errors.
+#[pyfunction]
+pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
+    let state = SessionState::new(Value::empty_map());
+    let (r, ns) =
+        py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
+    Ok(run_outcome(py, &r, &ns.unwrap_or_default(), Limits::default(), false)?.0)
+}
+
+/// Panics at the Python boundary (outside any run), to prove that it reaches Python as
+/// `ptc.InternalError`, not as a `PanicException`.
+#[pyfunction]
+pub(super) fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    #[allow(clippy::panic)]
+    guarded(py, || panic!("deliberate panic at the boundary"))
+}
