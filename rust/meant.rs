@@ -1,6 +1,8 @@
-//! What an LLM probably meant. LLMs write PTC-Lisp with Python, Clojure core and Java/JavaScript
-//! in their fingers; every error path asks here first, so a foreign name, method or operator is
-//! answered with the PTC-Lisp that does the job rather than with a similar-looking name.
+//! What an LLM probably meant, and what is not in the subset: the one home of that knowledge.
+//! LLMs write PTC-Lisp with Python, Clojure core and Java/JavaScript in their fingers; every
+//! error path asks here first, so a foreign name, method, operator, Clojure form outside the
+//! subset or namespace is answered with the PTC-Lisp that does the job rather than with a
+//! similar-looking name. (`crate::hints` only ranks names by spelling.)
 //!
 //! Every idiom only names builtins and special forms (a test reads each `(name` in these tables
 //! against the builtins table); single letters and `...` stand for the program's own parts.
@@ -362,5 +364,81 @@ pub fn type_shape_hint(
                 .to_string(),
         ),
         _ => None,
+    }
+}
+
+// ---- forms and namespaces outside the subset ----
+
+/// Clojure forms outside the subset, with the supported alternative.
+pub fn unsupported_form(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "for" => "`for` is not supported; use map/filter (or doseq for effects)",
+        "case" | "condp" => "use cond: (cond (= x :a) ... (= x :b) ... :else ...)",
+        "letfn" => "`letfn` is not supported; define helpers with defn, or bind fns in let",
+        "quote" => "quote is not supported; use a vector [...] for literal data",
+        "try" | "catch" | "finally" | "throw" => {
+            "there are no exceptions; check values with if/cond and end with (fail reason)"
+        }
+        "defmacro" => "macros are not supported; use defn",
+        "ns" | "require" | "import" | "in-ns" | "use" => {
+            "namespaces are fixed: tools are tool/name, input is data/name, your definitions are bare names"
+        }
+        "binding" => "dynamic vars are not supported; use let",
+        "call" => "tools are called by name: write (tool/name ...)",
+        "as->" | "some->" | "some->>" | "cond->" | "cond->>" => {
+            "only -> and ->> exist; use let to name intermediate values"
+        }
+        "if-some" | "when-some" | "when-first" => "use if-let / when-let",
+        "lazy-seq" | "iterate" | "repeatedly" | "cycle" => {
+            "there are no lazy or infinite sequences; use range with an end, or loop/recur"
+        }
+        "atom" | "swap!" | "reset!" | "deref" | "ref" | "dosync" | "volatile!" => {
+            "there is no mutable state; thread values through loop/recur or reduce, or use def"
+        }
+        "eval" | "read-string" => "eval is not supported",
+        "defrecord" | "deftype" | "defprotocol" | "defmulti" | "defmethod" => {
+            "records, types, protocols and multimethods are not supported; use maps and defn"
+        }
+        _ => return None,
+    })
+}
+
+/// `[x for x in xs]`: Python's list comprehension written as a vector.
+pub fn is_comprehension(items: &[crate::reader::Form]) -> bool {
+    let at = |name: &str| items.iter().position(|f| f.symbol_name() == Some(name));
+    matches!((at("for"), at("in")), (Some(f), Some(i)) if f > 0 && f < i)
+}
+
+/// The hint for `str/escape`-style names that are not builtins.
+pub fn family_hint(ns: &str) -> String {
+    let members: &[&str] = match ns {
+        "clojure.string" | "str" | "string" => &[
+            "str",
+            "subs",
+            "join",
+            "split",
+            "split-lines",
+            "trim",
+            "replace",
+            "upper-case",
+            "lower-case",
+            "starts-with?",
+            "ends-with?",
+            "includes?",
+        ],
+        "clojure.set" | "set" => &["union", "intersection", "difference"],
+        "Math" => &["abs", "max", "min", "floor", "ceil", "round", "sqrt", "pow"],
+        _ => &[],
+    };
+    let family = match ns {
+        "clojure.string" | "str" | "string" => "String functions",
+        "clojure.set" | "set" => "Set functions",
+        "Math" => "Math functions",
+        _ => "",
+    };
+    if members.is_empty() {
+        "see the function list in the system prompt".to_string()
+    } else {
+        format!("{family}: {}", members.join(", "))
     }
 }

@@ -6,7 +6,7 @@
 //! each family of forms has its own module: `scope` (locals and captures), `names` (bare and
 //! namespaced names), `fns` (`fn`/`def`/`defn`), `short_fn` (`#()`), `bindings`
 //! (`let`/`loop`/`if-let`/`doseq`), `patterns` (destructuring), `where_form`, `threading`
-//! (`->`/`->>`), `subset` (forms outside the language) and `symbols` (`max_symbols`).
+//! (`->`/`->>`) and `symbols` (`max_symbols`); forms outside the language are in `crate::meant`.
 
 use std::sync::Arc;
 
@@ -27,7 +27,6 @@ mod names;
 mod patterns;
 mod scope;
 mod short_fn;
-mod subset;
 mod symbols;
 mod threading;
 mod where_form;
@@ -37,7 +36,6 @@ pub use names::split_ns;
 use names::*;
 use scope::*;
 use short_fn::*;
-use subset::*;
 use symbols::*;
 pub(crate) use symbols::{counted_name, too_many_symbols};
 use threading::*;
@@ -189,7 +187,7 @@ impl Analyzer {
             FormKind::VarRef(n) => Ok(Node::Const(Value::Var(n.clone()))),
             FormKind::Symbol(s) => self.symbol(s, f.pos),
             FormKind::Vector(items) => {
-                if is_comprehension(items) && self.resolve_local("for").is_none() {
+                if crate::meant::is_comprehension(items) && self.resolve_local("for").is_none() {
                     return Err(
                         err_at(f.pos, "list comprehensions are not supported").with_hint(
                             "use (map (fn [x] ...) coll), and (filter pred coll) for an if clause",
@@ -269,7 +267,7 @@ impl Analyzer {
                         err_at(pos, "method calls (. obj m) are not supported").with_hint(hint)
                     );
                 }
-                if let Some(hint) = unsupported_form(name) {
+                if let Some(hint) = crate::meant::unsupported_form(name) {
                     return Err(err_at(pos, format!("{name} is not supported")).with_hint(hint));
                 }
                 if let Some(b) = builtins::lookup(name) {

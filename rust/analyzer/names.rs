@@ -126,7 +126,7 @@ impl Analyzer {
                 Some(b) => Ok(NsRef::Builtin(b)),
                 None => Err(err_at(
                     pos,
-                    format!("{name} is not available. {}", builtins::family_hint(ns)),
+                    format!("{name} is not available. {}", crate::meant::family_hint(ns)),
                 )
                 .with_hint(crate::hints::absent_hint(name).unwrap_or_else(|| {
                     format!("{ns}/ prefixes only reach builtins; {ns}/{name} is not one")

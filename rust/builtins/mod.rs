@@ -188,40 +188,6 @@ pub const PROMPT_ESSENTIALS: &[&str] = &[
     "pluck",
 ];
 
-/// The hint for `str/escape`-style names that are not builtins.
-pub fn family_hint(ns: &str) -> String {
-    let members: &[&str] = match ns {
-        "clojure.string" | "str" | "string" => &[
-            "str",
-            "subs",
-            "join",
-            "split",
-            "split-lines",
-            "trim",
-            "replace",
-            "upper-case",
-            "lower-case",
-            "starts-with?",
-            "ends-with?",
-            "includes?",
-        ],
-        "clojure.set" | "set" => &["union", "intersection", "difference"],
-        "Math" => &["abs", "max", "min", "floor", "ceil", "round", "sqrt", "pow"],
-        _ => &[],
-    };
-    let family = match ns {
-        "clojure.string" | "str" | "string" => "String functions",
-        "clojure.set" | "set" => "Set functions",
-        "Math" => "Math functions",
-        _ => "",
-    };
-    if members.is_empty() {
-        "see the function list in the system prompt".to_string()
-    } else {
-        format!("{family}: {}", members.join(", "))
-    }
-}
-
 /// Bytes one new `[k v]` entry vector takes: its slot in the output and its own allocation.
 pub const ENTRY_BYTES: usize = 112;
 /// Bytes one element of a new set or map takes (entry with its hash, and the index table).
