@@ -189,26 +189,16 @@ fn evaluate(
             ),
         },
     };
-    let mut defined: Vec<Str> = Vec::new();
-    for d in interp.defined.drain(..) {
-        if !defined.contains(&d) {
-            defined.push(d);
-        }
-    }
-    let ns = if outcome == Outcome::Error {
-        None
-    } else {
-        Some(interp.user.clone())
-    };
-    let returns: Vec<_> = interp.returns.drain().map(|(_, v)| v).collect();
+    let records = interp.take_records();
+    let ns = (outcome != Outcome::Error).then_some(records.user);
     let r = RunResult {
         outcome,
         value,
         error,
-        prints: std::mem::take(&mut interp.prints),
-        tool_calls: std::mem::take(&mut interp.tool_calls),
-        defined,
-        returns,
+        prints: records.prints,
+        tool_calls: records.tool_calls,
+        defined: records.defined,
+        returns: records.returns,
         steps: 0,
         duration: Duration::ZERO,
     };

@@ -125,7 +125,7 @@ fn run_branches(
         if r.is_err() {
             first_failed.fetch_min(i, Relaxed);
         }
-        let calls = std::mem::take(&mut child.tool_calls);
+        let calls = child.take_tool_calls();
         drop(child);
         done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some((r, calls));
     };

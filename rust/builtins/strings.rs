@@ -55,7 +55,7 @@ fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut out = String::new();
     for a in args.iter() {
         it.charge(1)?;
-        display_into(&mut out, a, it.limits.max_string_size)?;
+        display_into(&mut out, a, it.limits().max_string_size)?;
         it.check_str_size(out.len())?;
     }
     Ok(Value::string(out))
@@ -134,8 +134,8 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         if i > 0 {
             out.push_str(&sep);
         }
-        display_into(&mut out, x, it.limits.max_string_size)?;
-        if out.len() > it.limits.max_string_size {
+        display_into(&mut out, x, it.limits().max_string_size)?;
+        if out.len() > it.limits().max_string_size {
             it.check_str_size(out.len())?;
         }
     }

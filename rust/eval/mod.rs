@@ -121,18 +121,18 @@ pub struct Ctx<'c> {
 }
 
 pub struct Interp<'a> {
-    pub host: &'a dyn Host,
+    host: &'a dyn Host,
     /// The run's budget, shared with every branch of the run.
-    pub budget: &'a Budget,
-    pub data: &'a Value,
-    pub user: UserNs,
-    pub history: &'a [Value],
-    pub limits: Limits,
-    pub prints: Vec<String>,
-    pub tool_calls: Vec<ToolCallRecord>,
-    pub defined: Vec<Str>,
+    budget: &'a Budget,
+    data: &'a Value,
+    user: UserNs,
+    history: &'a [Value],
+    limits: Limits,
+    prints: Vec<String>,
+    tool_calls: Vec<ToolCallRecord>,
+    defined: Vec<Str>,
     /// Type of the last value each named function returned in this run.
-    pub returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
+    returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
     stack: Vec<Value>,
     recur_args: Args,
     /// Set by `RecurTo`, which assigned the loop's slots itself.
@@ -151,7 +151,46 @@ pub struct Interp<'a> {
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
 
+/// What a finished run leaves behind, taken from its interpreter.
+pub struct RunRecords {
+    pub prints: Vec<String>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Names defined, each once, in the order first defined.
+    pub defined: Vec<Str>,
+    /// The user namespace as the run left it.
+    pub user: UserNs,
+    /// The last return type of each function the run called.
+    pub returns: Vec<(Arc<Closure>, TypeTag)>,
+}
+
 impl<'a> Interp<'a> {
+    /// The run's limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The tool calls recorded so far, taken (a branch hands them to its parent).
+    pub fn take_tool_calls(&mut self) -> Vec<ToolCallRecord> {
+        std::mem::take(&mut self.tool_calls)
+    }
+
+    /// What the run leaves behind: its output, tool calls, definitions and return types.
+    pub fn take_records(&mut self) -> RunRecords {
+        let mut defined: Vec<Str> = Vec::new();
+        for d in self.defined.drain(..) {
+            if !defined.contains(&d) {
+                defined.push(d);
+            }
+        }
+        RunRecords {
+            prints: std::mem::take(&mut self.prints),
+            tool_calls: self.take_tool_calls(),
+            defined,
+            user: self.user.clone(),
+            returns: self.returns.drain().map(|(_, v)| v).collect(),
+        }
+    }
+
     pub fn new(
         host: &'a dyn Host,
         budget: &'a Budget,
