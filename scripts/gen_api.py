@@ -24,7 +24,10 @@ MODULES = (
     "ptc.checkpoint",
     "ptc.observe",
     "ptc.integrations",
-    "ptc.tooltypes",
+    "ptc.tools",
+    "ptc.tools.declare",
+    "ptc.tools.rich_types",
+    "ptc.tools.signature",
     "ptc.history",
 )
 

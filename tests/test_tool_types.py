@@ -14,8 +14,8 @@ import ptc
 import pydantic
 import pytest
 from ptc.agent import Tool
-from ptc.compression.signature import signature_from_callable
 from ptc.llm import ScriptedLLM
+from ptc.tools.signature import signature_from_callable
 
 
 class Status(enum.Enum):

@@ -19,7 +19,7 @@ import inspect
 import re
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -30,19 +30,7 @@ from ptc.compression import (
     Compression,
     DataEntry,
     Message,
-    ToolSpec,
     normalize,
-)
-from ptc.compression.signature import (
-    ANY,
-    Param,
-    Signature,
-    SigType,
-    check_value,
-    first_doc_line,
-    lisp_name,
-    parse_signature,
-    signature_from_callable,
 )
 from ptc.llm import (
     LLM,
@@ -56,7 +44,15 @@ from ptc.llm import (
 from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage
-from ptc.tooltypes import callable_name, check_tool_name
+from ptc.tools.declare import AgentTool, Tool, ToolsArg, tool_entries
+from ptc.tools.signature import (
+    ANY,
+    Param,
+    Signature,
+    SigType,
+    check_value,
+    parse_signature,
+)
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
 
 __all__ = ["AgentTool", "SubAgent", "SubAgentError", "Tool", "extract_program"]
@@ -100,87 +96,6 @@ def extract_program(reply: str) -> str | None:
     if text.startswith(("(", ";", "[", "{")):
         return text
     return None
-
-
-# --- tools -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A host function with an optional explicit signature (``(category :string) -> :string``)
-    and description; without them both come from type hints and the docstring's first line."""
-
-    fn: Callable[..., Any]
-    name: str | None = None
-    signature: str | None = None
-    description: str | None = None
-
-    def spec(self, name: str) -> ToolSpec:
-        sig = (
-            parse_signature(self.signature) if self.signature else signature_from_callable(self.fn)
-        )
-        if sig.params is None:  # a bare return type was given
-            sig = Signature(signature_from_callable(self.fn).params, sig.returns)
-        params = tuple(p.name for p in sig.params or ())
-        return ToolSpec(name, params, str(sig), self.description or first_doc_line(self.fn))
-
-
-@dataclass(frozen=True)
-class AgentTool:
-    """A :class:`SubAgent` offered to another agent as a tool (see :meth:`SubAgent.as_tool`)."""
-
-    agent: SubAgent
-    name: str
-    description: str | None = None
-
-    def spec(self, name: str | None = None) -> ToolSpec:
-        """The ``tool/`` entry: parameters from the child's explicit signature, then one
-        ``:string`` parameter per ``{{placeholder}}`` of its prompt that the call must fill."""
-        sig = self.agent.tool_signature()
-        params = tuple(p.name for p in sig.params or ())
-        return ToolSpec(name or self.name, params, str(sig), self.description)
-
-
-ToolsArg = Mapping[str, Any] | Sequence[Any] | None
-
-
-def _tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
-    """Normalize the ``tools=`` argument to (lisp name, Tool | AgentTool) pairs, in order."""
-    if tools is None:
-        return []
-    items: list[tuple[str | None, Any]]
-    if isinstance(tools, Mapping):
-        items = list(tools.items())
-    else:
-        items = [(None, t) for t in tools]
-    out: list[tuple[str, Tool | AgentTool]] = []
-    seen: set[str] = set()
-
-    def add(name: str, value: Tool | AgentTool) -> None:
-        check_tool_name(name)
-        if name in seen:
-            raise ValueError(
-                f"two tools are named {name!r}; pass tools as a dict to name them apart"
-            )
-        seen.add(name)
-        out.append((name, value))
-
-    for name, value in items:
-        if isinstance(value, AgentTool):
-            add(name if name is not None else value.name, value)
-            continue
-        if isinstance(value, tuple):  # (fn, signature) or (fn, signature, description)
-            value = Tool(value[0], None, *value[1:])
-        if not isinstance(value, Tool):
-            if not callable(value):
-                raise TypeError(f"tool {name or value!r} is not callable")
-            value = Tool(value)
-        if name is None:
-            name = value.name
-        if name is None:
-            name = lisp_name(callable_name(value.fn) or "tool")
-        add(name, value)
-    return out
 
 
 # --- configuration and inheritance (API-007) ---------------------------------------------
@@ -233,7 +148,7 @@ class SubAgent:
             raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
         self.prompt = prompt
         self.llm = llm
-        self.tools = _tool_entries(tools)
+        self.tools = tool_entries(tools)
         self.data = dict(data or {})
         self.max_turns = max_turns
         self.signature = signature

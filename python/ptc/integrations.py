@@ -20,12 +20,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ptc._tools import ToolsArg, normalize_tools
 from ptc.compression._format import namespace_sections
 from ptc.compression.base import DataEntry
 from ptc.limits import LimitsArg
 from ptc.prompts import system_prompt
 from ptc.session import Result, Session
+from ptc.tools.adapter import normalize_tools
+from ptc.tools.declare import ToolsArg
 
 #: Characters of a value shown back to the calling model (the rest is elided).
 RESULT_CHARS = 4_000

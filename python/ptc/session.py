@@ -11,9 +11,10 @@ from typing import Any
 
 from . import _core
 from ._core import CancelToken
-from ._tools import EventLoopRef, ToolAdapter, ToolsArg, normalize_tools
 from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
+from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
+from .tools.declare import ToolsArg
 
 # A tool call abandoned at a run's deadline goes on in a worker thread; the interpreter must not
 # shut down under it (see rust/python/host.rs `wait_for_tools`): exit waits for it, as Python

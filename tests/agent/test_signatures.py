@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 import pytest
-from ptc.compression.signature import (
+from ptc.tools.signature import (
     SignatureError,
     check_value,
     parse_signature,

@@ -5,22 +5,11 @@ from __future__ import annotations
 import difflib
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-ToolsArg = Mapping[str, Callable[..., Any]] | Sequence[Callable[..., Any]] | None
-
-
-def lisp_name(fn: Callable[..., Any]) -> str:
-    """The tool name of a callable in a list: its name (a partial's function's, a callable
-    object's class's) with ``_`` turned into ``-``."""
-    from ptc.tooltypes import callable_name, check_tool_name
-
-    name = callable_name(fn)
-    if name is None:
-        raise TypeError(f"tool {fn!r} has no usable name; pass tools as a dict of name -> callable")
-    return check_tool_name(name.replace("_", "-"))
-
+if TYPE_CHECKING:
+    from ptc.tools.declare import ToolsArg
 
 if TYPE_CHECKING:
     import asyncio
@@ -123,7 +112,7 @@ class ToolAdapter:
         self.name = name
         self.fn = fn
         self.loop_ref = loop_ref if loop_ref is not None else EventLoopRef()
-        from ptc.tooltypes import ArgumentTypes  # loaded with the first tool, not with ptc
+        from ptc.tools.rich_types import ArgumentTypes  # loaded with the first tool, not with ptc
 
         types = ArgumentTypes(fn)
         self._types = types if types.needed else None
@@ -218,7 +207,7 @@ class ToolAdapter:
             result = self.loop_ref.resolve(result)
         if isinstance(result, _PLAIN):
             return result
-        from ptc.tooltypes import to_data
+        from ptc.tools.rich_types import to_data
 
         return to_data(result)
 
@@ -257,27 +246,19 @@ class ToolArgumentError(TypeError):
 
 
 def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:
-    """Tools as a dict of Lisp name -> callable, in the order given."""
-    if tools is None:
-        return {}
-    if isinstance(tools, Mapping):
-        out: dict[str, Callable[..., Any]] = {}
-        for name, fn in tools.items():
-            from ptc.tooltypes import check_tool_name
+    """Tools as a dict of Lisp name -> callable, in the order given. Every way of declaring a
+    tool that :func:`~ptc.tools.declare.tool_entries` accepts works here too (a signature or
+    description given with it matters only to an agent's prompt); another agent is a tool of
+    agents only."""
+    from ptc.tools.declare import AgentTool, tool_entries
 
-            check_tool_name(name)
-            if not callable(fn):
-                raise TypeError(f"tool {name!r} is not callable: {fn!r}")
-            out[name] = fn
-        return out
     if isinstance(tools, (str, bytes)):
         raise TypeError("tools must be a dict of name -> callable or a list of callables")
-    out = {}
-    for fn in tools:
-        name = lisp_name(fn)
-        if name in out:
-            raise ValueError(
-                f"two tools are named {name!r}; pass tools as a dict to name them apart"
+    out: dict[str, Callable[..., Any]] = {}
+    for name, tool in tool_entries(tools):
+        if isinstance(tool, AgentTool):
+            raise TypeError(
+                f"tool {name!r} is an agent: pass it to another SubAgent's tools, not to a Session"
             )
-        out[name] = fn
+        out[name] = tool.fn
     return out
