@@ -148,7 +148,7 @@ class SubAgent:
             raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
         self.prompt = prompt
         self.llm = llm
-        self.tools = tool_entries(tools)
+        self.tools = tool_entries(tools, unnamed="tool")
         self.data = dict(data or {})
         self.max_turns = max_turns
         self.signature = signature

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ptc import _records
 from ptc.compression import (
     Compression,
     CompressionStats,
@@ -172,29 +173,11 @@ class RunContext:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mission": self.mission,
-            "system_prompt": self.system_prompt,
-            "max_turns": self.max_turns,
-            "tools": [t.to_dict() for t in self.tools],
-            "data": [d.to_dict() for d in self.data],
-            "compression": self.compression,
-            "compression_opts": dict(self.compression_opts),
-            "signature": self.signature,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunContext:
-        return cls(
-            mission=d["mission"],
-            system_prompt=d["system_prompt"],
-            max_turns=int(d["max_turns"]),
-            tools=tuple(ToolSpec.from_dict(t) for t in d.get("tools", ())),
-            data=tuple(DataEntry.from_dict(x) for x in d.get("data", ())),
-            compression=d.get("compression"),
-            compression_opts=dict(d.get("compression_opts", {})),
-            signature=d.get("signature"),
-        )
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)

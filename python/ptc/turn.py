@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptc import _records
+
 from ._core import LazyValue
 from .errors import LispError
 
@@ -67,28 +69,11 @@ class MemoryEntry:
     return_type: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "type": self.type,
-            "sample": self.sample,
-            "doc": self.doc,
-            "params": list(self.params) if self.params is not None else None,
-            "return_type": self.return_type,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> MemoryEntry:
-        params = d.get("params")
-        return cls(
-            name=d["name"],
-            kind=d["kind"],
-            type=d["type"],
-            sample=d.get("sample"),
-            doc=d.get("doc"),
-            params=tuple(params) if params is not None else None,
-            return_type=d.get("return_type"),
-        )
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -136,17 +121,11 @@ class TurnError:
     column: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "message": self.message,
-            "hint": self.hint,
-            "line": self.line,
-            "column": self.column,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TurnError:
-        return cls(d["type"], d["message"], d.get("hint"), d.get("line"), d.get("column"))
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
-from ptc import _core
+from ptc import _core, _records
 from ptc.turn import MemoryEntry, Turn
 
 Message = dict[str, str]
@@ -32,16 +32,11 @@ class ToolSpec:
     description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "params": list(self.params),
-            "signature": self.signature,
-            "description": self.description,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
-        return cls(d["name"], tuple(d["params"]), d["signature"], d.get("description"))
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -53,11 +48,11 @@ class DataEntry:
     sample: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type, "sample": self.sample}
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> DataEntry:
-        return cls(d["name"], d["type"], d.get("sample"))
+        return _records.from_dict(cls, d)
 
 
 class RenderOptions(TypedDict, total=False):
@@ -89,18 +84,11 @@ class CompressionStats:
     printlns_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "strategy": self.strategy,
-            "turns_compressed": self.turns_compressed,
-            "tool_calls_shown": self.tool_calls_shown,
-            "tool_calls_dropped": self.tool_calls_dropped,
-            "printlns_shown": self.printlns_shown,
-            "printlns_dropped": self.printlns_dropped,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CompressionStats:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        return _records.from_dict(cls, d)
 
 
 @runtime_checkable

@@ -71,8 +71,12 @@ class AgentTool:
         return ToolSpec(name or self.name, params, str(sig), self.description)
 
 
-def tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
-    """Normalize the ``tools=`` argument to (lisp name, Tool | AgentTool) pairs, in order."""
+def tool_entries(
+    tools: ToolsArg, *, unnamed: str | None = None
+) -> list[tuple[str, Tool | AgentTool]]:
+    """Normalize the ``tools=`` argument to (lisp name, Tool | AgentTool) pairs, in order. A
+    listed callable without a usable name (a lambda) is called ``unnamed``, or refused when
+    that is None."""
     if tools is None:
         return []
     items: list[tuple[str | None, Any]]
@@ -105,6 +109,9 @@ def tool_entries(tools: ToolsArg) -> list[tuple[str, Tool | AgentTool]]:
         if name is None:
             name = value.name
         if name is None:
-            name = tool_name(value.fn)
+            if unnamed is not None and callable_name(value.fn) is None:
+                name = unnamed
+            else:
+                name = tool_name(value.fn)
         add(name, value)
     return out
