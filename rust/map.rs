@@ -170,10 +170,7 @@ impl Clone for MapData {
 
 impl From<ValueMap> for MapData {
     fn from(m: ValueMap) -> Self {
-        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
-            Head::Hashed(Box::new(m)),
-            std::iter::empty(),
-        )))
+        MapData::hashed(Box::new(m))
     }
 }
 
@@ -224,6 +221,14 @@ enum View<'a> {
 }
 
 impl MapData {
+    /// A hashed map holding `m`.
+    fn hashed(m: Box<ValueMap>) -> MapData {
+        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
+            Head::Hashed(m),
+            std::iter::empty(),
+        )))
+    }
+
     /// A record of `shape`; `vals` in the shape's key order.
     pub fn record(shape: Arc<Shape>, vals: impl ExactSizeIterator<Item = Value>) -> MapData {
         debug_assert_eq!(shape.len(), vals.len());
@@ -400,11 +405,9 @@ impl MapData {
     /// Sets `k` to `v`; the old value if `k` was there. A record keeps its shape when `k` is
     /// one of its keys.
     pub fn insert(&mut self, k: Value, v: Value) -> Option<Value> {
-        if let View::Shaped(shape, _) = self.view() {
-            if let Some(i) = shape.position(&k) {
-                self.make_unique();
-                let (_, vals) = self.parts_mut().expect("unique after make_unique");
-                return Some(std::mem::replace(&mut vals[i], v));
+        if self.is_record() {
+            if let Some(slot) = self.get_mut(&k) {
+                return Some(std::mem::replace(slot, v));
             }
         }
         self.hashed_mut().insert(k, v)
@@ -413,26 +416,31 @@ impl MapData {
     /// The map as an `IndexMap` to change freely (a record becomes hashed, order kept; a shared
     /// map is copied first).
     pub fn hashed_mut(&mut self) -> &mut ValueMap {
-        if self.is_record() {
-            let mut m = ValueMap::with_capacity_and_hasher(self.len(), Default::default());
-            if let Some((Head::Shaped(shape), vals)) = self.parts_mut() {
-                // the only reference: move the values out
-                for (k, v) in shape.keys().iter().zip(vals.iter_mut()) {
-                    m.insert(k.clone(), std::mem::take(v));
-                }
-            } else {
-                for (k, v) in self.iter() {
-                    m.insert(k.clone(), v.clone());
-                }
+        if let Some((Head::Hashed(m), _)) = self.parts_mut() {
+            let m: *mut ValueMap = &mut **m;
+            // SAFETY: `parts_mut` proved this the only reference, and the map lives in its box
+            // for as long as `self` is borrowed mutably. (A raw pointer: returning the borrow
+            // from inside the `if` would keep `self` borrowed below.)
+            return unsafe { &mut *m };
+        }
+        let mut m = ValueMap::with_capacity_and_hasher(self.len(), Default::default());
+        if let Some((Head::Shaped(shape), vals)) = self.parts_mut() {
+            // the only reference to a record: move its values out
+            for (k, v) in shape.keys().iter().zip(vals.iter_mut()) {
+                m.insert(k.clone(), std::mem::take(v));
             }
-            *self = MapData::from(m);
         } else {
-            self.make_unique();
+            // shared: copy
+            for (k, v) in self.iter() {
+                m.insert(k.clone(), v.clone());
+            }
         }
-        match self.parts_mut() {
-            Some((Head::Hashed(m), _)) => m,
-            _ => unreachable!("a unique hashed map"),
-        }
+        let mut boxed = Box::new(m);
+        let m: *mut ValueMap = &mut *boxed;
+        *self = MapData::hashed(boxed);
+        // SAFETY: a box's contents stay where they are when the box moves; the new map is
+        // held by `self` alone, which is borrowed mutably for the result's lifetime.
+        unsafe { &mut *m }
     }
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -24,5 +24,4 @@ def run_blocking(aw: Awaitable[T]) -> T:
     except RuntimeError:
         return asyncio.run(_awaited(aw))
     with concurrent.futures.ThreadPoolExecutor(1, "ptc-run-blocking") as pool:
-        result: Any = pool.submit(asyncio.run, _awaited(aw)).result()
-        return result  # type: ignore[no-any-return]
+        return pool.submit(asyncio.run, _awaited(aw)).result()

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ptc.compression import ToolSpec
 from ptc.tools.rich_types import callable_name, check_tool_name
 from ptc.tools.signature import (
     Signature,
@@ -19,6 +18,7 @@ from ptc.tools.signature import (
 
 if TYPE_CHECKING:
     from ptc.agent import SubAgent
+    from ptc.compression import ToolSpec
 
 #: The ``tools=`` argument of a Session, an agent or a ProgramTool.
 ToolsArg = Mapping[str, Any] | Sequence[Any] | None
@@ -46,6 +46,8 @@ class Tool:
     description: str | None = None
 
     def spec(self, name: str) -> ToolSpec:
+        from ptc.compression import ToolSpec  # the prompt's layer: loaded by agents only
+
         sig = (
             parse_signature(self.signature) if self.signature else signature_from_callable(self.fn)
         )
@@ -66,6 +68,8 @@ class AgentTool:
     def spec(self, name: str | None = None) -> ToolSpec:
         """The ``tool/`` entry: parameters from the child's explicit signature, then one
         ``:string`` parameter per ``{{placeholder}}`` of its prompt that the call must fill."""
+        from ptc.compression import ToolSpec
+
         sig = self.agent.tool_signature()
         params = tuple(p.name for p in sig.params or ())
         return ToolSpec(name or self.name, params, str(sig), self.description)
