@@ -273,6 +273,12 @@ impl MapData {
         ThinArc::strong_count(&self.0) == 1
     }
 
+    /// The start of the map's allocation (for prefetching).
+    #[inline]
+    pub fn heap_ptr(&self) -> *const u8 {
+        self.0.ptr().cast()
+    }
+
     /// The two values are one allocation.
     #[inline]
     pub fn ptr_eq(a: &MapData, b: &MapData) -> bool {

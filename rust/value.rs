@@ -219,7 +219,13 @@ enum Pending {
 impl Pending {
     fn next(&mut self) -> Option<Value> {
         match self {
-            Pending::Values(it) => it.next(),
+            Pending::Values(it) => {
+                // the releases touch records all over the heap: start the loads early
+                if let Some(ahead) = it.as_slice().get(PREFETCH_AHEAD) {
+                    prefetch(ahead);
+                }
+                it.next()
+            }
             Pending::Pairs(it, held) => match held.take() {
                 Some(v) => Some(v),
                 None => it.next().map(|(k, v)| {
@@ -830,6 +836,41 @@ fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
         Ordering::Equal => 0.0f64.partial_cmp(&(f - t)),
         o => Some(o),
     }
+}
+
+/// How many elements ahead [`prefetching`] asks for: far enough to hide a memory load behind
+/// the work on the elements between, near enough that the line is still cached when reached.
+const PREFETCH_AHEAD: usize = 6;
+
+/// The elements of `xs`, asking the CPU to load the allocation of the one a few places ahead:
+/// records of large data lie all over the heap, and a loop over them otherwise waits for each
+/// load in turn.
+#[inline]
+pub fn prefetching(xs: &[Value]) -> impl Iterator<Item = &Value> {
+    xs.iter().enumerate().map(move |(i, x)| {
+        if let Some(ahead) = xs.get(i + PREFETCH_AHEAD) {
+            prefetch(ahead);
+        }
+        x
+    })
+}
+
+#[inline(always)]
+fn prefetch(v: &Value) {
+    let p: *const u8 = match v {
+        Value::Map(m) => m.heap_ptr(),
+        Value::Vector(a) => Arc::as_ptr(a).cast(),
+        _ => return,
+    };
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults, whatever the address, and reads nothing
+    // the program sees.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.

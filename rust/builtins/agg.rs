@@ -11,14 +11,23 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{natural_cmp, Value, ValueMap, ValueSet};
 
-fn items_of(fname: &str, v: &Value) -> Result<Vec<Value>, Error> {
-    match v {
-        Value::Map(_) => Err(type_error(fname, "a vector of maps", v)
-            .with_hint("use (vals m) to aggregate a map's values")),
-        other => {
-            super::items::seq_items(other).map_err(|_| type_error(fname, "a collection", other))
-        }
+/// Calls `f` on each element of the collection in place (no copy of it: a copy would touch
+/// every record once more), charging one unit each.
+fn each_of(
+    fname: &str,
+    it: &mut Interp,
+    v: &Value,
+    mut f: impl FnMut(&mut Interp, Value) -> EvalResult<()>,
+) -> EvalResult<()> {
+    if let Value::Map(_) = v {
+        return Err(type_error(fname, "a vector of maps", v)
+            .with_hint("use (vals m) to aggregate a map's values")
+            .into());
     }
+    super::items::each(fname, v, |x| {
+        it.charge(1)?;
+        f(it, x)
+    })
 }
 
 fn sum_values(fname: &str, it: &mut Interp, a: &[Value]) -> EvalResult<(Option<Value>, usize)> {
@@ -28,10 +37,10 @@ fn sum_values(fname: &str, it: &mut Interp, a: &[Value]) -> EvalResult<(Option<V
     let mut float_sum: f64 = 0.0;
     let mut is_float = false;
     let mut n = 0usize;
-    for x in items_of(fname, &a[1])? {
+    each_of(fname, it, &a[1], |it, x| {
         let v = key_of(it, key, &x)?;
         match v {
-            Value::Nil => continue,
+            Value::Nil => return Ok(()),
             Value::Int(i) => {
                 if is_float {
                     float_sum += i as f64;
@@ -61,7 +70,8 @@ fn sum_values(fname: &str, it: &mut Interp, a: &[Value]) -> EvalResult<(Option<V
             }
         }
         n += 1;
-    }
+        Ok(())
+    })?;
     let total = if is_float {
         Value::Float(float_sum)
     } else {
@@ -91,10 +101,10 @@ fn extreme_by(fname: &str, it: &mut Interp, a: &[Value], want: Ordering) -> Eval
     let key = &a[0];
     expect_key(fname, key)?;
     let mut best: Option<(Value, Value)> = None;
-    for x in items_of(fname, &a[1])? {
+    each_of(fname, it, &a[1], |it, x| {
         let k = key_of(it, key, &x)?;
         if k.is_nil() {
-            continue;
+            return Ok(());
         }
         let better = match &best {
             None => true,
@@ -103,7 +113,8 @@ fn extreme_by(fname: &str, it: &mut Interp, a: &[Value], want: Ordering) -> Eval
         if better {
             best = Some((k, x));
         }
-    }
+        Ok(())
+    })?;
     Ok(best.map(|(_, x)| x).unwrap_or(Value::Nil))
 }
 
@@ -120,11 +131,12 @@ fn distinct_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     expect_key("distinct-by", &key)?;
     let mut seen = ValueSet::default();
     let mut out = Vec::new();
-    for x in items_of("distinct-by", &a[1])? {
+    each_of("distinct-by", it, &a[1], |it, x| {
         if seen.insert(key_of(it, &key, &x)?) {
             out.push(x);
         }
-    }
+        Ok(())
+    })?;
     Ok(Value::vector(out))
 }
 
@@ -136,16 +148,17 @@ fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
         // every element lands in one group: at most one group and one slot each
         it.reserve(xs.len().saturating_mul(super::SET_ITEM_BYTES + 16))?;
-        for x in xs.iter() {
+        for x in crate::value::prefetching(xs) {
             it.charge(1)?;
             let k = crate::eval::keyword_field(&key, x);
             push_group(&mut groups, k, x.clone());
         }
     } else {
-        for x in items_of("group-by", &coll)? {
+        each_of("group-by", it, &coll, |it, x| {
             let k = key_of(it, &key, &x)?;
             push_group(&mut groups, k, x);
-        }
+            Ok(())
+        })?;
     }
     Ok(Value::map(groups))
 }

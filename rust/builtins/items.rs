@@ -78,7 +78,7 @@ pub(super) fn each(
 ) -> EvalResult<()> {
     match coll {
         Value::Nil => Ok(()),
-        Value::Vector(xs) => xs.iter().try_for_each(|x| f(x.clone())),
+        Value::Vector(xs) => crate::value::prefetching(xs).try_for_each(|x| f(x.clone())),
         Value::Str(s) => chars(s).try_for_each(f),
         Value::Set(s) => s.iter().try_for_each(|x| f(x.clone())),
         Value::Map(m) => m.iter().try_for_each(|(k, v)| f(entry(k, v))),

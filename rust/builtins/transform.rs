@@ -35,7 +35,7 @@ pub(super) fn map_impl(fname: &str, it: &mut Interp, args: &mut [Value]) -> Eval
         if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
             it.charge(xs.len())?;
             // field access reads each record in place: no clone of the record
-            for x in xs.iter() {
+            for x in crate::value::prefetching(xs) {
                 out.push(keyword_field(&f, x));
             }
             return Ok(Value::vector(out));
@@ -75,7 +75,7 @@ pub(super) fn filter_impl(
     let mut out = Vec::new();
     if let (Value::Keyword(_), Value::Vector(xs)) = (&f, &coll) {
         it.charge(xs.len())?;
-        for x in xs.iter() {
+        for x in crate::value::prefetching(xs) {
             if keyword_field(&f, x).truthy() == keep {
                 out.push(x.clone());
             }
@@ -84,7 +84,7 @@ pub(super) fn filter_impl(
     }
     if let Value::Vector(xs) = &coll {
         // one clone per call, a second only for the elements kept
-        for x in xs.iter() {
+        for x in crate::value::prefetching(xs) {
             if call1(it, &f, x.clone())?.truthy() == keep {
                 out.push(x.clone());
             }
