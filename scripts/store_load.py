@@ -109,6 +109,14 @@ def run(url: str, procs: int, agents: int, rounds: int) -> str:
     )
 
 
+def _loopback(url: str) -> bool:
+    """Whether a PostgreSQL URL names a server on this machine (a load test is not for others)."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname
+    return host in ("127.0.0.1", "::1", "localhost") or (host or "").startswith("/")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--procs", type=int, default=4)
@@ -118,6 +126,9 @@ def main() -> None:
         "--backend", action="append", help="'sqlite' (a temporary file) or a PostgreSQL URL"
     )
     args = ap.parse_args()
+    for b in args.backend or []:
+        if b != "sqlite" and not _loopback(b):
+            ap.error(f"{b}: the load test runs against a server on this machine only (127.0.0.1)")
     print(
         "| Backend | processes × agents | messages | messages/s | searches/s | "
         "append p50 / p99 ms | search p50 / p99 ms | append mean ms |"

@@ -309,9 +309,12 @@ class _Runner:
         self.config = config
         self.llm: LLM = config.llm
         self.run_id = run_id or uuid.uuid4().hex
+        # a resumed run is locked by resume() itself, before its checkpoint is read
+        self.resumed = previous is not None
         hooks = agent.hooks
         if checkpoint is not None and hooks.checkpoint is None:
             hooks = dataclasses.replace(hooks, checkpoint=checkpoint)
+        self.sink = hooks.checkpoint
         self.observer = Observer(hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
         self._replay: list[ToolCallRecord] | None = None
@@ -624,8 +627,23 @@ def _preview(result: ptc.Result) -> str:
     return text
 
 
+def _held(runner: _Runner) -> contextlib.AbstractContextManager[object]:
+    """A new run holds its id in a checkpoint that can lock runs, for as long as it goes on:
+    a worker that takes it for abandoned and resumes it meanwhile gets ``RunLockedError``
+    instead of running its turns (and tools) a second time."""
+    lock = getattr(runner.sink, "lock", None)
+    if runner.resumed or lock is None:
+        return contextlib.nullcontext()
+    return cast("contextlib.AbstractContextManager[object]", lock(runner.run_id))
+
+
 def _drive_sync_turns(runner: _Runner) -> Generator[Turn, None, Step]:
     """Drives the loop, yielding each Turn once it is complete; returns the Step."""
+    with _held(runner):
+        return (yield from _drive_sync_loop(runner))
+
+
+def _drive_sync_loop(runner: _Runner) -> Generator[Turn, None, Step]:
     gen = runner.loop()
     request = next(gen)
     seen = len(runner.turns)
@@ -664,6 +682,12 @@ def _drive_sync(runner: _Runner) -> Step:
 async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
     """Async twin of :func:`_drive_sync_turns`; the Step comes last (async generators cannot
     return a value)."""
+    with _held(runner):
+        async for item in _drive_async_loop(runner):
+            yield item
+
+
+async def _drive_async_loop(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
     runner.loop_ref = asyncio.get_running_loop()
     gen = runner.loop()
     request = next(gen)

@@ -69,7 +69,7 @@ def _owner_alive(owner: str) -> bool:
 
 def _locked(run_id: str, owner: str) -> RunLockedError:
     return RunLockedError(
-        f"run {run_id!r} is being resumed by another worker ({owner}); only one worker may "
+        f"run {run_id!r} is going on in another worker ({owner}); only one worker may "
         "continue a run at a time"
     )
 

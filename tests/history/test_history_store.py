@@ -103,6 +103,25 @@ def test_search_messages_newest_n_returned_oldest_first(backend):
         assert store.search_messages("iron", limit=0) == []
 
 
+def test_search_takes_wildcards_and_nul_literally(backend):
+    """``%``, ``_`` and ``\\`` match themselves on both backends (not LIKE's wildcards), and
+    a NUL in a query is dropped as it is from stored text."""
+    texts = ["100% done", "1000 done", "a_b", "axb", "path\\s", "paths", "nul\x00here"]
+    with backend.open() as store:
+        store.append_many([{"role": "user", "content": t} for t in texts], agent_id="w")
+
+        def found(q):
+            return [m.content for m in store.search_messages(q)]
+
+        assert found("0%") == ["100% done"]
+        assert found("%") == ["100% done"]
+        assert found("a_b") == ["a_b"]
+        assert found("_") == ["a_b"]
+        assert found("h\\s") == ["path\\s"]
+        assert found("l\x00h") == ["nulhere"]
+        assert found("ul\x00") == ["nulhere"]
+
+
 def test_search_reasoning_and_broadcasts(backend):
     with backend.open() as store:
         fill(store)
@@ -235,6 +254,68 @@ def test_process_killed_mid_write_leaves_every_committed_message(backend):
         assert set(committed) <= rows
         assert store.count("k") % 3 == 0  # batches are all-or-nothing
         assert store.search_messages("row 5 ", limit=10)[0].content.startswith("row 5 ")
+
+
+STOPPED_IN_TRANSACTION = BOOT + textwrap.dedent(
+    """
+    import time
+    from ptc.history.pgstore import PostgresStore
+    from ptc.history.store import HistoryStore
+
+    class Stopping:
+        # a connection that stops the process for good after the batch's second INSERT,
+        # inside the open transaction, once it has said so
+        def __init__(self, conn):
+            self._conn, self._inserts = conn, 0
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+        def execute(self, sql, *args):
+            out = self._conn.execute(sql, *args)
+            if sql.startswith("INSERT INTO messages"):
+                self._inserts += 1
+                if self._inserts == 2:
+                    print("inside", flush=True)
+                    time.sleep(3600)
+            return out
+
+    url, opts = sys.argv[1], json.loads(sys.argv[2])
+    store = open_store(url, **opts)
+    store.append_many([Message.user("before")], agent_id="t")
+    if isinstance(store, HistoryStore):
+        conn = store._connect()
+        store._connect = lambda: Stopping(conn)
+    else:
+        opened = PostgresStore.connection
+        import contextlib
+        @contextlib.contextmanager
+        def stopping(self):
+            with opened(self) as conn:
+                yield Stopping(conn)
+        PostgresStore.connection = stopping
+    store.append_many([Message.user(f"partial {i}") for i in range(3)], agent_id="t")
+    """
+)
+
+
+@pytest.mark.timeout(120)
+def test_process_killed_inside_a_write_transaction_leaves_none_of_it(backend):
+    """Killed for certain between two INSERTs of one batch (the transaction open, one row of
+    it written): the batch is not there at all, and the store works on."""
+    backend.create()
+    child = subprocess.Popen(
+        [sys.executable, "-c", STOPPED_IN_TRANSACTION, backend.url, json.dumps(backend.options)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "inside"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    with backend.open() as store:
+        assert [m.content for m in store.all("t")] == ["before"]
+        assert store.search_messages("partial") == []
+        store.append_many([Message.user("after")], agent_id="t")
+        assert [m.content for m in store.all("t")] == ["before", "after"]
 
 
 def test_threads_share_one_store(backend):

@@ -67,6 +67,35 @@ def test_a_retried_write_with_its_key_stores_nothing_twice(backend: Backend) -> 
         )
 
 
+def test_a_key_names_one_batch_of_one_agent(backend: Backend) -> None:
+    from ptc.history import KeyReusedError
+
+    one = [{"role": "user", "content": "one"}]
+    two = [{"role": "user", "content": "uno"}, {"role": "user", "content": "dos"}]
+    with backend.open() as store:
+        # the same key for two agents: two batches
+        a = store.append_many(one, agent_id="a", key="run-7:turn-3")
+        b = store.append_many(one, agent_id="b", key="run-7:turn-3")
+        assert a != b and store.count("a") == store.count("b") == 1
+        # the same key for other messages of the same agent: refused, nothing of it stored
+        reused = "key 'run-7:turn-3' of agent 'a' already names a different batch of messages"
+        for other in (two, [{"role": "user", "content": "once"}], one + one):
+            with pytest.raises(KeyReusedError, match=reused):
+                store.append_many(other, agent_id="a", key="run-7:turn-3")
+        assert [m.content for m in store.all("a")] == ["one"]
+        # a shorter batch than the one stored under the key is another batch too
+        store.append_many(two, agent_id="a", key="k2")
+        with pytest.raises(KeyReusedError, match="key 'k2' of agent 'a'"):
+            store.append_many(two[:1], agent_id="a", key="k2")
+        assert [m.content for m in store.all("a")] == ["one", "uno", "dos"]
+        assert isinstance(KeyReusedError("x"), ValueError)
+        # an ephemeral message (never stored) does not shift the keys of the others
+        from ptc.history import synthetic_nudge
+
+        ids = store.append_many([synthetic_nudge(), *two], agent_id="c", key="k3")
+        assert store.append_many(two, agent_id="c", key="k3") == ids
+
+
 # -- schema versions ------------------------------------------------------------------------------
 
 SQLITE_V1 = [
@@ -138,10 +167,53 @@ def test_a_store_of_the_first_schema_is_migrated_on_first_use(backend: Backend) 
             store.append_many([{"role": "user", "content": "new"}], agent_id="old", key="k") == ids
         )
         assert store.checkpoint().runs() == []  # the run tables came with version 2
-    assert _version(backend) == 2
+    assert _version(backend) == 3
     with backend.open() as store:  # opening again changes nothing
         assert store.count("old") == 2
+    assert _version(backend) == 3
+
+
+def _make_v2(backend: Backend) -> None:
+    """A store as the second schema version left it: keys unique across all agents."""
+    if backend.name == "sqlite":
+        from ptc.history import store as sqlite_store
+
+        conn = sqlite3.connect(backend.url.removeprefix("sqlite:///"))
+        for stmt in SQLITE_V1[:3]:
+            conn.execute(stmt)
+        for stmt in sqlite_store._SCHEMA_V2:
+            conn.execute(stmt)
+        conn.execute("PRAGMA user_version = 2")
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+    from ptc.history.pgstore import MIGRATIONS
+
+    schema = backend.options["schema"]
+    with psycopg.connect(backend.url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        row = conn.execute(
+            "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'"
+        ).fetchone()
+        assert row is not None
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"SET search_path = {schema}, public")
+        conn.execute("CREATE TABLE ptc_schema (version INTEGER NOT NULL)")
+        for version in (1, 2):
+            for stmt in dict(MIGRATIONS)[version]:
+                conn.execute(stmt.format(trgm=row[0]))
+        conn.execute("INSERT INTO ptc_schema VALUES (2)")
+
+
+def test_a_store_of_the_second_schema_gets_keys_per_agent(backend: Backend) -> None:
+    _make_v2(backend)
     assert _version(backend) == 2
+    with backend.open() as store:
+        a = store.append_many([{"role": "user", "content": "a's"}], agent_id="a", key="turn-1")
+        b = store.append_many([{"role": "user", "content": "b's"}], agent_id="b", key="turn-1")
+        assert a != b and store.count("a") == store.count("b") == 1
+    assert _version(backend) == 3
 
 
 def test_a_store_from_a_newer_ptc_is_refused(backend: Backend) -> None:
@@ -312,7 +384,7 @@ def test_two_workers_resuming_one_run_one_wins(tmp_path: Path, backend: Backend)
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "holding"
     late = ptc.SubAgent(prompt="p", llm=ScriptedLLM(["```clojure\n(return 0)\n```"]), max_turns=3)
-    with pytest.raises(RunLockedError, match=f"run '{run_id}' is being resumed by another"):
+    with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
         late.resume(run_id, store=store)
     gate.write_text("go")
     code, out, err = finish(holder)
@@ -324,6 +396,55 @@ def test_two_workers_resuming_one_run_one_wins(tmp_path: Path, backend: Backend)
     step, _ = cp.load(run_id)
     assert step.ok and step.value == 2
     store.close()
+
+
+def test_a_run_going_on_cannot_be_resumed_by_another_worker(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """A worker slow in its second LLM call still holds its run: another worker that takes
+    the run for abandoned and resumes it gets RunLockedError, so no turn or tool runs twice
+    and the stored run is the first worker's."""
+    import ptc
+    from ptc.checkpoint import RunLockedError
+    from ptc.llm import ScriptedLLM
+
+    gate = tmp_path / "go"
+    runner = worker(
+        tmp_path,
+        backend,
+        f"""
+        replies = iter([clj("(def a 1)")])
+        def slow(messages):
+            for r in replies:
+                return r
+            print("second call", flush=True)
+            while not os.path.exists({str(gate)!r}):
+                time.sleep(0.02)
+            return clj("(return (+ a 100))")
+        step = ptc.SubAgent(prompt="p", llm=slow, max_turns=3,
+                            checkpoint=store.checkpoint()).run()
+        print(json.dumps({{"ok": step.ok, "value": step.value}}))
+        """,
+        "runner",
+    )
+    assert runner.stdout is not None
+    assert runner.stdout.readline().strip() == "second call"
+    store = backend.open()
+    (run_id,) = store.checkpoint().runs()
+    late = ptc.SubAgent(prompt="p", llm=ScriptedLLM([clj_("(return (inc a))")]), max_turns=3)
+    with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
+        late.resume(run_id, store=store)
+    gate.write_text("go")
+    code, out, err = finish(runner)
+    assert code == 0, err
+    assert json.loads(out.strip().splitlines()[-1]) == {"ok": True, "value": 101}
+    step, _ = store.checkpoint().load(run_id)
+    assert step.ok and step.value == 101 and len(step.turns) == 2
+    store.close()
+
+
+def clj_(src: str) -> str:
+    return "```clojure\n" + src + "\n```"
 
 
 @pytest.mark.timeout(180)
@@ -615,3 +736,83 @@ def test_resume_with_a_store_url_or_an_async_store(backend: Backend) -> None:
     step = agent.resume(run_id, store=target)
     assert step.ok and step.value == 2
     store.close()
+
+
+# -- word search on PostgreSQL (opt-in) -----------------------------------------------------------
+
+WORDS = [
+    "mining iron ore",  # 1
+    "the ironclad sailed",  # 2
+    "ports of call",  # 3
+    "the port authority",  # 4
+    "iron, iron and more iron",  # 5
+]
+
+
+def test_word_search_matches_whole_words_and_ranks() -> None:
+    """``search="words"``: a tsvector GIN index, whole words instead of substrings, and with
+    more matches than ``limit`` the best-ranked ones (returned oldest first, as always)."""
+    from ptc.history import PostgresStore
+
+    with fresh_database() as url:
+        with (
+            PostgresStore(url, schema="subs") as subs,
+            PostgresStore(url, schema="words", search="words") as words,
+            PostgresStore(url, schema="stems", search="words", search_config="english") as stems,
+        ):
+            for store in (subs, words, stems):
+                store.append_many([{"role": "user", "content": t} for t in WORDS], agent_id="a")
+
+            def found(store: Any, q: str, limit: int = 20) -> list[str]:
+                return [m.content for m in store.search_messages(q, limit)]
+
+            # substrings: "iron" is in "ironclad" too
+            assert found(subs, "iron") == [WORDS[0], WORDS[1], WORDS[4]]
+            # words: not in "ironclad"; "ports" is not "port" without stemming
+            assert found(words, "iron") == [WORDS[0], WORDS[4]]
+            assert found(words, "ports") == [WORDS[2]]
+            assert found(words, "IRON ore") == [WORDS[0]]  # every word, any case
+            # the english configuration stems: "ports" finds "port" too
+            assert found(stems, "ports") == [WORDS[2], WORDS[3]]
+            # limit 1 of two matches: the newest by substring, the best-ranked by words
+            # (three occurrences of "iron" outrank one, whatever the age)
+            assert found(subs, "iron", 1) == [WORDS[4]]
+            stored = words.append({"role": "user", "content": "iron"}, agent_id="a")
+            assert stored is not None
+            assert found(words, "iron", 1) == [WORDS[4]]
+            # nothing to match: no words, no rows
+            assert found(words, "") == []
+            with words.connection() as conn:
+                conn.execute("ANALYZE messages")
+                conn.execute("SET enable_seqscan = off")
+                from ptc.history.pgstore import _search_messages
+
+                sql, params = _search_messages("iron", 20, None, "simple")
+                plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+            assert "messages_content_words_simple" in plan, plan
+
+
+def test_word_search_options_are_checked() -> None:
+    from ptc.history import PostgresStore
+
+    with pytest.raises(ValueError, match="search must be 'substring' or 'words', got 'fuzzy'"):
+        PostgresStore("postgresql://u@127.0.0.1:1/db", search="fuzzy")
+    with pytest.raises(ValueError, match="search_config must name a text search configuration"):
+        PostgresStore("postgresql://u@127.0.0.1:1/db", search="words", search_config="x'; --")
+
+
+def test_word_search_in_the_async_store() -> None:
+    import asyncio
+
+    from ptc.history import AsyncPostgresStore
+
+    async def main(url: str) -> list[str]:
+        store = AsyncPostgresStore(url, schema="aw", search="words")
+        try:
+            await store.append_many([{"role": "user", "content": t} for t in WORDS])
+            return [m.content for m in await store.search_messages("iron")]
+        finally:
+            await store.close()
+
+    with fresh_database() as url:
+        assert asyncio.run(main(url)) == [WORDS[0], WORDS[4]]

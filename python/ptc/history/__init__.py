@@ -72,7 +72,15 @@ from .safe_split import (
     split_phase3,
     tool_pairs,
 )
-from .store import HistoryStore, HistoryTool, Store, StoredMessage, open_store, search_tools
+from .store import (
+    HistoryStore,
+    HistoryTool,
+    KeyReusedError,
+    Store,
+    StoredMessage,
+    open_store,
+    search_tools,
+)
 from .text import fallback_summary, plain_text_tool_history, recent_files
 from .tokens import (
     MODEL_CONTEXT_LIMITS,
@@ -108,6 +116,7 @@ __all__ = [
     "HistoryTool",
     "ImagePart",
     "Issue",
+    "KeyReusedError",
     "LoopSlices",
     "Message",
     "Meta",

@@ -22,14 +22,22 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .messages import Message
-from .store import ROW_COLUMNS, AppendOne, StoredMessage, message_rows, stored_message
+from .store import (
+    ROW_COLUMNS,
+    AppendOne,
+    StoredMessage,
+    message_rows,
+    replay_keys,
+    replayed_ids,
+    stored_message,
+)
 
 if TYPE_CHECKING:
     from ptc.checkpoint import PostgresCheckpoint
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Migrations by version; each runs once, in one transaction, in the store's schema.
 MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -69,6 +77,14 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
                 turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
                 PRIMARY KEY (run_id, number))""",
+        ),
+    ),
+    (
+        3,
+        (
+            # a key names a batch of one agent's messages
+            "DROP INDEX messages_key",
+            "CREATE UNIQUE INDEX messages_agent_key ON messages(agent_id, msg_key)",
         ),
     ),
 )
@@ -115,6 +131,7 @@ def _transient(e: BaseException) -> bool:
 
 
 def _like(query: str) -> str:
+    query = query.replace("\x00", "")  # stored text has no NUL either (see message_rows)
     return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
@@ -123,10 +140,16 @@ def _like(query: str) -> str:
 _INSERT = (
     f"INSERT INTO messages ({ROW_COLUMNS}) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) "
-    "ON CONFLICT (msg_key) DO NOTHING RETURNING id"
+    "ON CONFLICT (agent_id, msg_key) DO NOTHING RETURNING id"
 )
 
 Query = tuple[str, list[Any]]
+
+_STORED = "SELECT msg_key, id, raw FROM messages WHERE agent_id = %s AND msg_key = ANY(%s)"
+
+
+def _stored(found: Iterable[Any]) -> dict[str, tuple[int, str]]:
+    return {r[0]: (int(r[1]), r[2]) for r in found}
 
 
 def _params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -154,7 +177,8 @@ _TRGM_SCHEMA = (
 
 
 def _statements(statements: tuple[str, ...], trgm: str) -> list[str]:
-    return [stmt.replace("{trgm}", f'"{trgm}"') for stmt in statements]
+    quoted = '"' + trgm.replace('"', '""') + '"'  # a schema name from the catalog, quoted
+    return [stmt.replace("{trgm}", quoted) for stmt in statements]
 
 
 def _pending(schema: str, version: int) -> list[tuple[int, tuple[str, ...]]]:
@@ -192,40 +216,76 @@ def _all(agent_id: str | None) -> Query:
     return f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id", [agent_id]
 
 
-def _search(column: str, query: str, limit: int, where: str, params: list[Any]) -> Query | None:
-    """Newest ``limit`` rows whose ``column`` contains ``query`` (``None``: nothing to ask)."""
+def _words(config: str, column: str) -> str:
+    """The indexed ``tsvector`` of a column (the same expression as the index, so it is used)."""
+    return f"to_tsvector('{config}'::regconfig, m.{column})"
+
+
+def _search(
+    column: str, query: str, limit: int, where: str, params: list[Any], words: str | None
+) -> Query | None:
+    """Newest ``limit`` rows whose ``column`` contains ``query``; with ``words`` (a text search
+    configuration), the ``limit`` best-ranked rows matching its words (``None``: nothing to
+    ask). Rows come newest first either way."""
     limit = max(0, int(limit))
     if limit == 0:
         return None
+    if words is None:
+        sql = (
+            f"SELECT {_READ} FROM messages m WHERE m.{column} ILIKE %s {where} "
+            "ORDER BY m.id DESC LIMIT %s"
+        )
+        return sql, [_like(query), *params, limit]
+    vector = _words(words, column)
+    tsquery = f"websearch_to_tsquery('{words}'::regconfig, %s)"
     sql = (
-        f"SELECT {_READ} FROM messages m WHERE m.{column} ILIKE %s {where} "
-        "ORDER BY m.id DESC LIMIT %s"
+        f"SELECT {_READ} FROM messages m WHERE m.id IN (SELECT m.id FROM messages m "
+        f"WHERE {vector} @@ {tsquery} {where} "
+        f"ORDER BY ts_rank({vector}, {tsquery}) DESC, m.id DESC LIMIT %s) ORDER BY m.id DESC"
     )
-    return sql, [_like(query), *params, limit]
+    text = query.replace("\x00", "")
+    return sql, [text, *params, text, limit]
 
 
-def _search_messages(query: str, limit: int, agent_id: str | None) -> Query | None:
+def _search_messages(
+    query: str, limit: int, agent_id: str | None, words: str | None = None
+) -> Query | None:
     where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
-    return _search("content", query, limit, where, params)
+    return _search("content", query, limit, where, params, words)
 
 
-def _search_reasoning(query: str, limit: int, agent_id: str | None) -> Query | None:
+def _search_reasoning(
+    query: str, limit: int, agent_id: str | None, words: str | None = None
+) -> Query | None:
     where = "AND m.reasoning IS NOT NULL"
     params: list[Any] = []
     if agent_id is not None:
         where += " AND m.agent_id = %s"
         params.append(agent_id)
-    return _search("reasoning", query, limit, where, params)
+    return _search("reasoning", query, limit, where, params, words)
 
 
-def _search_broadcasts(query: str, limit: int) -> Query | None:
+def _search_broadcasts(query: str, limit: int, words: str | None = None) -> Query | None:
     # a broadcast stored by each receiving agent is returned once (its first copy)
     where = (
         "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
         "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
         "b.created_at)"
     )
-    return _search("content", query, limit, where, [])
+    return _search("content", query, limit, where, [], words)
+
+
+def _words_indexes(config: str) -> list[str]:
+    """The GIN indexes of ``search="words"`` (made on first use by a store asking for them)."""
+    return [
+        f"CREATE INDEX IF NOT EXISTS messages_{column}_words_{config} ON messages USING gin "
+        f"(to_tsvector('{config}'::regconfig, {column}))"
+        for column in ("content", "reasoning")
+    ]
+
+
+_SEARCH_MODES = ("substring", "words")
+_CONFIG = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 def _retry_delay(e: BaseException, deadline: float, delay: float) -> float | None:
@@ -247,9 +307,21 @@ class _Options:
         max_size: int = 8,
         timeout: float = 30.0,
         retry_timeout: float = 30.0,
+        search: str = "substring",
+        search_config: str = "simple",
     ) -> None:
+        if search not in _SEARCH_MODES:
+            raise ValueError(f"search must be 'substring' or 'words', got {search!r}")
+        if not isinstance(search_config, str) or _CONFIG.fullmatch(search_config) is None:
+            raise ValueError(
+                "search_config must name a text search configuration ('simple', 'english', "
+                f"...), got {search_config!r}"
+            )
         self.url = url
         self.schema = _ident(schema)
+        self.search = search
+        # the text search configuration of search="words" (None: substring search)
+        self._words = search_config if search == "words" else None
         self.min_size = min_size
         self.max_size = max_size
         self.timeout = timeout
@@ -274,6 +346,9 @@ class _Options:
     def _configure(self, conn: Any) -> Any:
         raise NotImplementedError
 
+    def _extra_indexes(self) -> list[str]:
+        return [] if self._words is None else _words_indexes(self._words)
+
     @property
     def _search_path(self) -> str:
         return f'SET search_path = "{self.schema}", public'
@@ -284,6 +359,13 @@ class PostgresStore(_Options, AppendOne):
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). Tables go in ``schema``
     (created if missing); the pool keeps ``min_size`` to ``max_size`` connections.
+
+    Search matches substrings, as on SQLite (a ``pg_trgm`` index). ``search="words"`` uses
+    PostgreSQL's full-text search instead: a ``tsvector`` GIN index per searched column in
+    the text search configuration ``search_config`` (``"simple"``: words as written, any
+    case; ``"english"``: stemmed), created on first use; a query matches messages holding all
+    its words (``websearch_to_tsquery`` syntax), and of more than ``limit`` matches the
+    best-ranked (``ts_rank``) are returned, oldest first.
     """
 
     # -- connections, retries and migrations ---------------------------------------------------
@@ -318,6 +400,8 @@ class PostgresStore(_Options, AppendOne):
                 for stmt in _statements(statements, trgm):
                     conn.execute(stmt)
                 conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
+            for stmt in self._extra_indexes():
+                conn.execute(stmt)
 
     def _retrying(self, op: Callable[[], T]) -> T:
         """Runs ``op``; a lost connection or an unreachable server is retried with backoff."""
@@ -384,16 +468,15 @@ class PostgresStore(_Options, AppendOne):
         params = _params(rows)
 
         def write() -> list[int]:
-            ids: list[int] = []
             with self.connection() as conn, conn.transaction():
+                inserted: list[int | None] = []
                 for p in params:
                     row = conn.execute(_INSERT, p).fetchone()
-                    if row is None:  # stored by an earlier try of the same write
-                        row = conn.execute(
-                            "SELECT id FROM messages WHERE msg_key = %s", (p[-1],)
-                        ).fetchone()
-                    ids.append(int(row[0]))
-            return ids
+                    inserted.append(None if row is None else int(row[0]))
+                stored = {}
+                if None in inserted:  # the key was taken: a retry, or a key reused
+                    stored = _stored(conn.execute(_STORED, (agent_id, replay_keys(rows))))
+                return replayed_ids(rows, inserted, stored)
 
         return self._retrying(write)
 
@@ -421,17 +504,17 @@ class PostgresStore(_Options, AppendOne):
     ) -> list[StoredMessage]:
         """Messages whose content contains ``query`` (seed 002: zoea_search_messages); the
         newest ``limit`` matches, oldest first."""
-        return self._rows(_search_messages(query, limit, agent_id))[::-1]
+        return self._rows(_search_messages(query, limit, agent_id, self._words))[::-1]
 
     def search_reasoning(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
         """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
-        return self._rows(_search_reasoning(query, limit, agent_id))[::-1]
+        return self._rows(_search_reasoning(query, limit, agent_id, self._words))[::-1]
 
     def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
         """Broadcasts of every agent containing ``query``, each once (its first copy)."""
-        return self._rows(_search_broadcasts(query, limit))[::-1]
+        return self._rows(_search_broadcasts(query, limit, self._words))[::-1]
 
 
 class AsyncPostgresStore(_Options):
@@ -475,6 +558,8 @@ class AsyncPostgresStore(_Options):
                 for stmt in _statements(statements, trgm):
                     await conn.execute(stmt)
                 await conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
+            for stmt in self._extra_indexes():
+                await conn.execute(stmt)
 
     async def _retrying(self, op: Callable[[], Awaitable[T]]) -> T:
         psycopg, psycopg_pool = _driver()
@@ -534,17 +619,16 @@ class AsyncPostgresStore(_Options):
         pool = await self._get_pool()
 
         async def write() -> list[int]:
-            ids: list[int] = []
             async with pool.connection() as conn, conn.transaction():
+                inserted: list[int | None] = []
                 for p in params:
                     row = await (await conn.execute(_INSERT, p)).fetchone()
-                    if row is None:  # stored by an earlier try of the same write
-                        cur = await conn.execute(
-                            "SELECT id FROM messages WHERE msg_key = %s", (p[-1],)
-                        )
-                        row = await cur.fetchone()
-                    ids.append(int(row[0]))
-            return ids
+                    inserted.append(None if row is None else int(row[0]))
+                stored = {}
+                if None in inserted:  # the key was taken: a retry, or a key reused
+                    cur = await conn.execute(_STORED, (agent_id, replay_keys(rows)))
+                    stored = _stored(await cur.fetchall())
+                return replayed_ids(rows, inserted, stored)
 
         return await self._retrying(write)
 
@@ -584,12 +668,12 @@ class AsyncPostgresStore(_Options):
     async def search_messages(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
-        return await self._search(_search_messages(query, limit, agent_id))
+        return await self._search(_search_messages(query, limit, agent_id, self._words))
 
     async def search_reasoning(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
-        return await self._search(_search_reasoning(query, limit, agent_id))
+        return await self._search(_search_reasoning(query, limit, agent_id, self._words))
 
     async def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
-        return await self._search(_search_broadcasts(query, limit))
+        return await self._search(_search_broadcasts(query, limit, self._words))

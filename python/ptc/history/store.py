@@ -27,7 +27,7 @@ from ._checks import as_message_list
 from .messages import Message
 from .openai_codec import from_openai, message_from_openai, message_to_openai
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 1: the messages table, its indexes and full-text index.
 _SCHEMA = (
@@ -73,6 +73,57 @@ _SCHEMA_V2 = (
     """CREATE TABLE IF NOT EXISTS ptc_leases (
         run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL)""",
 )
+
+
+# Version 3: a key names a batch of one agent's messages (two agents may use the same key).
+_SCHEMA_V3 = (
+    "DROP INDEX IF EXISTS messages_key",
+    "CREATE UNIQUE INDEX IF NOT EXISTS messages_agent_key ON messages(agent_id, msg_key)",
+)
+
+
+class KeyReusedError(ValueError):
+    """A keyed write whose key already names a different batch of the same agent's messages:
+    a key is for retrying one write, so new messages need a new key."""
+
+
+def _reused(agent_id: str, key: str) -> KeyReusedError:
+    batch = key.rpartition(":")[0]
+    return KeyReusedError(
+        f"key {batch!r} of agent {agent_id!r} already names a different batch of messages "
+        "(a key is for retrying one write; give new messages a new key)"
+    )
+
+
+def replay_keys(rows: Sequence[tuple[Any, ...]]) -> list[str]:
+    """The keys :func:`replayed_ids` needs to see when a keyed write found its key taken: the
+    write's own and the one after its last (to tell an earlier, longer write)."""
+    batch = rows[0][-1].rpartition(":")[0]
+    return [r[-1] for r in rows] + [f"{batch}:{len(rows)}"]
+
+
+def replayed_ids(
+    rows: Sequence[tuple[Any, ...]],
+    inserted: Sequence[int | None],
+    stored: Mapping[str, tuple[int, str]],
+) -> list[int]:
+    """The ids of a write, given which rows were inserted (``None``: the key was taken) and
+    ``stored``, the agent's rows under :func:`replay_keys` as ``key -> (id, raw)``. A write
+    whose rows were all stored before, as the same messages and no more, is a retry: its ids
+    are the stored ones. Anything else reuses the key for other messages and raises (the
+    caller's transaction is then rolled back, so nothing of the write is kept)."""
+    if all(i is not None for i in inserted):
+        return [int(i) for i in inserted if i is not None]
+    agent_id, first_key = rows[0][0], rows[0][-1]
+    ids = []
+    for row, new in zip(rows, inserted, strict=True):
+        found = stored.get(row[-1])
+        if new is not None or found is None or found[1] != row[10]:
+            raise _reused(agent_id, first_key)
+        ids.append(found[0])
+    if replay_keys(rows)[-1] in stored:  # the earlier write had more messages
+        raise _reused(agent_id, first_key)
+    return ids
 
 
 def _fts_tokenizer(conn: sqlite3.Connection) -> str:
@@ -144,7 +195,7 @@ def message_rows(
     nudge). Without ``key`` the batch gets a fresh one, so the store's own retries of this
     write are idempotent too."""
     batch = key if key is not None else uuid.uuid4().hex
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     now = time.time()
     for i, item in enumerate(as_message_list(messages)):
         m = item if isinstance(item, Message) else message_from_openai(item, index=i)
@@ -173,7 +224,7 @@ def message_rows(
             created,
             now,
             raw,
-            f"{batch}:{i}",
+            f"{batch}:{len(rows)}",  # the stored rows numbered 0..n-1 (see replayed_ids)
         )
         # PostgreSQL text cannot hold NUL; ``raw`` (JSON) escapes it, so nothing is lost
         rows.append(tuple(x.replace("\x00", "") if isinstance(x, str) else x for x in row))
@@ -290,6 +341,9 @@ class HistoryStore(AppendOne):
                     if "ADD COLUMN msg_key" in stmt and "msg_key" in columns:
                         continue
                     conn.execute(stmt)
+            if version < 3:
+                for stmt in _SCHEMA_V3:
+                    conn.execute(stmt)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -338,21 +392,27 @@ class HistoryStore(AppendOne):
             conn = self._connect()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                ids = []
+                inserted: list[int | None] = []
                 for row in rows:
                     cur = conn.execute(
                         f"INSERT INTO messages ({ROW_COLUMNS}) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (msg_key) DO NOTHING",
+                        "ON CONFLICT (agent_id, msg_key) DO NOTHING",
                         row,
                     )
-                    if cur.rowcount == 1:
-                        ids.append(int(cur.lastrowid or 0))
-                    else:  # stored by an earlier try of the same write
-                        found = conn.execute(
-                            "SELECT id FROM messages WHERE msg_key = ?", (row[-1],)
-                        ).fetchone()
-                        ids.append(int(found[0]))
+                    inserted.append(int(cur.lastrowid or 0) if cur.rowcount == 1 else None)
+                stored = {}
+                if None in inserted:
+                    keys = replay_keys(rows)
+                    stored = {
+                        r[0]: (int(r[1]), r[2])
+                        for r in conn.execute(
+                            "SELECT msg_key, id, raw FROM messages WHERE agent_id = ? AND "
+                            f"msg_key IN ({', '.join('?' * len(keys))})",
+                            (agent_id, *keys),
+                        )
+                    }
+                ids = replayed_ids(rows, inserted, stored)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -413,6 +473,7 @@ class HistoryStore(AppendOne):
         limit = max(0, int(limit))
         if limit == 0:
             return []
+        query = query.replace("\x00", "")  # stored text has no NUL either (see message_rows)
         self._connect()
         use_fts = bool(query) and (self.tokenizer != "trigram" or len(query) >= 3)
         if use_fts:
