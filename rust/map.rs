@@ -17,6 +17,7 @@ use triomphe::ThinArc;
 use crate::value::{Value, ValueMap, ValueSet};
 
 /// The keys of a family of records, in order. Built once per distinct key list.
+#[derive(Clone)]
 pub struct Shape {
     keys: Box<[Value]>,
     /// For wide shapes: the keys again, hashed (positions match `keys`).
@@ -142,12 +143,81 @@ impl Shape {
     }
 }
 
-/// What a map's allocation holds besides its values.
-enum Head {
-    /// A record: the allocation's values are in the shape's key order.
-    Shaped(Arc<Shape>),
-    /// A hashed map: the entries are in the box and the allocation holds no values.
-    Hashed(Box<ValueMap>),
+/// What a map's allocation holds besides its values, in one word: a record's shape (from
+/// `Arc<Shape>`) or a hashed map's entries (from `Box<ValueMap>`), told apart by the pointer's
+/// low bit (both point at 8-aligned memory). As a two-word enum it cost every record 16 bytes
+/// more after malloc's rounding.
+struct Head(*mut u8);
+
+const _: () = assert!(std::mem::size_of::<Head>() == std::mem::size_of::<usize>());
+
+// SAFETY: a Head owns an `Arc<Shape>` or a `Box<ValueMap>`, which are both Send and Sync.
+unsafe impl Send for Head {}
+// SAFETY: as above.
+unsafe impl Sync for Head {}
+
+/// The contents a [`Head`] points at, borrowed.
+enum HeadRef<'a> {
+    Shaped(&'a Shape),
+    Hashed(&'a ValueMap),
+}
+
+impl Head {
+    fn shaped(shape: Arc<Shape>) -> Head {
+        Head(Arc::into_raw(shape).cast_mut().cast())
+    }
+
+    fn hashed(m: Box<ValueMap>) -> Head {
+        Head(Box::into_raw(m).cast::<u8>().wrapping_byte_add(1))
+    }
+
+    #[inline(always)]
+    fn is_hashed(&self) -> bool {
+        (self.0 as usize) & 1 == 1
+    }
+
+    #[inline(always)]
+    fn get(&self) -> HeadRef<'_> {
+        if self.is_hashed() {
+            // SAFETY: tagged: it came from `Box::into_raw` and this head owns the box.
+            HeadRef::Hashed(unsafe { &*self.0.wrapping_byte_sub(1).cast::<ValueMap>() })
+        } else {
+            // SAFETY: untagged: it came from `Arc::into_raw` and this head holds a count.
+            HeadRef::Shaped(unsafe { &*self.0.cast::<Shape>() })
+        }
+    }
+
+    fn hashed_mut(&mut self) -> Option<&mut ValueMap> {
+        // SAFETY: as in `get`; `&mut self` makes the borrow exclusive.
+        self.is_hashed()
+            .then(|| unsafe { &mut *self.0.wrapping_byte_sub(1).cast::<ValueMap>() })
+    }
+
+    /// A record's shape, shared (`None` for a hashed map).
+    fn shape_arc(&self) -> Option<Arc<Shape>> {
+        if self.is_hashed() {
+            return None;
+        }
+        let p = self.0.cast::<Shape>().cast_const();
+        // SAFETY: `p` came from `Arc::into_raw` and this head's count keeps it alive; the
+        // count taken here belongs to the returned Arc.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Some(Arc::from_raw(p))
+        }
+    }
+}
+
+impl Drop for Head {
+    fn drop(&mut self) {
+        if self.is_hashed() {
+            // SAFETY: the box this head owns, released once (this is its drop).
+            drop(unsafe { Box::from_raw(self.0.wrapping_byte_sub(1).cast::<ValueMap>()) });
+        } else {
+            // SAFETY: the count this head holds, released once.
+            drop(unsafe { Arc::from_raw(self.0.cast::<Shape>().cast_const()) });
+        }
+    }
 }
 
 /// A map value: one reference-counted allocation holding a header and, for a record, its
@@ -224,7 +294,7 @@ impl MapData {
     /// A hashed map holding `m`.
     fn hashed(m: Box<ValueMap>) -> MapData {
         MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
-            Head::Hashed(m),
+            Head::hashed(m),
             std::iter::empty(),
         )))
     }
@@ -233,16 +303,16 @@ impl MapData {
     pub fn record(shape: Arc<Shape>, vals: impl ExactSizeIterator<Item = Value>) -> MapData {
         debug_assert_eq!(shape.len(), vals.len());
         MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
-            Head::Shaped(shape),
+            Head::shaped(shape),
             vals,
         )))
     }
 
     #[inline(always)]
     fn view(&self) -> View<'_> {
-        match &self.0.header.header {
-            Head::Shaped(shape) => View::Shaped(shape, &self.0.slice),
-            Head::Hashed(m) => View::Hashed(m),
+        match self.0.header.header.get() {
+            HeadRef::Shaped(shape) => View::Shaped(shape, &self.0.slice),
+            HeadRef::Hashed(m) => View::Hashed(m),
         }
     }
 
@@ -264,7 +334,7 @@ impl MapData {
 
     /// Whether the map is a record (shaped), not a hashed map.
     pub fn is_record(&self) -> bool {
-        matches!(self.0.header.header, Head::Shaped(_))
+        !self.0.header.header.is_hashed()
     }
 
     /// Whether this is the only reference to the map (changing it would change no one else's).
@@ -303,9 +373,13 @@ impl MapData {
         if self.is_unique() {
             return;
         }
-        let copy = match &self.0.header.header {
-            Head::Shaped(shape) => MapData::record(shape.clone(), self.0.slice.iter().cloned()),
-            Head::Hashed(m) => MapData::from((**m).clone()),
+        let head = &self.0.header.header;
+        let vals = self.0.slice.iter().cloned();
+        let copy = match (head.shape_arc(), head.get()) {
+            (Some(shape), _) => MapData::record(shape, vals),
+            (None, HeadRef::Hashed(m)) => MapData::from(m.clone()),
+            // (`shape_arc` gives every record's shape; a copy of it would do all the same)
+            (None, HeadRef::Shaped(shape)) => MapData::record(Arc::new(shape.clone()), vals),
         };
         *self = copy;
     }
@@ -313,18 +387,16 @@ impl MapData {
     /// For `drop_iteratively`: the `i`th value of a record this is the only reference to,
     /// taken out (`None` past the end, or for a hashed or shared map).
     pub(crate) fn take_value(&mut self, i: usize) -> Option<Value> {
-        match self.parts_mut()? {
-            (Head::Shaped(_), vals) => vals.get_mut(i).map(std::mem::take),
-            (Head::Hashed(_), _) => None,
+        let (head, vals) = self.parts_mut()?;
+        if head.is_hashed() {
+            return None;
         }
+        vals.get_mut(i).map(std::mem::take)
     }
 
     /// For `drop_iteratively`: the entries of a hashed map this is the only reference to.
     pub(crate) fn take_entries(&mut self) -> Option<ValueMap> {
-        match self.parts_mut()? {
-            (Head::Hashed(m), _) => Some(std::mem::take(&mut **m)),
-            (Head::Shaped(_), _) => None,
-        }
+        self.parts_mut()?.0.hashed_mut().map(std::mem::take)
     }
 
     #[inline]
@@ -402,9 +474,10 @@ impl MapData {
     pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
         let i = self.get_index_of(k)?;
         self.make_unique();
-        match self.parts_mut()? {
-            (Head::Shaped(_), vals) => vals.get_mut(i),
-            (Head::Hashed(m), _) => m.get_index_mut(i).map(|(_, v)| v),
+        let (head, vals) = self.parts_mut()?;
+        match head.hashed_mut() {
+            Some(m) => m.get_index_mut(i).map(|(_, v)| v),
+            None => vals.get_mut(i),
         }
     }
 
@@ -422,23 +495,30 @@ impl MapData {
     /// The map as an `IndexMap` to change freely (a record becomes hashed, order kept; a shared
     /// map is copied first).
     pub fn hashed_mut(&mut self) -> &mut ValueMap {
-        if let Some((Head::Hashed(m), _)) = self.parts_mut() {
-            let m: *mut ValueMap = &mut **m;
+        if let Some(m) = self.parts_mut().and_then(|(head, _)| head.hashed_mut()) {
+            let m: *mut ValueMap = m;
             // SAFETY: `parts_mut` proved this the only reference, and the map lives in its box
             // for as long as `self` is borrowed mutably. (A raw pointer: returning the borrow
             // from inside the `if` would keep `self` borrowed below.)
             return unsafe { &mut *m };
         }
         let mut m = ValueMap::with_capacity_and_hasher(self.len(), Default::default());
-        if let Some((Head::Shaped(shape), vals)) = self.parts_mut() {
+        match self.parts_mut() {
             // the only reference to a record: move its values out
-            for (k, v) in shape.keys().iter().zip(vals.iter_mut()) {
-                m.insert(k.clone(), std::mem::take(v));
-            }
-        } else {
+            Some((head, vals)) => match head.get() {
+                HeadRef::Shaped(shape) => {
+                    for (k, v) in shape.keys().iter().zip(vals.iter_mut()) {
+                        m.insert(k.clone(), std::mem::take(v));
+                    }
+                }
+                // (a hashed map held alone returned above; copied all the same)
+                HeadRef::Hashed(entries) => m.clone_from(entries),
+            },
             // shared: copy
-            for (k, v) in self.iter() {
-                m.insert(k.clone(), v.clone());
+            None => {
+                for (k, v) in self.iter() {
+                    m.insert(k.clone(), v.clone());
+                }
             }
         }
         let mut boxed = Box::new(m);
