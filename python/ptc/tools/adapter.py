@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 _PLAIN = (str, int, float, bool, type(None))  # results returned as they are
+_EXACT_PLAIN = frozenset(_PLAIN)  # (a type lookup: far cheaper than isinstance/isawaitable)
 
 
 class EventLoopRef:
@@ -91,6 +92,7 @@ class ToolAdapter:
     """
 
     __slots__ = (
+        "_direct",
         "_kw_names",
         "_params",
         "_positional_max",
@@ -124,6 +126,9 @@ class ToolAdapter:
         self._required: list[str] = []
         self._positional_max = 0
         self._var_positional = False
+        # argument counts a positional call passes straight to `fn` (nothing to check or
+        # convert: the common case, kept off the general path's frames)
+        self._direct: tuple[int, int] | None = None
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -147,6 +152,8 @@ class ToolAdapter:
             p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
         ]
         self._single_positional = len(positional) == 1 and not self._var_kw
+        if self._types is None and not self._var_kw and not self._var_positional:
+            self._direct = (len(self._required), self._positional_max)
 
     def _takes_kwargs(self, named: dict[str, Any]) -> bool:
         if self._var_kw:
@@ -202,7 +209,13 @@ class ToolAdapter:
             raise ToolArgumentError(f"{self.name} got {n} argument(s)", hint)
 
     def __call__(self, positional: list[Any], named: dict[str, Any] | None) -> Any:
-        result = self._call(positional, named)
+        direct = self._direct
+        if named is None and direct is not None and direct[0] <= len(positional) <= direct[1]:
+            result = self.fn(*positional)
+        else:
+            result = self._call(positional, named)
+        if type(result) in _EXACT_PLAIN:
+            return result
         if inspect.isawaitable(result):  # an `async def` tool (or one returning an awaitable)
             result = self.loop_ref.resolve(result)
         if isinstance(result, _PLAIN):
