@@ -8,7 +8,8 @@ runs every strategy the table lists with the options the guide states and the bu
 
 The token columns are counted with the exact ``o200k_base`` tokenizer
 (``ptc.history.tokens.default_counter(encoding="o200k_base")``) when the compiled core provides
-``ptc._core.count_tokens``, else with the seed 003 estimate; the first printed line says which.
+``ptc._core.count_tokens``, else with the byte estimate (``EstimateCounter``); the first printed
+line says which.
 Everything is deterministic: no randomness, no clock, no environment.
 """
 

@@ -356,17 +356,22 @@ def test_edge_cases_valid_and_input_untouched(case):
     assert h == before
     assert validate(r.for_provider("strict")) == []
     assert not any(m.role in ("assistant", "tool") for m in r.messages)
+    if case == "empty":  # nothing to summarize: no summary of nothing
+        assert r.messages == () and not r.stats.triggered
+        return
     assert is_summary_message(r.messages[-1])
     assert sum(is_summary_message(m) for m in r.messages) == 1
 
 
 def test_edge_empty_and_no_user_and_only_tools():
-    for case in ("empty", "no_user_prompt", "only_tool_messages"):
+    for case in ("no_user_prompt", "only_tool_messages"):
         r = TokenCompaction(summarizer=Recorder()).apply(edge_cases()[case], force=True)
         users = [m for m in r.messages if m.role == "user"]
         assert len(users) == 1 and len(users[0].parts) == 1  # the summary alone
-    r = TokenCompaction(summarizer=Recorder()).apply([])
-    assert r.messages == () and not r.stats.triggered
+    for force in (False, True):  # an empty history has nothing to summarize, even forced
+        summ = Recorder()
+        r = TokenCompaction(summarizer=summ).apply([], force=force)
+        assert r.messages == () and not r.stats.triggered and summ.requests == []
 
 
 def test_edge_parallel_orphan_unanswered_are_rendered_as_text():

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from ptc.history import (
     CONTINUATION_TEXT,
     SUMMARY_PREFIX,
+    DeterministicSummarizer,
     EstimateCounter,
     LoopSlices,
     Message,
@@ -31,12 +32,15 @@ from ptc.history import (
     TokenCompaction,
     ensure_alternating_roles,
     extract_latest_tool_loop,
+    fallback_summary,
     find_split,
     is_split_safe,
+    is_summary_message,
     to_messages,
     tool_pairs,
     validate,
 )
+from ptc.history.compaction import split_summary
 from ptc.history.loop_slices import is_complete_loop, latest_complete_tool_loop
 from ptc.history.repair import strip_orphans
 from ptc.history.safe_split import (
@@ -49,6 +53,7 @@ from ptc.history.safe_split import (
     split_phase2,
     split_phase3,
 )
+from ptc.history.text import clip, cut_middle
 
 NUDGE_1 = "Continue your mission. Check notifications and coordinate with the swarm."
 NUDGE_2 = "You need to respond. Check your notifications and status."
@@ -282,7 +287,8 @@ def test_compaction_summarizer_input_is_never_empty(limit, slimit):
 
 def test_compaction_estimate_counter_is_selectable():
     """Seed 003, "Token-Aware Compaction": "Isaac estimates history tokens and also uses provider
-    `RunUsage` totals when available" (the estimate: ceil(utf-8 bytes / 4) + 4 per message)."""
+    `RunUsage` totals when available" (the seed does not say how; the estimator the issue asks
+    for is ceil(utf-8 bytes / 4) + 4 per message, selectable and injectable)."""
     h = [sys_("You are terse."), user("héllo"), asst("hi")]
     # 14 bytes -> 4 + 4 = 8; "héllo" is 6 bytes -> 2 + 4 = 6; 2 bytes -> 1 + 4 = 5
     r = TokenCompaction(model="gpt-4o", counter="estimate").apply(h)
@@ -332,6 +338,220 @@ def test_injected_counter_is_the_one_used():
     s = SafeSplitSummarization(token_threshold=1500, counter=Thousand(), environ={})
     r3 = s.apply([sys_("S"), user("hello"), asst("hi")])
     assert r3.stats.tokens_before == 3000 and r3.stats.triggered
+
+
+# -- small limits: the summary keeps what matters most -------------------------------------------
+#
+# The history of the small-limit tests. By the estimate (ceil(bytes / 4) + 4 per message) the
+# system prompt "S" is 1 + 4 = 5 tokens and the summary prefix (98 bytes) 25 tokens. Its facts:
+#   R = "Last user request: Please add retries to the HTTP client"   56 bytes
+#   F = "Files touched: src/http.py"                                  26 bytes
+#   C = "Commands run: pytest -q"                                     23 bytes
+#   A = "Last assistant reply: Done, retries added."                  42 bytes
+#   H = "Recent files touched (most recent last): src/http.py"       52 bytes (the hint)
+# ("Updated src/http.py" and "Ran `pytest -q`" are effects reported as plain text.)
+REQUEST = "Please add retries to the HTTP client"
+R = "Last user request: " + REQUEST
+F = "Files touched: src/http.py"
+C = "Commands run: pytest -q"
+A = "Last assistant reply: Done, retries added."
+H = "Recent files touched (most recent last): src/http.py"
+
+
+def _retries() -> list[dict[str, Any]]:
+    return [
+        sys_("S"),
+        user(REQUEST),
+        asst("Updated src/http.py. Ran `pytest -q`: 12 passed"),
+        asst("Done, retries added."),
+    ]
+
+
+def _retries_messages() -> list[Message]:
+    return to_messages(_retries())[1:]
+
+
+# limit 200: threshold 140, room 140 - 5 - 8 = 127, summary cap max(38, min(128, 63), 32) = 63;
+# 63 - 25 (prefix) - 13 (H) - 1 = 24 tokens for the body. R + C is 80 bytes = 20 tokens; adding
+# A (123 bytes = 31) or F (ranked last, the hint names the file; 107 bytes = 27) does not fit.
+# limit 150: threshold 105, room 92, cap max(27, 46, 32) = 46: 21 tokens after the prefix, 7
+# beside the hint, where only "Last user request: Please..." (28 bytes) fits and the commands
+# go. Without the hint the request stays whole with the commands (R + C = 20 <= 21; + F = 27
+# does not fit), so the hint is left out.
+# bytes_per_token=1, limit 1000: threshold 700, room 687, cap max(206, 128, 32) = 206, 108 after
+# the prefix, 55 beside the hint: R alone (56) no longer fits whole. Without the hint,
+# R + F + C = 107 <= 108 (+ A = 150 does not fit): the hint is left out.
+# limit 60: threshold 42, room 29, cap 32 (the floor): 7 tokens after the prefix, none beside
+# the hint. The request cut at a word to "Please..." is all that fits either way (7 tokens),
+# so the hint stays; the shortened request still comes first.
+SMALL_LIMITS = [
+    (200, None, f"{R}\n{C}\n\n{H}"),
+    (150, None, f"{R}\n{C}"),
+    (1000, EstimateCounter(bytes_per_token=1), f"{R}\n{F}\n{C}"),
+    (60, None, f"Last user request: Please...\n\n{H}"),
+]
+
+
+@pytest.mark.parametrize(("limit", "counter", "body"), SMALL_LIMITS, ids=["200", "150", "b1", "60"])
+@pytest.mark.parametrize("summarizer", [failing, None], ids=["fallback", "default"])
+def test_compaction_small_limit_summary_keeps_request_commands_files_by_priority(
+    limit, counter, body, summarizer
+):
+    """Seed 003, "Compaction Input Trimming and Fallback": "The fallback summary extracts the last
+    user request, recent file updates, commands run, delegate usage, and the last assistant
+    response." Under a small limit the fields are kept by priority (request, commands, files,
+    then the rest), whole fields are left out rather than cut into a marker, and the default
+    summarizer (no model) writes the same summary, sized with the strategy's counter."""
+    s = TokenCompaction(context_limit=limit, counter=counter, summarizer=summarizer)
+    r = s.apply(_retries(), force=True)
+    assert rt(r.messages) == [("system", "S"), ("user", REQUEST), ("user", SUMMARY_PREFIX + body)]
+    assert (r.stats.fallbacks_used, r.stats.summaries_made) == (
+        (1, 0) if summarizer is failing else (0, 1)
+    )
+    assert "[..." not in body and "(none)" not in body
+
+
+def test_compaction_request_carries_the_whole_history_and_the_room():
+    """Seed 003, "Compaction Input Trimming and Fallback": "drops the oldest messages until the
+    compaction prompt fits" (the transcript); the request still says which messages the summary
+    covers, the room left after the prefix and the hint, and the hint itself."""
+    cap = Capture("Retries added.")
+    r = TokenCompaction(context_limit=200, summarizer=cap).apply(_retries(), force=True)
+    (req,) = cap.requests
+    assert req.history == tuple(_retries_messages())
+    assert [m.text for m in req.messages] == ["Done, retries added."]  # only the newest fits
+    assert (req.max_tokens, req.files_hint) == (24, H)
+    assert r.messages[-1].text == SUMMARY_PREFIX + f"Retries added.\n\n{H}"
+
+
+def test_compaction_default_summarizer_never_denies_an_earlier_request():
+    """Seed 003, "Codex-Style Summary Prompt and Prefix": the summary replaces the earlier parts,
+    so a second compaction with no new user message still names the last request (one of the
+    kept user messages), and writes no "(none)" beside an earlier summary."""
+    r1 = TokenCompaction().apply(_retries(), force=True)
+    first = f"{R}\n{F}\n{C}\nDelegations: (none)\n{A}"
+    assert r1.messages[-1].text == SUMMARY_PREFIX + f"{first}\n\n{H}"
+    h2 = [*r1.to_openai(), asst("Also ran `make lint`: clean")]
+    r2 = TokenCompaction().apply(h2, force=True)
+    second = (
+        f"Earlier summary:\n{first}\n"
+        f"{R}\nCommands run: make lint\nLast assistant reply: Also ran `make lint`: clean"
+    )
+    assert rt(r2.messages) == [
+        ("system", "S"),
+        ("user", REQUEST),
+        ("user", SUMMARY_PREFIX + f"{second}\n\n{H}"),
+    ]
+
+
+# fallback_summary counted with bytes_per_token=1 (one token per ASCII character): the full
+# summary is R, F, C, "Delegations: (none)" and A, 170 characters with the newlines.
+R_036 = "Last user request: Please add retries to the HTTP..."  # request cut to 36 chars
+R_024 = "Last user request: Please add retries to..."  # and to 24
+FALLBACK_SIZES = [
+    (170, False, f"{R}\n{F}\n{C}\nDelegations: (none)\n{A}"),  # everything fits
+    (169, False, f"{R}\n{F}\n{C}\n{A}"),  # "(none)" goes first: 150
+    (149, False, f"{R_036}\n{F}\n{C}\n{A}"),  # then every field is shortened: 146
+    (145, False, f"{R_024}\n{F}\n{C}\n{A}"),  # ... down to 24 characters: 137
+    (136, False, f"{R}\n{F}\n{C}"),  # then the reply goes, the rest whole again: 107
+    (136, True, f"{R}\n{C}\n{A}"),  # with a hint beside it the files line goes first: 123
+    (106, False, f"{R_036}\n{F}\n{C}"),  # 103
+    (93, False, f"{R}\n{C}"),  # then the files: 80
+    (66, False, R),  # then the commands: 56
+    (51, False, R_024),  # 43
+    (42, False, "Last user request: Please add retries..."),  # the head that fits: 40
+    (10, False, "Last user request: Please..."),  # nothing fits: the first word, 28
+]
+
+
+@pytest.mark.parametrize(("budget", "hinted", "expected"), FALLBACK_SIZES)
+def test_fallback_summary_fills_fields_by_priority(budget, hinted, expected):
+    """Seed 003, "Compaction Input Trimming and Fallback" (the fallback's fields): every field is
+    shortened before a whole field is left out, the lowest priority first; the request is never
+    left out and never cut into a truncation marker."""
+    ones = EstimateCounter(bytes_per_token=1)
+    out = fallback_summary(
+        _retries_messages(), max_tokens=budget, counter=ones, files_in_hint=hinted
+    )
+    assert out == expected
+
+
+def test_shortening_never_makes_a_field_longer():
+    """A shortened text is never longer than the original (the cut note included)."""
+    assert cut_middle(REQUEST, 24) == REQUEST  # 16 + 29 (note) + 8 would be 53 > 37
+    assert cut_middle("x" * 100, 40) == "x" * 26 + "\n[... 60 characters cut ...]\n" + "x" * 14
+    assert clip(REQUEST, 36) == "Please add retries to the HTTP..."
+    assert clip(REQUEST, 24) == "Please add retries to..."
+    assert clip("abc", 2) == "abc"  # "..." would not be shorter
+    assert clip("abcd", 2) == "..."
+    assert clip(REQUEST, 37) == REQUEST
+
+
+def test_deterministic_summarizer_counts_with_its_counter():
+    """Seed 003, "Compaction Input Trimming and Fallback": the deterministic summary of the whole
+    history, sized with the summarizer's own counter (``counter=``) and ``max_chars``."""
+    history = tuple(_retries_messages())
+    req = SummaryRequest("compaction", "", history=history, max_tokens=107)
+    full = f"{R}\n{F}\n{C}\nDelegations: (none)\n{A}"  # 170 bytes = 43 tokens by the estimate
+    assert DeterministicSummarizer()(req) == full
+    assert DeterministicSummarizer(counter="estimate")(req) == full
+    ones = DeterministicSummarizer(counter=EstimateCounter(bytes_per_token=1))
+    assert ones(req) == f"{R}\n{F}\n{C}"  # 107 characters
+    # at most max_chars characters: R (cut to 24) + F + C is 94 <= 100
+    req = SummaryRequest("compaction", "", history=history)
+    assert DeterministicSummarizer(max_chars=100)(req) == f"{R_024}\n{F}\n{C}"
+    # without ``history`` it reads ``messages``
+    assert DeterministicSummarizer()(SummaryRequest("compaction", "", messages=history)) == full
+
+
+def test_compaction_marker_inside_user_text_is_not_a_summary():
+    """Seed 003, "Codex-Style Summary Prompt and Prefix": "Future compactions can detect and exclude
+    this summary." Only the whole prefix at the start of a message (or content part) is one; a
+    user quoting the marker keeps the whole message."""
+    text = "Paste of the log:\n[context summary] appears in our logs, why?"
+    cap = Capture("Asked about a log line.")
+    h = [user(text), asst("dunno")]
+    r = TokenCompaction(summarizer=cap).apply(h, force=True)
+    assert rt(r.messages) == [("user", text), ("user", SUMMARY_PREFIX + "Asked about a log line.")]
+    assert cap.requests[0].previous_summary is None
+    inline = "see: " + SUMMARY_PREFIX + "not a summary"
+    for t in (text, inline, "[context summary] at the start, but not the whole prefix"):
+        assert split_summary(t) is None
+        assert not is_summary_message(to_messages([user(t)])[0])
+        r = TokenCompaction(summarizer=Capture("S.")).apply([user(t), asst("ok")], force=True)
+        assert rt(r.messages) == [("user", t), ("user", SUMMARY_PREFIX + "S.")]
+
+
+def test_compaction_summary_found_in_joined_content_parts():
+    """Seed 003, "Codex-Style Summary Prompt and Prefix": the summary stays detectable when the
+    kept user messages and the summary are merged and their parts joined into one string."""
+    r1 = TokenCompaction(summarizer=Capture("First.")).apply(_two_requests(), force=True)
+    joined = r1.to_openai(join_text=True, alternate_roles=True)
+    assert joined[1]["content"] == "first request\n\nsecond request\n\n" + SUMMARY_PREFIX + "First."
+    cap = Capture("Second.")
+    r2 = TokenCompaction(summarizer=cap).apply(
+        [*joined, asst("three"), user("third request")], force=True
+    )
+    assert cap.requests[0].previous_summary == "First."
+    assert rt(r2.messages) == [
+        ("system", "S"),
+        ("user", "first request\n\nsecond request"),
+        ("user", "third request"),
+        ("user", SUMMARY_PREFIX + "Second."),
+    ]
+
+
+@pytest.mark.parametrize("history", [[], [sys_("S")]], ids=["empty", "system-only"])
+@pytest.mark.parametrize("summarizer", ["capture", None])
+def test_compaction_forced_on_nothing_makes_no_summary(history, summarizer):
+    """Seed 003, "Token-Aware Compaction": the summary replaces earlier conversation; with none
+    there is nothing to summarize, so even ``force=True`` returns the history as it is."""
+    cap = Capture()
+    s = TokenCompaction(summarizer=cap if summarizer else None)
+    r = s.apply(history, force=True)
+    assert rt(r.messages) == [(d["role"], d["content"]) for d in history]
+    assert not r.stats.triggered and cap.requests == []
+    assert r.to_openai() == history
 
 
 # =================================================================================================

@@ -43,11 +43,12 @@ def _first_non_system(msgs):
     return next(m for m in msgs if m.role != "system")
 
 
-# -- 1. seed 004 "Context Restoration": repeated splits keep exactly one snapshot -----------
+# -- 1. seed 004 "5. Context Restoration": repeated splits keep exactly one snapshot --------
 
 
 def test_repeated_safe_split_keeps_one_snapshot_and_newest_question():
-    """Seed 004, "Conversational Summarization" / context-restoration message: applying the
+    """Seed 004, "4. Chunked Summarization" (consolidation "merges them into a single coherent
+    `<state_snapshot>`") and "5. Context Restoration" (the snapshot message): applying the
     strategy again must recognise the earlier snapshot, fold it into the next summarization
     (previous snapshot) and re-insert only the newest real user question, verbatim."""
     rec = Recording()
@@ -76,12 +77,14 @@ def test_repeated_safe_split_keeps_one_snapshot_and_newest_question():
     assert validate(r.messages) == []
 
 
-# -- 2. seed 004 "Safe split": repair runs before the split search ---------------------------
+# -- 2. seed 004 "3. History Splitting (The "Safe Split")": repair runs before the search ---
 
 
 def test_orphan_result_at_the_end_splits_like_the_clean_history():
-    """Seed 004, "Split point search" (phase 1-4): an orphaned tool result is dropped by the
-    repair before the search, so it cannot force phase 4 to summarize everything."""
+    """Seed 004, "3. History Splitting (The "Safe Split")": "Four-Phase Splitting Strategy"
+    (phases 1-4) and "Orphaned Returns (Return without Call): MUST NOT be kept in `to_keep`
+    segment": an orphaned tool result is dropped by the repair before the search, so it
+    cannot force phase 4 to summarize everything."""
     s = SafeSplitSummarization(token_threshold=3000, summary_window=6, environ={})
     clean = [sys_(), user("Q: look things up"), *_loops("a")]
     dirty = [*clean, result("ghost", "boo")]
@@ -92,11 +95,12 @@ def test_orphan_result_at_the_end_splits_like_the_clean_history():
     assert rd.stats.repairs.orphan_results_dropped == 1
 
 
-# -- 3. seed 003 "Token budget": the rebuilt history fits the model -------------------------
+# -- 3. seed 003 "Token-Aware Compaction": the rebuilt history fits the model --------------
 
 
 def test_compaction_output_fits_a_small_context_limit():
-    """Seed 003, "Compaction" (recent user messages bounded by a token budget): with a small
+    """Seed 003, "Token-Aware Compaction" ("it keeps recent user messages (bounded by a token
+    budget)"): with a small
     limit (gpt-4: 8192, threshold 5734) the user budget and summary are clamped so the
     rebuilt history stays under the trigger threshold."""
     s = TokenCompaction(model="gpt-4")
@@ -142,7 +146,8 @@ def test_turn_aware_slices_start_with_a_user_message():
 
 
 def test_late_system_messages_are_hoisted_by_every_strategy():
-    """Seed 004, "Safe split" system handling, applied to seeds 002 and 003 as well: a system
+    """No seed says where a late system message goes (seed 002's "Context Composition
+    Algorithm" only puts the system prompt first), so every strategy does the same: a system
     message after the conversation start is hoisted by default, counted in the stats, and
     ``misplaced_system="to_user"`` keeps it as user text."""
     hist = [sys_(), user("q"), sys_("LATE RULE"), *loop("a1"), asst("ok")]
@@ -167,11 +172,12 @@ def _opts(s):
     return {"context_limit": s.context_limit}
 
 
-# -- 6. seed 004 step 6: merging keeps the second message's metadata ------------------------
+# -- 6. seed 004 "6. Role Alternation Enforcement": merging keeps every message's metadata --
 
 
 def test_merging_consecutive_messages_keeps_their_metadata():
-    """Seed 004, "Ensure alternating roles" (step 6) with seed 002 metadata: the merged
+    """Seed 004, "6. Role Alternation Enforcement" (`ensure_alternating_roles` combines the
+    parts of consecutive requests) with seed 002 metadata: the merged
     message keeps the metadata of every message merged into it (``Meta.merged``)."""
     hist = [
         sys_(),
@@ -195,11 +201,12 @@ def test_merging_consecutive_messages_keeps_their_metadata():
     assert from_openai(to_openai(fixed, include_meta=True)) == fixed
 
 
-# -- 7. seed 003 "Summary updates": repeated compaction converges ---------------------------
+# -- 7. seed 003 "Codex-Style Summary Prompt and Prefix": repeated compaction converges ----
 
 
 def test_repeated_deterministic_compaction_converges():
-    """Seed 003, "An earlier summary is updated, not re-summarized": the fallback summary
+    """Seed 003, "Codex-Style Summary Prompt and Prefix" ("Future compactions can detect and
+    exclude this summary") and "Compaction Input Trimming and Fallback": the fallback summary
     keeps one bounded ``Earlier summary:`` block and replaces the recent-files line."""
     s = TokenCompaction(context_limit=400)
     hist: list[dict] = [sys_(), user("start the work")]

@@ -1,4 +1,5 @@
-"""Token counting, provider usage and context limits (issue 5, seed 003 estimate rule)."""
+"""Token counting, provider usage and context limits (issue 5; the byte estimate is the one the
+issue asks for, seed 003 only says tokens are estimated)."""
 
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ from .repair import (
     rendering_policy,
     repair,
 )
-from .text import cut_middle, fallback_summary
-from .tokens import ESTIMATE, TokenCounter, count_messages
+from .text import cut_middle, fit_fallback, work_facts
+from .tokens import CounterChoice, TokenCounter, count_messages, resolve_counter
 
 HistoryInput = Iterable[Message | Mapping[str, Any]]
 SummaryKind = Literal["compaction", "message", "chunk", "consolidate"]
@@ -85,7 +85,12 @@ class SummaryRequest:
 
     ``instructions`` is a fixed text per ``kind``; ``content`` is the deterministic rendering
     of what to summarize; ``previous_summary`` is an earlier summary to update rather than
-    re-summarize; ``messages`` are the records behind ``content`` when there are any.
+    re-summarize; ``messages`` are the records behind ``content`` when there are any;
+    ``max_tokens`` is the room the answer should fit. For a compaction, ``history`` holds
+    every message the summary covers, untrimmed (``content`` may show only the newest of
+    them), led by the latest user request when none came after the earlier summary; and
+    ``files_hint`` is the recent-files line the strategy writes after the summary (its
+    tokens are already taken out of ``max_tokens``), so the summary need not repeat it.
     """
 
     kind: SummaryKind
@@ -93,6 +98,8 @@ class SummaryRequest:
     previous_summary: str | None = None
     messages: tuple[Message, ...] = ()
     max_tokens: int | None = None
+    history: tuple[Message, ...] = ()
+    files_hint: str | None = None
 
     @property
     def instructions(self) -> str:
@@ -197,12 +204,18 @@ _TRANSCRIPT_HEAD = re.compile(r"^(system:|user:|assistant:|tool result \[|-> cal
 class DeterministicSummarizer:
     """A summarizer without a model, for tests and offline use.
 
-    Output depends only on the request and is always shorter than ``max_chars`` characters
-    (and than half the content for large inputs), so recursive summarization converges.
+    Output depends only on the request. A compaction gets the prioritized fallback summary
+    (:func:`~ptc.history.text.fallback_summary`) of every message the request covers
+    (``history``, else ``messages``), sized to ``max_tokens`` with ``counter`` (the same
+    choices as a strategy's ``counter=``; :class:`~ptc.history.TokenCompaction` passes its
+    own) and to at most ``max_chars`` characters. Other kinds are shorter than
+    ``max_chars`` characters (and than half the content for large inputs), so recursive
+    summarization converges.
     """
 
     max_chars: int = 2_000
     line_chars: int = 160
+    counter: CounterChoice = None
 
     def _limit(self, req: SummaryRequest) -> int:
         limit = self.max_chars
@@ -234,12 +247,16 @@ class DeterministicSummarizer:
         return out
 
     def __call__(self, req: SummaryRequest) -> str:
-        limit = self._limit(req)
         if req.kind == "compaction":
-            text = fallback_summary(
-                req.messages, req.previous_summary, max_tokens=req.max_tokens, counter=ESTIMATE
-            )
-            return cut_middle(text, limit)
+            return fit_fallback(
+                work_facts(req.history or req.messages),
+                req.previous_summary,
+                max_tokens=req.max_tokens,
+                counter=resolve_counter(self.counter),
+                max_total_chars=self.max_chars,
+                files_in_hint=req.files_hint is not None,
+            ).text
+        limit = self._limit(req)
         if req.kind == "message":
             lines = req.content.splitlines()
             head = cut_middle(req.content.strip(), max(limit - 60, 40))

@@ -6,7 +6,8 @@ user messages (newest first within a token budget, the newest verbatim) + one
 summary message starting with :data:`SUMMARY_PREFIX`. With a known limit the user budget and
 the summary are clamped to shares of the room under the threshold, so the result fits it.
 Assistant and tool messages are not kept; their effects are in the summary. An earlier
-summary is found by its prefix and updated with what happened since, never summarized again.
+summary is found by its whole prefix at the start of a message or content part, and updated
+with what happened since, never summarized again.
 """
 
 from __future__ import annotations
@@ -31,14 +32,17 @@ from .messages import Message, TextPart
 from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
 from .text import (
     TRUNCATION_MARKER,
+    FittedSummary,
     fallback_summary,
     files_hint_of,
+    fit_fallback,
     is_unusable_summary,
     recent_files,
     recent_files_hint,
     render_message,
     strip_files_hint,
     truncate_to_tokens,
+    work_facts,
 )
 from .tokens import CounterChoice, TokenCounter, context_limit, resolve_counter, usage_tokens
 
@@ -86,24 +90,31 @@ class CompactionEvent:
 
 
 def summary_part_index(m: Message) -> int | None:
-    """Index of the text part holding a compaction summary, or ``None``."""
+    """Index of the text part holding a compaction summary (one that starts with the whole
+    :data:`SUMMARY_PREFIX`), or ``None``."""
     if m.role != "user":
         return None
     for i, p in enumerate(m.parts):
-        if type(p) is TextPart and p.text.startswith(SUMMARY_MARKER):
+        if type(p) is TextPart and p.text.startswith(SUMMARY_PREFIX):
             return i
     return None
 
 
+def _summary_start(text: str) -> int | None:
+    """Where a summary starts in ``text``: the whole prefix at its start, or at the start of
+    a content part when the parts were joined into one string (after a blank line)."""
+    if text.startswith(SUMMARY_PREFIX):
+        return 0
+    at = text.find("\n\n" + SUMMARY_PREFIX)
+    return at + 2 if at >= 0 else None
+
+
 def split_summary(text: str) -> str | None:
-    """The summary body of a text that contains a summary (also when joined into a string)."""
-    at = text.find(SUMMARY_MARKER)
-    if at < 0 or (at > 0 and text[at - 1] != "\n"):
-        return None
-    body = text[at:]
-    if body.startswith(SUMMARY_PREFIX):
-        return body[len(SUMMARY_PREFIX) :]
-    return body[len(SUMMARY_MARKER) :].lstrip()
+    """The summary body of a text that holds a summary, also when content parts were joined
+    into one string; ``None`` otherwise. The marker alone (or the prefix inside a line of
+    other text) is the user's own text, not a summary."""
+    at = _summary_start(text)
+    return None if at is None else text[at + len(SUMMARY_PREFIX) :]
 
 
 def is_summary_message(m: Message) -> bool:
@@ -139,12 +150,22 @@ def _user_items(m: Message) -> tuple[list[Message], str | None]:
         body = split_summary(m.parts[idx].text)  # type: ignore[union-attr]
         return items, body
     text = m.text
-    body = split_summary(text)
-    if body is not None:
-        before = text[: text.find(SUMMARY_MARKER)].rstrip()
+    at = _summary_start(text)
+    if at is not None:
+        before = text[:at].rstrip()
         items = [Message("user", (TextPart(before),), meta=m.meta)] if before else []
-        return items, body
+        return items, text[at + len(SUMMARY_PREFIX) :]
     return [m], None
+
+
+def _summary_source(new: Sequence[Message], user_items: Sequence[Message]) -> list[Message]:
+    """The messages a summary covers: those since the earlier summary, led by the latest
+    user request when none came after it (so no summary says there was none)."""
+    out = list(new)
+    asked = any(m.role == "user" and m.meta.source != "system" and m.text.strip() for m in new)
+    if not asked and user_items:
+        out.insert(0, user_items[-1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -152,8 +173,11 @@ class TokenCompaction:
     """Seed 003 compaction. Every number is an option; see the module docstring.
 
     ``context_limit`` wins over the model table; with no limit at all compaction triggers
-    above ``max_messages_without_limit`` messages. ``summarizer`` defaults to the
-    deterministic one. ``on_compact`` receives a :class:`CompactionEvent`.
+    above ``max_messages_without_limit`` messages. ``summarizer`` defaults to a
+    :class:`DeterministicSummarizer` counting with this strategy's ``counter``, so its summary
+    fits the room exactly. ``on_compact`` receives a :class:`CompactionEvent`. A history
+    with nothing to summarize (empty, or only a system prompt) is returned as it is, even
+    with ``force=True``.
     """
 
     model: str | None = None
@@ -206,14 +230,20 @@ class TokenCompaction:
     def apply(
         self, history: HistoryInput, *, usage: Any = None, force: bool = False
     ) -> HistoryResult:
-        plan = self._plan(history, usage, force)
-        return drive(plan, self.summarizer or DEFAULT_SUMMARIZER, max_workers=1)
+        counter = self._counter()
+        plan = self._plan(history, usage, force, counter)
+        return drive(plan, self._summarizer(counter), max_workers=1)
 
     async def aapply(
         self, history: HistoryInput, *, usage: Any = None, force: bool = False
     ) -> HistoryResult:
-        plan = self._plan(history, usage, force)
-        return await adrive(plan, self.summarizer or DEFAULT_SUMMARIZER)
+        counter = self._counter()
+        plan = self._plan(history, usage, force, counter)
+        return await adrive(plan, self._summarizer(counter))
+
+    def _summarizer(self, counter: TokenCounter) -> Summarizer:
+        """The configured summarizer, or the deterministic one counting with ``counter``."""
+        return self.summarizer or DeterministicSummarizer(counter=counter)
 
     # -- algorithm -------------------------------------------------------------------------
     def budgets(
@@ -327,9 +357,50 @@ class TokenCompaction:
             return newest, start
         return "\n".join(rendered[start:]), start
 
-    def _plan(self, history: HistoryInput, usage_in: Any, force: bool) -> Plan[HistoryResult]:
+    def _summary_room(
+        self,
+        source: Sequence[Message],
+        previous: str | None,
+        hint: str | None,
+        summary_cap: int | None,
+        counter: TokenCounter,
+    ) -> tuple[int | None, str | None, FittedSummary | None]:
+        """``(room, hint, fallback)``: the tokens the summary body may use, whether the
+        recent-files line ``hint`` is written beside it, and the fallback summary for them.
+
+        The room is the summary cap less the prefix and, when kept, the hint line. The hint
+        stands for the files: it is left out only when that lets the fallback summary keep
+        more of the two fields ranked above the files (the request whole, the commands),
+        which happens at the smallest limits only. Without a cap there is no room to size
+        to (``None``).
+        """
+        if summary_cap is None:
+            return None, hint, None
+        facts = work_facts(source)
+        total = summary_cap - counter.count_text(SUMMARY_PREFIX)
+        if hint is None:
+            return (
+                max(total, 1),
+                None,
+                fit_fallback(facts, previous, max_tokens=max(total, 1), counter=counter),
+            )
+        beside = max(total - counter.count_text(hint) - 1, 1)
+        kept = fit_fallback(facts, previous, max_tokens=beside, counter=counter, files_in_hint=True)
+        if kept.rank < (2, 2):
+            alone = fit_fallback(facts, previous, max_tokens=max(total, 1), counter=counter)
+            if alone.rank > kept.rank:
+                return max(total, 1), None, alone
+        return beside, hint, kept
+
+    def _plan(
+        self,
+        history: HistoryInput,
+        usage_in: Any,
+        force: bool,
+        counter: TokenCounter | None = None,
+    ) -> Plan[HistoryResult]:
         msgs, shape = prepare(history)
-        counter = self._counter()
+        counter = counter or self._counter()
         tokens_before = sum(counter.count_message(m) for m in msgs)
         usage = usage_tokens(usage_in)
         if not (force or self._triggered(msgs, tokens_before, usage)):
@@ -347,6 +418,21 @@ class TokenCompaction:
             )
         # late system messages: hoisted (or turned into user messages), as the repair does
         system, body, moved = place_systems(msgs, self.misplaced_system)
+        if all(m.is_empty for m in body):
+            # nothing to summarize (no messages, or only a system prompt): no summary of
+            # nothing, the history is returned as it is
+            return finish(
+                self.name,
+                before=msgs,
+                output=msgs,
+                counter=counter,
+                shape=shape,
+                triggered=False,
+                tokens_before=tokens_before,
+                usage=usage,
+                unanswered=self.unanswered,
+                misplaced_system=self.misplaced_system,
+            )
         budget, newest_cap, summary_cap = self.budgets(system, counter)
 
         # the last earlier summary: everything before it is already in it
@@ -366,10 +452,15 @@ class TokenCompaction:
         body_ids = {id(m) for m in body}
         files = recent_files(body, self.recent_files)
 
+        hint = recent_files_hint(files) if files else files_hint_of(previous or "")
         summary: str
         fallback = False
         made = 0
+        sized = False  # sized to the room by this strategy's counter: not cut again
         if new or previous is None:
+            source = _summary_source(new, user_items)
+            offered = hint
+            room, hint, fitted = self._summary_room(source, previous, hint, summary_cap, counter)
             slimit = self.summarizer_limit or self.limit() or DEFAULT_SUMMARIZER_LIMIT
             req_base = SummaryRequest("compaction", "", previous)
             budget = int(slimit * self.summarizer_input_ratio) - counter.count_text(
@@ -377,31 +468,31 @@ class TokenCompaction:
             )
             transcript, left_out = self.build_transcript(new, counter, max(budget, 0))
             req = SummaryRequest(
-                "compaction", transcript, previous, tuple(new[left_out:]), max_tokens=summary_cap
+                "compaction",
+                transcript,
+                previous,
+                tuple(new[left_out:]),
+                max_tokens=room,
+                history=tuple(source),
+                files_hint=hint,
             )
             (answer,) = yield [req]
             if isinstance(answer, BaseException) or is_unusable_summary(answer):
-                # sized so the fields survive the cap below (files line set aside)
-                line = recent_files_hint(files) if files else files_hint_of(previous or "")
-                room = None
-                if summary_cap is not None:
-                    room = summary_cap - counter.count_text(SUMMARY_PREFIX)
-                    room = max(room - (counter.count_text(line) + 1 if line else 0), 1)
-                summary = fallback_summary(new, previous, max_tokens=room, counter=counter)
-                fallback = True
+                if fitted is None:
+                    summary = fallback_summary(source, previous, files_in_hint=hint is not None)
+                else:
+                    summary = fitted.text
+                fallback = sized = True
             else:
                 summary = str(answer).strip()
                 made = 1
+                sized = self.summarizer is None
+                if offered is None:
+                    hint = files_hint_of(summary)  # a line the answer carried over itself
         else:
             summary = previous  # nothing new since the last compaction: keep it as it is
-
-        hint = recent_files_hint(files) if files else None
-        if hint is not None:
-            summary = strip_files_hint(summary)  # replaced, never stacked
-        else:
-            hint = files_hint_of(summary)  # nothing edited since: keep the earlier line
-            summary = strip_files_hint(summary)
-        if summary_cap is not None:
+        summary = strip_files_hint(summary)  # the hint is replaced, never stacked
+        if summary_cap is not None and not sized:
             room = summary_cap - counter.count_text(SUMMARY_PREFIX)
             if hint is not None:
                 room -= counter.count_text(hint) + 1

@@ -4,11 +4,11 @@ deterministic transcripts for summarizers, file/command extraction and fallback 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .messages import Message, ToolCall
-from .tokens import TokenCounter
+from .tokens import ESTIMATE, TokenCounter
 
 TRUNCATION_MARKER = "[... truncated {n} tokens ...]"
 
@@ -43,13 +43,40 @@ def truncate_to_tokens(
 
 
 def cut_middle(text: str, max_chars: int, *, what: str = "characters") -> str:
-    """Keep the head and tail of ``text`` (two thirds head), noting what was cut."""
+    """Keep the head and tail of ``text`` (two thirds head), noting what was cut.
+
+    A text the note would not make shorter is returned whole: shortening never lengthens.
+    """
     if len(text) <= max_chars:
         return text
     head = max_chars * 2 // 3
     tail = max_chars - head
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[... {cut} {what} cut ...]\n{text[len(text) - tail :]}"
+    out = f"{text[:head]}\n[... {cut} {what} cut ...]\n{text[len(text) - tail :]}"
+    return out if len(out) < len(text) else text
+
+
+ELLIPSIS = "..."
+_SPACE = re.compile(r"\s")
+
+
+def clip(text: str, max_chars: int) -> str:
+    """The head of ``text`` within ``max_chars`` characters, ending with ``...``.
+
+    The cut falls after a whole word when one ends in the second half of the room, else
+    mid-word. Text within the limit is returned unchanged, and so is text the cut would not
+    make shorter.
+    """
+    if len(text) <= max(max_chars, 0):
+        return text
+    keep = max(max_chars - len(ELLIPSIS), 0)
+    head = text[:keep]
+    if not text[keep].isspace():
+        spaces = [m.start() for m in _SPACE.finditer(head)]
+        if spaces and spaces[-1] >= keep // 2:
+            head = head[: spaces[-1]]
+    out = head.rstrip() + ELLIPSIS
+    return out if len(out) < len(text) else text
 
 
 _DIFF_LINE = re.compile(
@@ -396,47 +423,165 @@ def strip_files_hint(summary: str) -> str:
     return "\n".join(lines).strip()
 
 
-def _fallback_lines(
-    f: WorkFacts, previous: str | None, max_chars: int, scale: float, earlier: bool
-) -> list[str]:
-    chars = max(24, int(max_chars * scale))
-    item = max(24, int(200 * scale))
+FALLBACK_LABELS: Mapping[str, str] = {
+    "request": "Last user request",
+    "files": "Files touched",
+    "commands": "Commands run",
+    "delegations": "Delegations",
+    "reply": "Last assistant reply",
+}
+#: The order a fallback summary writes its fields in ("earlier" is the earlier summary).
+FALLBACK_ORDER = ("earlier", "request", "files", "commands", "delegations", "reply")
+#: The order they are kept in when the room is short: the last ones go first.
+FALLBACK_PRIORITY = ("request", "commands", "files", "earlier", "delegations", "reply")
+#: With a recent-files line beside the summary, the files field it repeats ranks last.
+FALLBACK_PRIORITY_WITH_HINT = ("request", "commands", "earlier", "delegations", "reply", "files")
+#: Shares of the full size tried, largest first, before whole fields are left out.
+FALLBACK_SCALES = (1.0, 0.5, 0.25, 0.12, 0.06, 0.0)
+#: Shortest size a shortened field gets (characters).
+MIN_FIELD_CHARS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class FittedSummary:
+    """A fallback summary fitted to a size, and how much of its first two fields it kept.
+
+    ``rank`` holds, for the request and the commands, 2 when the field is kept as at full
+    size (or there is nothing to report), 1 when it is shortened, 0 when it is left out;
+    a larger rank keeps more of what matters most.
+    """
+
+    text: str
+    rank: tuple[int, int]
+
+
+def _earlier_body(previous: str | None) -> str:
+    """An earlier summary flattened for the ``Earlier summary:`` block: its own header and
+    recent-files line removed, so repeated compactions converge instead of stacking."""
+    if not previous:
+        return ""
+    kept = [
+        ln for ln in strip_files_hint(previous).splitlines() if ln.strip() != EARLIER_SUMMARY_HEADER
+    ]
+    return "\n".join(kept).strip()
+
+
+def _fallback_fields(f: WorkFacts, earlier: str, max_chars: int, scale: float) -> dict[str, str]:
+    """The fields with something to report, each as its text, sized by ``scale``."""
+    chars = max(MIN_FIELD_CHARS, int(max_chars * scale))
+    item = max(MIN_FIELD_CHARS, int(200 * scale))
     n_files, n_cmds, n_dels = (max(2, int(k * scale)) for k in (20, 10, 5))
-    lines: list[str] = []
-    if previous and earlier:
-        # one bounded earlier block: an earlier fallback summary is flattened into it (its
-        # own header and recent-files line removed), so repeated compactions converge
-        kept = [
-            ln
-            for ln in strip_files_hint(previous).splitlines()
-            if ln.strip() != EARLIER_SUMMARY_HEADER
-        ]
-        body = "\n".join(kept).strip()
-        if body:
-            lines.append(EARLIER_SUMMARY_HEADER)
-            lines.append(cut_middle(body, chars * 4))
-    tight = scale < 1  # under a tight budget, fields with nothing to say are left out
-    fields = (
-        (
-            "Last user request",
-            [cut_middle(f.last_user_request.strip(), chars)] if f.last_user_request else [],
-            "",
-        ),
-        ("Files touched", list(f.files[-n_files:]), ", "),
-        ("Commands run", [cut_middle(c, item) for c in f.commands[-n_cmds:]], "; "),
-        ("Delegations", [cut_middle(d, item) for d in f.delegations[-n_dels:]], "; "),
-        (
-            "Last assistant reply",
-            [cut_middle(f.last_assistant_reply.strip(), chars)] if f.last_assistant_reply else [],
-            "",
-        ),
+    out: dict[str, str] = {}
+    if earlier:
+        out["earlier"] = f"{EARLIER_SUMMARY_HEADER}\n{cut_middle(earlier, chars * 4)}"
+    values: dict[str, str] = {}
+    if f.last_user_request:
+        values["request"] = clip(f.last_user_request.strip(), chars)
+    if f.files:
+        values["files"] = ", ".join(f.files[-n_files:])
+    if f.commands:
+        values["commands"] = "; ".join(clip(c, item) for c in f.commands[-n_cmds:])
+    if f.delegations:
+        values["delegations"] = "; ".join(clip(d, item) for d in f.delegations[-n_dels:])
+    if f.last_assistant_reply:
+        values["reply"] = clip(f.last_assistant_reply.strip(), chars)
+    for key, value in values.items():
+        out[key] = f"{FALLBACK_LABELS[key]}: {value}"
+    return out
+
+
+def _field_value(f: WorkFacts, earlier: str, key: str) -> tuple[str, str]:
+    """``(label text, value)`` of one field at full length, for cutting its head to fit."""
+    if key == "earlier":
+        return EARLIER_SUMMARY_HEADER + "\n", earlier
+    value = {
+        "request": f.last_user_request or "",
+        "files": f.files[-1] if f.files else "",
+        "commands": f.commands[-1] if f.commands else "",
+        "delegations": f.delegations[-1] if f.delegations else "",
+        "reply": f.last_assistant_reply or "",
+    }[key]
+    return f"{FALLBACK_LABELS[key]}: ", value.strip()
+
+
+def _head_to_fit(label: str, value: str, fits: Callable[[str], bool]) -> str:
+    """``label`` and the longest head of ``value`` that fits (whole words first, ending
+    with ``...``); when none fits, the first word: over the size, but still naming it."""
+    v = value[:MIN_FIELD_CHARS]
+    words = [i for i in range(len(v), 0, -1) if i == len(value) or value[i].isspace()]
+    for i in [*words, *(i for i in range(len(v), 0, -1) if i not in words)]:
+        head = value[:i].rstrip()
+        if head:
+            line = label + head + ("" if i >= len(value) else ELLIPSIS)
+            if fits(line):
+                return line
+    first = value[: words[-1]] if words else v
+    return label + first.rstrip() + ("" if len(first) >= len(value) else ELLIPSIS)
+
+
+def _rank(full: Mapping[str, str], kept: Mapping[str, str]) -> tuple[int, int]:
+    def level(key: str) -> int:
+        if key not in full:
+            return 2
+        if key not in kept:
+            return 0
+        return 2 if kept[key] == full[key] else 1
+
+    return level("request"), level("commands")
+
+
+def fit_fallback(
+    facts: WorkFacts,
+    previous: str | None = None,
+    *,
+    max_chars: int = 600,
+    max_tokens: int | None = None,
+    counter: TokenCounter | None = None,
+    max_total_chars: int | None = None,
+    files_in_hint: bool = False,
+) -> FittedSummary:
+    """The fallback summary of ``facts`` within ``max_tokens`` (and ``max_total_chars``).
+
+    When the whole summary does not fit, fields with nothing to report are left out, then
+    every field is shortened together (down to :data:`MIN_FIELD_CHARS` characters); when
+    even that does not fit, whole fields are left out from the lowest priority up (see
+    :data:`FALLBACK_PRIORITY`). When the first field alone does not fit at its shortest,
+    the head of it that fits is kept. ``files_in_hint``: the caller writes the recent files
+    beside the summary, so the files field ranks last.
+    """
+    count = (counter or ESTIMATE).count_text
+
+    def fits(text: str) -> bool:
+        if max_total_chars is not None and len(text) > max_total_chars:
+            return False
+        return max_tokens is None or count(text) <= max_tokens
+
+    earlier = _earlier_body(previous)
+    full = _fallback_fields(facts, earlier, max_chars, 1.0)
+    # at full size, a field with nothing to report says so, unless an earlier summary may
+    # hold what it would deny
+    text = "\n".join(
+        full.get(k) or f"{FALLBACK_LABELS[k]}: (none)"
+        for k in FALLBACK_ORDER
+        if k in full or (k != "earlier" and not previous)
     )
-    for label, values, sep in fields:
-        if values:
-            lines.append(f"{label}: {sep.join(values)}")
-        elif not tight:
-            lines.append(f"{label}: (none)")
-    return lines
+    if fits(text):
+        return FittedSummary(text, (2, 2))
+    priority = FALLBACK_PRIORITY_WITH_HINT if files_in_hint else FALLBACK_PRIORITY
+    order = [k for k in priority if k in full]
+    if not order:
+        return FittedSummary("", (2, 2))
+    sized = [full, *(_fallback_fields(facts, earlier, max_chars, s) for s in FALLBACK_SCALES[1:])]
+    for n in range(len(order), 0, -1):
+        keep = set(order[:n])
+        for fields in sized:
+            kept = {k: v for k, v in fields.items() if k in keep}
+            text = "\n".join(kept[k] for k in FALLBACK_ORDER if k in kept)
+            if fits(text):
+                return FittedSummary(text, _rank(full, kept))
+    top = order[0]
+    line = _head_to_fit(*_field_value(facts, earlier, top), fits)
+    return FittedSummary(line, _rank(full, {top: line}))
 
 
 def fallback_summary(
@@ -446,26 +591,29 @@ def fallback_summary(
     max_chars: int = 600,
     max_tokens: int | None = None,
     counter: TokenCounter | None = None,
+    files_in_hint: bool = False,
 ) -> str:
     """Deterministic summary used when a summarizer fails (seed 003).
 
     Lists the last user request, files touched, commands run, delegations and the last
     assistant reply, from structured tool calls and from effects reported as plain text;
-    an earlier summary is carried over first so nothing it held is lost. With
-    ``max_tokens`` (and ``counter``) every field is shortened before any is cut off, the
-    earlier summary goes first, so a small budget still names the request, files and
-    commands.
+    an earlier summary is carried over first as one ``Earlier summary:`` block. With
+    ``max_tokens`` (counted with ``counter``, the estimate by default) the fields are
+    filled by priority: the request, the commands, the files, the earlier summary, the
+    delegations, the last reply. Every field is shortened before a whole field is left out,
+    from the lowest priority up; no field is cut into a truncation marker, and at the
+    smallest sizes the request still comes first, shortened if it must be.
+    ``files_in_hint``: the caller writes the recent files beside the summary (as
+    compaction does), so the files field ranks last. See :func:`ptc.history.text.fit_fallback`.
     """
-    f = work_facts(messages)
-    text = "\n".join(_fallback_lines(f, previous, max_chars, 1.0, True))
-    if max_tokens is None or counter is None or counter.count_text(text) <= max_tokens:
-        return text
-    for earlier in (True, False):
-        for scale in (0.5, 0.25, 0.12, 0.06, 0.0):
-            text = "\n".join(_fallback_lines(f, previous, max_chars, scale, earlier))
-            if counter.count_text(text) <= max_tokens:
-                return text
-    return truncate_to_tokens(text, max_tokens, counter)
+    return fit_fallback(
+        work_facts(messages),
+        previous,
+        max_chars=max_chars,
+        max_tokens=max_tokens,
+        counter=counter,
+        files_in_hint=files_in_hint,
+    ).text
 
 
 _REFUSAL = re.compile(

@@ -1,9 +1,11 @@
 """Pluggable token counting, provider-reported usage, and model context limits.
 
 The default counter is exact for the common OpenAI encodings when the Rust core provides
-``ptc._core.count_tokens(text, encoding)``; otherwise it is the documented estimate of
-seed 003: about one token per four UTF-8 bytes, rounded up, plus a fixed per-message
-overhead for the role and framing tokens.
+``ptc._core.count_tokens(text, encoding)``; otherwise it is an estimate: one token per four
+UTF-8 bytes, rounded up, plus a fixed per-message overhead for the role and framing tokens.
+Seed 003 only says that history tokens are estimated; this cost model is the estimator the
+token-compaction issue asks for, selectable (and every counter injectable) so that budgets
+can be reproduced exactly.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ def _utf8_len(text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class EstimateCounter:
-    """``ceil(utf8_bytes / bytes_per_token) + per_message_overhead`` (seed 003).
+    """``ceil(utf8_bytes / bytes_per_token) + per_message_overhead`` per message.
+
+    The estimator the token-compaction issue asks for (seed 003 only says tokens are
+    estimated): a fixed cost model, so a budget computed with it can be reproduced exactly.
 
     A message's bytes are its text parts, tool-call names and JSON arguments, tool-call id
     and placeholder text of non-image blocks; each image adds ``image_tokens``.
@@ -196,9 +201,9 @@ def default_counter(
 ESTIMATE = EstimateCounter()
 
 #: How a strategy picks its counter: ``None`` (exact when the model's encoding is known,
-#: else the estimate), ``"estimate"`` (seed 003's bytes/4 rule per message plus a fixed
-#: overhead, whatever the model), ``"exact"`` (the model's tokenizer; an error if there is
-#: none), or any :class:`TokenCounter`.
+#: else the estimate), ``"estimate"`` (:class:`EstimateCounter`: bytes/4 rounded up per
+#: message plus a fixed overhead, whatever the model), ``"exact"`` (the model's tokenizer;
+#: an error if there is none), or any :class:`TokenCounter`.
 CounterChoice = TokenCounter | Literal["estimate", "exact"] | None
 
 
