@@ -102,6 +102,31 @@ impl ConvError {
     }
 }
 
+/// An empty map with this thread's hash seeds: making fresh random ones for each of a
+/// converter's maps cost more than converting a tool call's arguments.
+fn fresh_map<K, V>() -> AHashMap<K, V> {
+    thread_local! {
+        static SEEDS: ahash::RandomState = ahash::RandomState::new();
+    }
+    AHashMap::with_hasher(SEEDS.with(Clone::clone))
+}
+
+/// A plain scalar (None, a bool, an int that fits, a float) without a converter; `None` for
+/// anything else, which takes the general path (and its errors).
+pub fn scalar_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
+    if obj.is_none() {
+        Some(Value::Nil)
+    } else if obj.is_exact_instance_of::<PyBool>() {
+        Some(Value::Bool(obj.is_truthy().unwrap_or(false)))
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        obj.extract::<i64>().ok().map(Value::Int)
+    } else {
+        obj.cast_exact::<PyFloat>()
+            .ok()
+            .map(|f| Value::Float(f.value()))
+    }
+}
+
 /// Converts Python data to core values, interning strings used as map keys.
 pub struct ToValue<'py> {
     interner: crate::intern::Interner,
@@ -137,15 +162,15 @@ impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
         Ok(ToValue {
             interner: Default::default(),
-            key_objects: AHashMap::new(),
-            long_strings: AHashMap::new(),
+            key_objects: fresh_map(),
+            long_strings: fresh_map(),
             kw_type: keyword_type(py)?.clone(),
             seen: 0,
-            shared: AHashMap::new(),
+            shared: fresh_map(),
             watch: None,
             pinned: Vec::new(),
             shapes: ShapeCache::default(),
-            string_objects: AHashMap::new(),
+            string_objects: fresh_map(),
             ancestors: Vec::new(),
         })
     }
@@ -617,8 +642,8 @@ impl<'py> ToPy<'py> {
             py,
             depth: 0,
             kw_type: keyword_type(py)?.clone(),
-            keywords: AHashMap::new(),
-            long_strings: AHashMap::new(),
+            keywords: fresh_map(),
+            long_strings: fresh_map(),
             unpaid: 0,
         })
     }

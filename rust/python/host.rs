@@ -281,6 +281,9 @@ impl RunHost {
                 return Err(fail(e));
             }
         };
+        if let Some(v) = crate::python::convert::scalar_value(&result) {
+            return Ok(v);
+        }
         let mut back = ToValue::new(py).map_err(fail)?;
         back.convert(&result).map_err(|e| {
             let err = e.into_pyerr("result");
