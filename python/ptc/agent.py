@@ -27,9 +27,9 @@ import ptc
 from ptc import _core
 from ptc.checkpoint import CheckpointSink, CheckpointSource, Sink
 from ptc.compression import (
+    ChatMessage,
     Compression,
     DataEntry,
-    Message,
     normalize,
 )
 from ptc.llm import (
@@ -339,7 +339,7 @@ class _Runner:
             signature=agent.signature,
         )
         self.turns: list[Turn] = []
-        self.messages: list[list[Message]] = []
+        self.messages: list[list[ChatMessage]] = []
         self.usage = Usage()
         self.started = time.perf_counter()
         if previous is not None:

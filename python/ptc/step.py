@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 from ptc import _records
 from ptc.compression import (
+    ChatMessage,
     Compression,
     CompressionStats,
     DataEntry,
     FullHistory,
-    Message,
     RenderOptions,
     SingleUserCoalesced,
     ToolSpec,
@@ -165,7 +165,7 @@ class RunContext:
 
     def messages_for(
         self, turns: Sequence[Turn], strategy: Compression | None = None
-    ) -> tuple[list[Message], CompressionStats]:
+    ) -> tuple[list[ChatMessage], CompressionStats]:
         """Messages for the LLM call that follows ``turns`` (CMP-004: rendered at turn start)."""
         memory = turns[-1].memory if turns else ()
         return self.strategy_for_call(strategy).to_messages(
@@ -192,7 +192,7 @@ class Step:
     value: Any
     error: StepError | None
     turns: tuple[Turn, ...]
-    messages: tuple[list[Message], ...]
+    messages: tuple[list[ChatMessage], ...]
     usage: Usage
     context: RunContext
     duration_ms: float = 0.0
@@ -312,7 +312,7 @@ class Step:
         return cls.from_dict(json.loads(text), strategy=strategy)
 
 
-def render_messages(messages: Sequence[Message], *, include_system: bool = False) -> str:
+def render_messages(messages: Sequence[ChatMessage], *, include_system: bool = False) -> str:
     """Messages as readable text, one ``[ROLE]`` block each."""
     blocks = []
     for m in messages:

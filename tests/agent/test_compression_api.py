@@ -111,3 +111,52 @@ def test_custom_strategy_and_registry():
     assert isinstance(strategy_by_name("last_turn_only"), LastTurnOnly)
     with pytest.raises(ValueError, match="unknown compression strategy"):
         strategy_by_name("nope")
+
+
+def test_a_strategy_holds_its_options_as_fields():
+    """The built-in strategies are frozen dataclasses whose fields are the options:
+    ``SingleUserCoalesced(println_limit=10)`` is the same as ``(SingleUserCoalesced,
+    {"println_limit": 10})``."""
+    import dataclasses
+
+    from ptc.compression import Strategy
+
+    assert {f.name for f in dataclasses.fields(Strategy)} == set(DOCUMENTED_DEFAULTS)
+    assert SingleUserCoalesced().options() == DOCUMENTED_DEFAULTS
+    short = SingleUserCoalesced(println_limit=10)
+    assert normalize(short) == normalize((SingleUserCoalesced, {"println_limit": 10}))
+    assert normalize(short) == (short, {**DOCUMENTED_DEFAULTS, "println_limit": 10})
+    assert short == SingleUserCoalesced(println_limit=10) != SingleUserCoalesced()
+    assert SingleUserCoalesced() == SingleUserCoalesced() != FullHistory()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        short.println_limit = 3  # type: ignore[misc]
+    # options given over an instance's own: both kept
+    both, o = normalize((short, {"tool_call_limit": 4}))
+    assert (both.println_limit, both.tool_call_limit) == (10, 4)
+    assert o == {**DOCUMENTED_DEFAULTS, "println_limit": 10, "tool_call_limit": 4}
+    with pytest.raises(ValueError, match="compression option println_limit must be a non-negative"):
+        SingleUserCoalesced(println_limit=-1)
+    with pytest.raises(ValueError, match="must be a non-negative int, got True"):
+        FullHistory(sample_limit=True)
+
+
+def test_the_options_of_the_instance_are_the_ones_rendered():
+    """Called directly without options in ``opts``, a strategy renders with its own fields:
+    println_limit=1 shows the last of three printed lines only."""
+    turns = [turn(1, prints=["one", "two", "three"])]
+    (_, user), stats = SingleUserCoalesced(println_limit=1).to_messages(turns, (), opts())
+    assert "three" in user["content"] and "two" not in user["content"]
+    assert (stats.printlns_shown, stats.printlns_dropped) == (1, 2)
+    # the render's own options (a stored run's) win over the instance's
+    (_, user), _ = SingleUserCoalesced(println_limit=1).to_messages(
+        turns, (), opts(println_limit=2)
+    )
+    assert "two" in user["content"] and "one" not in user["content"]
+
+
+def test_the_old_name_of_chat_messages_warns() -> None:
+    import ptc.compression
+
+    with pytest.warns(DeprecationWarning, match="use ptc.compression.ChatMessage"):
+        old = ptc.compression.Message
+    assert old is ptc.compression.ChatMessage

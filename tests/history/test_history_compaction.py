@@ -25,7 +25,7 @@ from ptc.history import (
 )
 from ptc.history.base import COMPACTION_INSTRUCTIONS
 from ptc.history.compaction import SUMMARY_MARKER, split_summary
-from ptc.history.text import fallback_summary
+from ptc.history.facts import fallback_summary
 
 
 class Recorder:
@@ -415,7 +415,7 @@ def test_not_triggered_history_is_still_repaired():
 
 # -- effects reported as plain text -------------------------------------------------------------
 def test_plain_text_effects_and_what_is_not_one():
-    from ptc.history.text import text_effects
+    from ptc.history.facts import text_effects
 
     files, commands, delegations = text_effects(
         "Updated src/api.py and created `tests/test_api.py`.\n"
@@ -447,7 +447,7 @@ def test_a_read_only_tool_result_is_not_an_edit():
     "hostile", ["cmd: x" + " " * 40_000 + "y", "a/" * 100_000, "`" * 200_000, "$ " * 100_000]
 )
 def test_hostile_text_is_read_in_linear_time(hostile):
-    from ptc.history.text import text_effects
+    from ptc.history.facts import text_effects
 
     text_effects(hostile)  # a backtracking pattern would take minutes here
     h = [user("go"), *([asst(hostile[:2_000])] * 200)]

@@ -125,8 +125,8 @@ def test_compaction_output_fits_a_small_context_limit():
 
 
 def test_turn_aware_slices_start_with_a_user_message():
-    """Seed 002, "Turn-Aware Context Composition (v0.5.0+)": the latest earlier tool loop is put before
-    the turn; the output must still start (after system) with a user message, which the
+    """Seed 002, "Turn-Aware Context Composition (v0.5.0+)": the latest earlier tool loop is
+    put before the turn; the output must still start (after system) with a user message, which the
     validator now checks (Anthropic rejects an assistant first)."""
     hist = [sys_(), user("q0"), *loop("a1"), user("q1"), *loop("a2"), asst("done")]
     r = LoopSlices(turn_aware=True).apply(hist)

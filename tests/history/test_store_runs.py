@@ -125,7 +125,7 @@ def _make_v1(backend: Backend) -> None:
         conn.close()
         return
     import psycopg
-    from ptc.history.pgstore import MIGRATIONS
+    from ptc.history._pgsql import MIGRATIONS
 
     schema = backend.options["schema"]
     with psycopg.connect(backend.url, autocommit=True) as conn:
@@ -188,7 +188,7 @@ def _make_v2(backend: Backend) -> None:
         conn.close()
         return
     import psycopg
-    from ptc.history.pgstore import MIGRATIONS
+    from ptc.history._pgsql import MIGRATIONS
 
     schema = backend.options["schema"]
     with psycopg.connect(backend.url, autocommit=True) as conn:
@@ -640,12 +640,12 @@ def test_pg_trgm_installed_in_another_schema_is_used() -> None:
 
 def test_search_uses_the_trigram_index() -> None:
     from ptc.history import PostgresStore
-    from ptc.history.pgstore import _search_messages
+    from ptc.history._pgsql import search_messages
 
     with fresh_database() as url, PostgresStore(url, schema="app") as store:
         store.append_many([{"role": "user", "content": f"row {i} copper"} for i in range(300)])
         store.append({"role": "user", "content": "one iron row"})
-        sql, params = _search_messages("iron", 20, None)  # across agents: the trigram index
+        sql, params = search_messages("iron", 20, None)  # across agents: the trigram index
         with store.connection() as conn:
             conn.execute("ANALYZE messages")
             # on a table this small a scan is cheaper; switched off, the plan shows whether the
@@ -785,9 +785,9 @@ def test_word_search_matches_whole_words_and_ranks() -> None:
             with words.connection() as conn:
                 conn.execute("ANALYZE messages")
                 conn.execute("SET enable_seqscan = off")
-                from ptc.history.pgstore import _search_messages
+                from ptc.history._pgsql import search_messages
 
-                sql, params = _search_messages("iron", 20, None, "simple")
+                sql, params = search_messages("iron", 20, None, "simple")
                 plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
             assert "messages_content_words_simple" in plan, plan
 

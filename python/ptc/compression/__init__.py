@@ -6,13 +6,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ptc.compression.base import (
     DEFAULT_OPTIONS,
+    ChatMessage,
     Compression,
     CompressionStats,
     DataEntry,
-    Message,
     RenderOptions,
+    Strategy,
     ToolSpec,
     normalize,
     register,
@@ -23,15 +26,22 @@ from ptc.compression.single_user import SingleUserCoalesced
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "ChatMessage",
     "Compression",
     "CompressionStats",
     "DataEntry",
     "FullHistory",
-    "Message",
     "RenderOptions",
     "SingleUserCoalesced",
+    "Strategy",
     "ToolSpec",
     "normalize",
     "register",
     "strategy_by_name",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    from ptc.compression import base
+
+    return getattr(base, name)  # `Message`: deprecated, with a warning

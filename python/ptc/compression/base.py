@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, cast, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypedDict, cast, runtime_checkable
 
 from ptc import _core, _records
 from ptc.turn import MemoryEntry, Turn
 
-Message = dict[str, str]
+#: A chat message as a strategy renders it and ``Step.messages`` holds it: a plain
+#: ``{"role": ..., "content": ...}`` dict (``ptc.history.Message`` is the rich message model).
+ChatMessage = dict[str, str]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Message":  # the old name, easily confused with ptc.history.Message
+        warnings.warn(
+            "ptc.compression.Message is deprecated: use ptc.compression.ChatMessage",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ChatMessage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_OPTIONS: Mapping[str, int] = {
     "println_limit": 15,  # API-004: most recent println calls shown
@@ -99,11 +115,12 @@ class Compression(Protocol):
     same messages byte for byte, so prompts can be re-derived from stored turns (DBG-003).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
-    ) -> tuple[list[Message], CompressionStats]: ...
+    ) -> tuple[list[ChatMessage], CompressionStats]: ...
 
 
 _REGISTRY: dict[str, type] = {}
@@ -134,8 +151,15 @@ def _instantiate(strategy: Any) -> Compression:
 
 
 def _defaults(strategy: Compression | None) -> dict[str, int]:
+    if isinstance(strategy, Strategy):
+        return strategy.options()
     # A custom strategy may declare extra options (and their defaults) as `default_options`.
     return {**DEFAULT_OPTIONS, **getattr(strategy, "default_options", {})}
+
+
+def _check_value(key: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"compression option {key} must be a non-negative int, got {value!r}")
 
 
 def _check_options(opts: Mapping[str, Any], strategy: Compression | None = None) -> dict[str, int]:
@@ -146,10 +170,16 @@ def _check_options(opts: Mapping[str, Any], strategy: Compression | None = None)
             f"unknown compression option(s) {sorted(unknown)}; known: {sorted(merged)}"
         )
     for key, value in opts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"compression option {key} must be a non-negative int, got {value!r}")
+        _check_value(key, value)
         merged[key] = value
     return merged
+
+
+def _with_options(strategy: Compression, opts: Mapping[str, Any]) -> Compression:
+    """``strategy`` with ``opts`` applied: a built-in strategy holds them as its fields."""
+    if isinstance(strategy, Strategy):
+        return dataclasses.replace(strategy, **opts)
+    return strategy
 
 
 def normalize(spec: Any) -> tuple[Compression | None, dict[str, int]]:
@@ -157,8 +187,9 @@ def normalize(spec: Any) -> tuple[Compression | None, dict[str, int]]:
 
     ``False``/``None`` -> ``(None, {})``: compression disabled, the full history is sent (API-003).
     ``True`` -> the default :class:`SingleUserCoalesced` with default options (API-001).
-    A strategy class or instance -> that strategy with default options.
-    ``(strategy, {"println_limit": 10})`` -> that strategy with the given options over the defaults
+    A strategy class or instance -> that strategy with its options
+    (``SingleUserCoalesced(println_limit=10)``).
+    ``(strategy, {"println_limit": 10})`` -> that strategy with the given options over its own
     (API-002). A bare mapping of options selects the default strategy.
     """
     from ptc.compression.single_user import SingleUserCoalesced
@@ -166,26 +197,44 @@ def normalize(spec: Any) -> tuple[Compression | None, dict[str, int]]:
     if spec is None or spec is False:
         return None, {}
     if spec is True:
-        return SingleUserCoalesced(), dict(DEFAULT_OPTIONS)
-    if isinstance(spec, Mapping):
-        return SingleUserCoalesced(), _check_options(spec)
+        spec = SingleUserCoalesced()
+    elif isinstance(spec, Mapping):
+        spec = (SingleUserCoalesced, spec)
     if isinstance(spec, tuple):
         if len(spec) != 2 or not isinstance(spec[1], Mapping):
             raise TypeError("compression tuple must be (strategy, {option: value})")
         strategy = _instantiate(spec[0])
-        return strategy, _check_options(spec[1], strategy)
+        opts = _check_options(spec[1], strategy)
+        return _with_options(strategy, opts), opts
     strategy = _instantiate(spec)
     return strategy, _defaults(strategy)
 
 
-class Stateless:
-    """Base of strategies without state: every instance equals every other of its class."""
+@dataclass(frozen=True)
+class Strategy:
+    """Base of the built-in strategies: a frozen dataclass whose fields are its options
+    (``SingleUserCoalesced(println_limit=10)``), checked when it is made. Instances with the
+    same options are equal. A custom strategy may subclass it to take options the same way,
+    or only follow the :class:`Compression` protocol."""
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
+    name: ClassVar[str]
 
-    def __hash__(self) -> int:
-        return hash(type(self))
+    println_limit: int = DEFAULT_OPTIONS["println_limit"]
+    tool_call_limit: int = DEFAULT_OPTIONS["tool_call_limit"]
+    sample_limit: int = DEFAULT_OPTIONS["sample_limit"]
+    sample_printable_limit: int = DEFAULT_OPTIONS["sample_printable_limit"]
+    tool_args_limit: int = DEFAULT_OPTIONS["tool_args_limit"]
+    tool_args_printable_limit: int = DEFAULT_OPTIONS["tool_args_printable_limit"]
+    println_max_chars: int = DEFAULT_OPTIONS["println_max_chars"]
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+    def __post_init__(self) -> None:
+        for key, value in self.options().items():
+            _check_value(key, value)
+
+    def options(self) -> dict[str, int]:
+        """The options as a dict (field name -> value)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def _merged(self, opts: RenderOptions) -> dict[str, Any]:
+        """This strategy's options under the render's own (a stored run's options win)."""
+        return {**self.options(), **opts}

@@ -7,15 +7,15 @@ where each feedback shows the output, the result (or the error) and the turns le
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import ClassVar
 
 from ptc.compression import _format as f
 from ptc.compression.base import (
-    DEFAULT_OPTIONS,
+    ChatMessage,
     CompressionStats,
-    Message,
     RenderOptions,
-    Stateless,
+    Strategy,
     register,
 )
 from ptc.turn import MemoryEntry, Turn
@@ -33,19 +33,20 @@ def success_feedback(turn: Turn, max_chars: int) -> str:
 
 
 @register
-class FullHistory(Stateless):
+@dataclass(frozen=True)
+class FullHistory(Strategy):
     """Every program and its feedback, in order. What ``compression=False`` sends."""
 
-    name = "full_history"
+    name: ClassVar[str] = "full_history"
 
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
-    ) -> tuple[list[Message], CompressionStats]:
-        o: dict[str, Any] = {**DEFAULT_OPTIONS, **opts}
+    ) -> tuple[list[ChatMessage], CompressionStats]:
+        o = self._merged(opts)
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
         first = f.first_user_message(opts, f.namespace_sections(opts), f.turns_left_line(max_turns))
-        messages: list[Message] = [
+        messages: list[ChatMessage] = [
             {"role": "system", "content": o.get("system_prompt", "")},
             {"role": "user", "content": first},
         ]

@@ -9,30 +9,31 @@ printed (output), which is what it needs to write the next program.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import ClassVar
 
 from ptc.compression import _format as f
 from ptc.compression.base import (
-    DEFAULT_OPTIONS,
+    ChatMessage,
     CompressionStats,
-    Message,
     RenderOptions,
-    Stateless,
+    Strategy,
     register,
 )
 from ptc.turn import MemoryEntry, Turn
 
 
 @register
-class SingleUserCoalesced(Stateless):
+@dataclass(frozen=True)
+class SingleUserCoalesced(Strategy):
     """The default strategy (ARC-005). Stateless; instances are interchangeable."""
 
-    name = "single_user_coalesced"
+    name: ClassVar[str] = "single_user_coalesced"
 
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
-    ) -> tuple[list[Message], CompressionStats]:
-        o: dict[str, Any] = {**DEFAULT_OPTIONS, **opts}
+    ) -> tuple[list[ChatMessage], CompressionStats]:
+        o = self._merged(opts)
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
         successful = [t for t in turns if t.success]
@@ -75,7 +76,7 @@ class SingleUserCoalesced(Stateless):
         # With failed turns after it, the coalesced message carries the count it had when the first
         # failed turn was asked for; the last USER message always carries the current count.
         first_left = max_turns - (failed[0].number - 1) if failed else current_left
-        messages: list[Message] = [
+        messages: list[ChatMessage] = [
             {"role": "system", "content": o.get("system_prompt", "")},
             {
                 "role": "user",

@@ -30,6 +30,7 @@ from .base import (
 )
 from .codecs import to_messages
 from .compaction import SUMMARY_PREFIX, CompactionEvent, TokenCompaction, is_summary_message
+from .facts import fallback_summary, recent_files
 from .loop_slices import (
     NUDGE_MESSAGES,
     LoopSlices,
@@ -58,6 +59,7 @@ from .repair import (
     strip_orphans,
     validate,
 )
+from .rows import KeyReusedError, StoredMessage
 from .safe_split import (
     RESTORATION_PREFIX,
     SafeSplitSummarization,
@@ -72,16 +74,8 @@ from .safe_split import (
     split_phase3,
     tool_pairs,
 )
-from .store import (
-    HistoryStore,
-    HistoryTool,
-    KeyReusedError,
-    Store,
-    StoredMessage,
-    open_store,
-    search_tools,
-)
-from .text import fallback_summary, plain_text_tool_history, recent_files
+from .store import HistoryStore, HistoryTool, Store, open_store, search_tools
+from .text import plain_text_tool_history
 from .tokens import (
     MODEL_CONTEXT_LIMITS,
     CounterChoice,

@@ -22,6 +22,7 @@ from ptc._aio import run_blocking
 from ._checks import as_message_list
 from .anthropic_codec import to_anthropic
 from .codecs import detect_shape, to_messages
+from .facts import fit_fallback, work_facts
 from .messages import Message, Shape
 from .openai_codec import to_openai
 from .repair import (
@@ -33,7 +34,7 @@ from .repair import (
     rendering_policy,
     repair,
 )
-from .text import cut_middle, fit_fallback, work_facts
+from .text import cut_middle
 from .tokens import CounterChoice, TokenCounter, count_messages, resolve_counter
 
 HistoryInput = Iterable[Message | Mapping[str, Any]]
@@ -205,7 +206,7 @@ class DeterministicSummarizer:
     """A summarizer without a model, for tests and offline use.
 
     Output depends only on the request. A compaction gets the prioritized fallback summary
-    (:func:`~ptc.history.text.fallback_summary`) of every message the request covers
+    (:func:`~ptc.history.facts.fallback_summary`) of every message the request covers
     (``history``, else ``messages``), sized to ``max_tokens`` with ``counter`` (the same
     choices as a strategy's ``counter=``; :class:`~ptc.history.TokenCompaction` passes its
     own) and to at most ``max_chars`` characters. Other kinds are shorter than

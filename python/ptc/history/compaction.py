@@ -28,10 +28,7 @@ from .base import (
     finish,
     prepare,
 )
-from .messages import Message, TextPart
-from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
-from .text import (
-    TRUNCATION_MARKER,
+from .facts import (
     FittedSummary,
     fallback_summary,
     files_hint_of,
@@ -39,11 +36,12 @@ from .text import (
     is_unusable_summary,
     recent_files,
     recent_files_hint,
-    render_message,
     strip_files_hint,
-    truncate_to_tokens,
     work_facts,
 )
+from .messages import Message, TextPart
+from .repair import RepairReport, SystemPolicy, UnansweredPolicy, place_systems
+from .text import TRUNCATION_MARKER, render_message, truncate_to_tokens
 from .tokens import CounterChoice, TokenCounter, context_limit, resolve_counter, usage_tokens
 
 #: Start of every summary message; how an earlier summary is recognised.

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import _pgsql as pgsql
 from .messages import Message
-from .store import (
-    ROW_COLUMNS,
+from .rows import (
     AppendOne,
     StoredMessage,
     message_rows,
@@ -37,63 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
-
-#: Migrations by version; each runs once, in one transaction, in the store's schema.
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
-    (
-        1,
-        (
-            """CREATE TABLE messages (
-                id BIGSERIAL PRIMARY KEY,
-                agent_id TEXT NOT NULL DEFAULT '',
-                run_id TEXT,
-                role TEXT NOT NULL,
-                content TEXT NOT NULL DEFAULT '',
-                reasoning TEXT,
-                source TEXT,
-                sender_id TEXT,
-                tool_call_id TEXT,
-                created_at JSONB,
-                stored_at DOUBLE PRECISION NOT NULL,
-                raw TEXT NOT NULL)""",
-            "CREATE INDEX messages_agent ON messages(agent_id, id)",
-            "CREATE INDEX messages_source ON messages(source, id)",
-        ),
-    ),
-    (
-        2,
-        (
-            "ALTER TABLE messages ADD COLUMN msg_key TEXT",
-            "CREATE UNIQUE INDEX messages_key ON messages(msg_key)",
-            "CREATE INDEX messages_content_trgm ON messages USING gin "
-            "(content {trgm}.gin_trgm_ops)",
-            "CREATE INDEX messages_reasoning_trgm ON messages USING gin "
-            "(reasoning {trgm}.gin_trgm_ops)",
-            """CREATE TABLE ptc_runs (
-                run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
-                started TIMESTAMPTZ NOT NULL DEFAULT now(), seq BIGSERIAL)""",
-            """CREATE TABLE ptc_turns (
-                run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
-                turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
-                PRIMARY KEY (run_id, number))""",
-        ),
-    ),
-    (
-        3,
-        (
-            # a key names a batch of one agent's messages
-            "DROP INDEX messages_key",
-            "CREATE UNIQUE INDEX messages_agent_key ON messages(agent_id, msg_key)",
-        ),
-    ),
-)
-
-_READ = (
-    "m.id, m.agent_id, m.run_id, m.role, m.content, m.reasoning, m.source, "
-    "m.sender_id, coalesce(m.created_at, to_jsonb(m.stored_at)), m.raw"
-)
-
 
 def _driver() -> Any:
     try:
@@ -106,20 +47,6 @@ def _driver() -> Any:
     return psycopg, psycopg_pool
 
 
-_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-
-def _ident(name: str) -> str:
-    """A schema name as PostgreSQL stores it: lowercase, at most 63 bytes (always quoted in
-    SQL, so reserved words are fine)."""
-    if not isinstance(name, str) or _IDENT.fullmatch(name) is None:
-        raise ValueError(
-            "schema must be a plain identifier (lowercase letters, digits and _, at most 63, "
-            f"not starting with a digit), got {name!r}"
-        )
-    return name
-
-
 # Connection failures have SQLSTATE class 08 (or none: the client lost the socket); 57P01-03
 # are the server shutting down or starting; 40001/40P01 ask for the transaction to be retried.
 _TRANSIENT = ("57P01", "57P02", "57P03", "40001", "40P01")
@@ -128,164 +55,6 @@ _TRANSIENT = ("57P01", "57P02", "57P03", "40001", "40P01")
 def _transient(e: BaseException) -> bool:
     state = getattr(e, "sqlstate", None)
     return state is None or state.startswith("08") or state in _TRANSIENT
-
-
-def _like(query: str) -> str:
-    query = query.replace("\x00", "")  # stored text has no NUL either (see message_rows)
-    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-# -- SQL shared by the sync and async stores ---------------------------------------------------
-
-_INSERT = (
-    f"INSERT INTO messages ({ROW_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) "
-    "ON CONFLICT (agent_id, msg_key) DO NOTHING RETURNING id"
-)
-
-Query = tuple[str, list[Any]]
-
-_STORED = "SELECT msg_key, id, raw FROM messages WHERE agent_id = %s AND msg_key = ANY(%s)"
-
-
-def _stored(found: Iterable[Any]) -> dict[str, tuple[int, str]]:
-    return {r[0]: (int(r[1]), r[2]) for r in found}
-
-
-def _params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Rows for :data:`_INSERT` (created_at as JSON: a number or a string, as it came)."""
-    return [(*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:]) for r in rows]
-
-
-def _preamble(schema: str) -> list[str]:
-    """Run before the migrations, in their transaction. One migrator per database at a time:
-    the extension is database-wide, so stores in two schemas must not create it together."""
-    return [
-        "SELECT pg_advisory_xact_lock(hashtextextended('ptc-migrate', 0))",
-        f'CREATE SCHEMA IF NOT EXISTS "{schema}"',
-        f'SET LOCAL search_path = "{schema}", public',
-        "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
-        "CREATE TABLE IF NOT EXISTS ptc_schema (version INTEGER NOT NULL)",
-    ]
-
-
-#: The schema pg_trgm was installed in (public by us; elsewhere on managed servers).
-_TRGM_SCHEMA = (
-    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-    "WHERE e.extname = 'pg_trgm'"
-)
-
-
-def _statements(statements: tuple[str, ...], trgm: str) -> list[str]:
-    quoted = '"' + trgm.replace('"', '""') + '"'  # a schema name from the catalog, quoted
-    return [stmt.replace("{trgm}", quoted) for stmt in statements]
-
-
-def _pending(schema: str, version: int) -> list[tuple[int, tuple[str, ...]]]:
-    """The migrations still to apply to a schema at ``version``."""
-    if version > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"schema {schema!r} is at version {version}, newer than this ptc "
-            f"({SCHEMA_VERSION}): upgrade ptc-runtime"
-        )
-    return [(v, stmts) for v, stmts in MIGRATIONS if v > version]
-
-
-def _count(agent_id: str | None) -> Query:
-    if agent_id is None:
-        return "SELECT count(*) FROM messages", []
-    return "SELECT count(*) FROM messages WHERE agent_id = %s", [agent_id]
-
-
-def _recent(agent_id: str, limit: int) -> Query:
-    sql = f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id DESC LIMIT %s"
-    return sql, [agent_id, max(0, limit)]
-
-
-def _system(agent_id: str) -> Query:
-    sql = (
-        f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s AND m.role = 'system' "
-        "ORDER BY m.id LIMIT 1"
-    )
-    return sql, [agent_id]
-
-
-def _all(agent_id: str | None) -> Query:
-    if agent_id is None:
-        return f"SELECT {_READ} FROM messages m ORDER BY m.id", []
-    return f"SELECT {_READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id", [agent_id]
-
-
-def _words(config: str, column: str) -> str:
-    """The indexed ``tsvector`` of a column (the same expression as the index, so it is used)."""
-    return f"to_tsvector('{config}'::regconfig, m.{column})"
-
-
-def _search(
-    column: str, query: str, limit: int, where: str, params: list[Any], words: str | None
-) -> Query | None:
-    """Newest ``limit`` rows whose ``column`` contains ``query``; with ``words`` (a text search
-    configuration), the ``limit`` best-ranked rows matching its words (``None``: nothing to
-    ask). Rows come newest first either way."""
-    limit = max(0, int(limit))
-    if limit == 0:
-        return None
-    if words is None:
-        sql = (
-            f"SELECT {_READ} FROM messages m WHERE m.{column} ILIKE %s {where} "
-            "ORDER BY m.id DESC LIMIT %s"
-        )
-        return sql, [_like(query), *params, limit]
-    vector = _words(words, column)
-    tsquery = f"websearch_to_tsquery('{words}'::regconfig, %s)"
-    sql = (
-        f"SELECT {_READ} FROM messages m WHERE m.id IN (SELECT m.id FROM messages m "
-        f"WHERE {vector} @@ {tsquery} {where} "
-        f"ORDER BY ts_rank({vector}, {tsquery}) DESC, m.id DESC LIMIT %s) ORDER BY m.id DESC"
-    )
-    text = query.replace("\x00", "")
-    return sql, [text, *params, text, limit]
-
-
-def _search_messages(
-    query: str, limit: int, agent_id: str | None, words: str | None = None
-) -> Query | None:
-    where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
-    return _search("content", query, limit, where, params, words)
-
-
-def _search_reasoning(
-    query: str, limit: int, agent_id: str | None, words: str | None = None
-) -> Query | None:
-    where = "AND m.reasoning IS NOT NULL"
-    params: list[Any] = []
-    if agent_id is not None:
-        where += " AND m.agent_id = %s"
-        params.append(agent_id)
-    return _search("reasoning", query, limit, where, params, words)
-
-
-def _search_broadcasts(query: str, limit: int, words: str | None = None) -> Query | None:
-    # a broadcast stored by each receiving agent is returned once (its first copy)
-    where = (
-        "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
-        "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
-        "b.created_at)"
-    )
-    return _search("content", query, limit, where, [], words)
-
-
-def _words_indexes(config: str) -> list[str]:
-    """The GIN indexes of ``search="words"`` (made on first use by a store asking for them)."""
-    return [
-        f"CREATE INDEX IF NOT EXISTS messages_{column}_words_{config} ON messages USING gin "
-        f"(to_tsvector('{config}'::regconfig, {column}))"
-        for column in ("content", "reasoning")
-    ]
-
-
-_SEARCH_MODES = ("substring", "words")
-_CONFIG = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 def _retry_delay(e: BaseException, deadline: float, delay: float) -> float | None:
@@ -310,15 +79,15 @@ class _Options:
         search: str = "substring",
         search_config: str = "simple",
     ) -> None:
-        if search not in _SEARCH_MODES:
+        if search not in pgsql.SEARCH_MODES:
             raise ValueError(f"search must be 'substring' or 'words', got {search!r}")
-        if not isinstance(search_config, str) or _CONFIG.fullmatch(search_config) is None:
+        if not isinstance(search_config, str) or pgsql.CONFIG.fullmatch(search_config) is None:
             raise ValueError(
                 "search_config must name a text search configuration ('simple', 'english', "
                 f"...), got {search_config!r}"
             )
         self.url = url
-        self.schema = _ident(schema)
+        self.schema = pgsql.ident(schema)
         self.search = search
         # the text search configuration of search="words" (None: substring search)
         self._words = search_config if search == "words" else None
@@ -347,7 +116,7 @@ class _Options:
         raise NotImplementedError
 
     def _extra_indexes(self) -> list[str]:
-        return [] if self._words is None else _words_indexes(self._words)
+        return [] if self._words is None else pgsql.words_indexes(self._words)
 
     @property
     def _search_path(self) -> str:
@@ -392,12 +161,12 @@ class PostgresStore(_Options, AppendOne):
 
     def _migrate(self) -> None:
         with self._pool.connection() as conn, conn.transaction():
-            for stmt in _preamble(self.schema):
+            for stmt in pgsql.preamble(self.schema):
                 conn.execute(stmt)
             version = conn.execute("SELECT max(version) FROM ptc_schema").fetchone()[0] or 0
-            trgm = conn.execute(_TRGM_SCHEMA).fetchone()[0]
-            for v, statements in _pending(self.schema, version):
-                for stmt in _statements(statements, trgm):
+            trgm = conn.execute(pgsql.TRGM_SCHEMA).fetchone()[0]
+            for v, statements in pgsql.pending(self.schema, version):
+                for stmt in pgsql.statements(statements, trgm):
                     conn.execute(stmt)
                 conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
             for stmt in self._extra_indexes():
@@ -465,56 +234,57 @@ class PostgresStore(_Options, AppendOne):
         rows = message_rows(messages, agent_id, run_id, key)
         if not rows:
             return []
-        params = _params(rows)
+        params = pgsql.insert_params(rows)
 
         def write() -> list[int]:
             with self.connection() as conn, conn.transaction():
                 inserted: list[int | None] = []
                 for p in params:
-                    row = conn.execute(_INSERT, p).fetchone()
+                    row = conn.execute(pgsql.INSERT, p).fetchone()
                     inserted.append(None if row is None else int(row[0]))
                 stored = {}
                 if None in inserted:  # the key was taken: a retry, or a key reused
-                    stored = _stored(conn.execute(_STORED, (agent_id, replay_keys(rows))))
+                    found = conn.execute(pgsql.STORED, (agent_id, replay_keys(rows)))
+                    stored = pgsql.stored_rows(found)
                 return replayed_ids(rows, inserted, stored)
 
         return self._retrying(write)
 
     # -- reading -------------------------------------------------------------------------------
-    def _rows(self, query: Query | None) -> list[StoredMessage]:
+    def _rows(self, query: pgsql.Query | None) -> list[StoredMessage]:
         return [] if query is None else [stored_message(r) for r in self._query(*query)]
 
     def count(self, agent_id: str | None = None) -> int:
-        return int(self._query(*_count(agent_id))[0][0])
+        return int(self._query(*pgsql.count(agent_id))[0][0])
 
     def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
         """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window)."""
-        return [r.message for r in reversed(self._rows(_recent(agent_id, limit)))]
+        return [r.message for r in reversed(self._rows(pgsql.recent(agent_id, limit)))]
 
     def system_message(self, agent_id: str = "") -> Message | None:
         """The first system message stored for an agent (its system prompt)."""
-        rows = self._rows(_system(agent_id))
+        rows = self._rows(pgsql.system_message(agent_id))
         return rows[0].message if rows else None
 
     def all(self, agent_id: str | None = None) -> list[StoredMessage]:
-        return self._rows(_all(agent_id))
+        return self._rows(pgsql.all_rows(agent_id))
 
     def search_messages(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
         """Messages whose content contains ``query`` (seed 002: zoea_search_messages); the
         newest ``limit`` matches, oldest first."""
-        return self._rows(_search_messages(query, limit, agent_id, self._words))[::-1]
+        return self._rows(pgsql.search_messages(query, limit, agent_id, self._words))[::-1]
 
     def search_reasoning(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
         """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
-        return self._rows(_search_reasoning(query, limit, agent_id, self._words))[::-1]
+        return self._rows(pgsql.search_reasoning(query, limit, agent_id, self._words))[::-1]
 
     def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
         """Broadcasts of every agent containing ``query``, each once (its first copy)."""
-        return self._rows(_search_broadcasts(query, limit, self._words))[::-1]
+        return self._rows(pgsql.search_broadcasts(query, limit, self._words))[::-1]
 
 
 class AsyncPostgresStore(_Options):
@@ -550,12 +320,12 @@ class AsyncPostgresStore(_Options):
 
     async def _migrate(self, pool: Any) -> None:
         async with pool.connection() as conn, conn.transaction():
-            for stmt in _preamble(self.schema):
+            for stmt in pgsql.preamble(self.schema):
                 await conn.execute(stmt)
             row = await (await conn.execute("SELECT max(version) FROM ptc_schema")).fetchone()
-            trgm = (await (await conn.execute(_TRGM_SCHEMA)).fetchone())[0]
-            for v, statements in _pending(self.schema, row[0] or 0):
-                for stmt in _statements(statements, trgm):
+            trgm = (await (await conn.execute(pgsql.TRGM_SCHEMA)).fetchone())[0]
+            for v, statements in pgsql.pending(self.schema, row[0] or 0):
+                for stmt in pgsql.statements(statements, trgm):
                     await conn.execute(stmt)
                 await conn.execute("INSERT INTO ptc_schema (version) VALUES (%s)", (v,))
             for stmt in self._extra_indexes():
@@ -615,19 +385,19 @@ class AsyncPostgresStore(_Options):
         rows = message_rows(messages, agent_id, run_id, key)
         if not rows:
             return []
-        params = _params(rows)
+        params = pgsql.insert_params(rows)
         pool = await self._get_pool()
 
         async def write() -> list[int]:
             async with pool.connection() as conn, conn.transaction():
                 inserted: list[int | None] = []
                 for p in params:
-                    row = await (await conn.execute(_INSERT, p)).fetchone()
+                    row = await (await conn.execute(pgsql.INSERT, p)).fetchone()
                     inserted.append(None if row is None else int(row[0]))
                 stored = {}
                 if None in inserted:  # the key was taken: a retry, or a key reused
-                    cur = await conn.execute(_STORED, (agent_id, replay_keys(rows)))
-                    stored = _stored(await cur.fetchall())
+                    cur = await conn.execute(pgsql.STORED, (agent_id, replay_keys(rows)))
+                    stored = pgsql.stored_rows(await cur.fetchall())
                 return replayed_ids(rows, inserted, stored)
 
         return await self._retrying(write)
@@ -644,21 +414,21 @@ class AsyncPostgresStore(_Options):
         return ids[0] if ids else None
 
     async def count(self, agent_id: str | None = None) -> int:
-        sql, args = _count(agent_id)
+        sql, args = pgsql.count(agent_id)
         return int((await self._query(sql, args))[0][0])
 
     async def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
-        rows = await self._query(*_recent(agent_id, limit))
+        rows = await self._query(*pgsql.recent(agent_id, limit))
         return [stored_message(r).message for r in reversed(rows)]
 
     async def system_message(self, agent_id: str = "") -> Message | None:
-        rows = await self._query(*_system(agent_id))
+        rows = await self._query(*pgsql.system_message(agent_id))
         return stored_message(rows[0]).message if rows else None
 
     async def all(self, agent_id: str | None = None) -> list[StoredMessage]:
-        return [stored_message(r) for r in await self._query(*_all(agent_id))]
+        return [stored_message(r) for r in await self._query(*pgsql.all_rows(agent_id))]
 
-    async def _search(self, search: Query | None) -> list[StoredMessage]:
+    async def _search(self, search: pgsql.Query | None) -> list[StoredMessage]:
         if search is None:
             return []
         rows = [stored_message(r) for r in await self._query(*search)]
@@ -668,12 +438,12 @@ class AsyncPostgresStore(_Options):
     async def search_messages(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
-        return await self._search(_search_messages(query, limit, agent_id, self._words))
+        return await self._search(pgsql.search_messages(query, limit, agent_id, self._words))
 
     async def search_reasoning(
         self, query: str, limit: int = 20, *, agent_id: str | None = None
     ) -> list[StoredMessage]:
-        return await self._search(_search_reasoning(query, limit, agent_id, self._words))
+        return await self._search(pgsql.search_reasoning(query, limit, agent_id, self._words))
 
     async def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
-        return await self._search(_search_broadcasts(query, limit, self._words))
+        return await self._search(pgsql.search_broadcasts(query, limit, self._words))

@@ -36,6 +36,7 @@ from .base import (
     snapshot_bodies,
     wrap_snapshot,
 )
+from .facts import is_unusable_summary
 from .messages import Message, Meta, Part, TextPart
 from .repair import (
     RepairReport,
@@ -45,7 +46,7 @@ from .repair import (
     is_continuation_message,
     repair,
 )
-from .text import is_unusable_summary, truncate_to_tokens
+from .text import truncate_to_tokens
 from .tokens import CounterChoice, TokenCounter, resolve_counter, usage_tokens
 
 TOOL_SUMMARY_PREFIX = "Summary of tool output: "

@@ -1,0 +1,240 @@
+"""The SQL of the PostgreSQL history stores (``pgstore``), shared by the sync and the async
+one: the schema's migrations, and each operation as a query and its parameters."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .rows import ROW_COLUMNS
+
+SCHEMA_VERSION = 3
+
+#: Migrations by version; each runs once, in one transaction, in the store's schema.
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """CREATE TABLE messages (
+                id BIGSERIAL PRIMARY KEY,
+                agent_id TEXT NOT NULL DEFAULT '',
+                run_id TEXT,
+                role TEXT NOT NULL,
+                content TEXT NOT NULL DEFAULT '',
+                reasoning TEXT,
+                source TEXT,
+                sender_id TEXT,
+                tool_call_id TEXT,
+                created_at JSONB,
+                stored_at DOUBLE PRECISION NOT NULL,
+                raw TEXT NOT NULL)""",
+            "CREATE INDEX messages_agent ON messages(agent_id, id)",
+            "CREATE INDEX messages_source ON messages(source, id)",
+        ),
+    ),
+    (
+        2,
+        (
+            "ALTER TABLE messages ADD COLUMN msg_key TEXT",
+            "CREATE UNIQUE INDEX messages_key ON messages(msg_key)",
+            "CREATE INDEX messages_content_trgm ON messages USING gin "
+            "(content {trgm}.gin_trgm_ops)",
+            "CREATE INDEX messages_reasoning_trgm ON messages USING gin "
+            "(reasoning {trgm}.gin_trgm_ops)",
+            """CREATE TABLE ptc_runs (
+                run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
+                started TIMESTAMPTZ NOT NULL DEFAULT now(), seq BIGSERIAL)""",
+            """CREATE TABLE ptc_turns (
+                run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
+                turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
+                PRIMARY KEY (run_id, number))""",
+        ),
+    ),
+    (
+        3,
+        (
+            # a key names a batch of one agent's messages
+            "DROP INDEX messages_key",
+            "CREATE UNIQUE INDEX messages_agent_key ON messages(agent_id, msg_key)",
+        ),
+    ),
+)
+
+READ = (
+    "m.id, m.agent_id, m.run_id, m.role, m.content, m.reasoning, m.source, "
+    "m.sender_id, coalesce(m.created_at, to_jsonb(m.stored_at)), m.raw"
+)
+
+
+IDENT = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def ident(name: str) -> str:
+    """A schema name as PostgreSQL stores it: lowercase, at most 63 bytes (always quoted in
+    SQL, so reserved words are fine)."""
+    if not isinstance(name, str) or IDENT.fullmatch(name) is None:
+        raise ValueError(
+            "schema must be a plain identifier (lowercase letters, digits and _, at most 63, "
+            f"not starting with a digit), got {name!r}"
+        )
+    return name
+
+
+def like(query: str) -> str:
+    query = query.replace("\x00", "")  # stored text has no NUL either (see message_rows)
+    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+# -- SQL shared by the sync and async stores ---------------------------------------------------
+
+INSERT = (
+    f"INSERT INTO messages ({ROW_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) "
+    "ON CONFLICT (agent_id, msg_key) DO NOTHING RETURNING id"
+)
+
+Query = tuple[str, list[Any]]
+
+STORED = "SELECT msg_key, id, raw FROM messages WHERE agent_id = %s AND msg_key = ANY(%s)"
+
+
+def stored_rows(found: Iterable[Any]) -> dict[str, tuple[int, str]]:
+    return {r[0]: (int(r[1]), r[2]) for r in found}
+
+
+def insert_params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows for :data:`INSERT` (created_at as JSON: a number or a string, as it came)."""
+    return [(*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:]) for r in rows]
+
+
+def preamble(schema: str) -> list[str]:
+    """Run before the migrations, in their transaction. One migrator per database at a time:
+    the extension is database-wide, so stores in two schemas must not create it together."""
+    return [
+        "SELECT pg_advisory_xact_lock(hashtextextended('ptc-migrate', 0))",
+        f'CREATE SCHEMA IF NOT EXISTS "{schema}"',
+        f'SET LOCAL search_path = "{schema}", public',
+        "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+        "CREATE TABLE IF NOT EXISTS ptc_schema (version INTEGER NOT NULL)",
+    ]
+
+
+#: The schema pg_trgm was installed in (public by us; elsewhere on managed servers).
+TRGM_SCHEMA = (
+    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+    "WHERE e.extname = 'pg_trgm'"
+)
+
+
+def statements(statements: tuple[str, ...], trgm: str) -> list[str]:
+    quoted = '"' + trgm.replace('"', '""') + '"'  # a schema name from the catalog, quoted
+    return [stmt.replace("{trgm}", quoted) for stmt in statements]
+
+
+def pending(schema: str, version: int) -> list[tuple[int, tuple[str, ...]]]:
+    """The migrations still to apply to a schema at ``version``."""
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"schema {schema!r} is at version {version}, newer than this ptc "
+            f"({SCHEMA_VERSION}): upgrade ptc-runtime"
+        )
+    return [(v, stmts) for v, stmts in MIGRATIONS if v > version]
+
+
+def count(agent_id: str | None) -> Query:
+    if agent_id is None:
+        return "SELECT count(*) FROM messages", []
+    return "SELECT count(*) FROM messages WHERE agent_id = %s", [agent_id]
+
+
+def recent(agent_id: str, limit: int) -> Query:
+    sql = f"SELECT {READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id DESC LIMIT %s"
+    return sql, [agent_id, max(0, limit)]
+
+
+def system_message(agent_id: str) -> Query:
+    sql = (
+        f"SELECT {READ} FROM messages m WHERE m.agent_id = %s AND m.role = 'system' "
+        "ORDER BY m.id LIMIT 1"
+    )
+    return sql, [agent_id]
+
+
+def all_rows(agent_id: str | None) -> Query:
+    if agent_id is None:
+        return f"SELECT {READ} FROM messages m ORDER BY m.id", []
+    return f"SELECT {READ} FROM messages m WHERE m.agent_id = %s ORDER BY m.id", [agent_id]
+
+
+def words_vector(config: str, column: str) -> str:
+    """The indexed ``tsvector`` of a column (the same expression as the index, so it is used)."""
+    return f"to_tsvector('{config}'::regconfig, m.{column})"
+
+
+def search(
+    column: str, query: str, limit: int, where: str, params: list[Any], words: str | None
+) -> Query | None:
+    """Newest ``limit`` rows whose ``column`` contains ``query``; with ``words`` (a text search
+    configuration), the ``limit`` best-ranked rows matching its words (``None``: nothing to
+    ask). Rows come newest first either way."""
+    limit = max(0, int(limit))
+    if limit == 0:
+        return None
+    if words is None:
+        sql = (
+            f"SELECT {READ} FROM messages m WHERE m.{column} ILIKE %s {where} "
+            "ORDER BY m.id DESC LIMIT %s"
+        )
+        return sql, [like(query), *params, limit]
+    vector = words_vector(words, column)
+    tsquery = f"websearch_to_tsquery('{words}'::regconfig, %s)"
+    sql = (
+        f"SELECT {READ} FROM messages m WHERE m.id IN (SELECT m.id FROM messages m "
+        f"WHERE {vector} @@ {tsquery} {where} "
+        f"ORDER BY ts_rank({vector}, {tsquery}) DESC, m.id DESC LIMIT %s) ORDER BY m.id DESC"
+    )
+    text = query.replace("\x00", "")
+    return sql, [text, *params, text, limit]
+
+
+def search_messages(
+    query: str, limit: int, agent_id: str | None, words: str | None = None
+) -> Query | None:
+    where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
+    return search("content", query, limit, where, params, words)
+
+
+def search_reasoning(
+    query: str, limit: int, agent_id: str | None, words: str | None = None
+) -> Query | None:
+    where = "AND m.reasoning IS NOT NULL"
+    params: list[Any] = []
+    if agent_id is not None:
+        where += " AND m.agent_id = %s"
+        params.append(agent_id)
+    return search("reasoning", query, limit, where, params, words)
+
+
+def search_broadcasts(query: str, limit: int, words: str | None = None) -> Query | None:
+    # a broadcast stored by each receiving agent is returned once (its first copy)
+    where = (
+        "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
+        "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
+        "b.created_at)"
+    )
+    return search("content", query, limit, where, [], words)
+
+
+def words_indexes(config: str) -> list[str]:
+    """The GIN indexes of ``search="words"`` (made on first use by a store asking for them)."""
+    return [
+        f"CREATE INDEX IF NOT EXISTS messages_{column}_words_{config} ON messages USING gin "
+        f"(to_tsvector('{config}'::regconfig, {column}))"
+        for column in ("content", "reasoning")
+    ]
+
+
+SEARCH_MODES = ("substring", "words")
+CONFIG = re.compile(r"[a-z_][a-z0-9_]{0,62}")

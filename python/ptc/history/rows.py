@@ -1,0 +1,187 @@
+"""What both history store backends write and read per message: the rows (columns, keys,
+searchable text), the keyed-write check that makes retries idempotent, and ``append()``."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._checks import as_message_list
+from .messages import Message
+from .openai_codec import from_openai, message_from_openai, message_to_openai
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    id: int
+    agent_id: str
+    run_id: str | None
+    role: str
+    content: str
+    reasoning: str | None
+    source: str | None
+    sender_id: str | None
+    created_at: Any
+    message: Message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain record a search tool returns."""
+        d: dict[str, Any] = {
+            "id": self.id,
+            "agent_id": self.agent_id,
+            "role": self.role,
+            "source": self.source,
+            "sender_id": self.sender_id,
+            "content": self.content,
+            "created_at": self.created_at,
+        }
+        if self.reasoning:
+            d["reasoning"] = self.reasoning
+        return d
+
+
+def searchable_text(m: Message) -> str:
+    """The text searched: content and tool calls."""
+    lines = [m.text_with_placeholders()]
+    lines.extend(f"{tc.name}({tc.arguments})" for tc in m.tool_calls)
+    return "\n".join(x for x in lines if x)
+
+
+def _reasoning(m: Message) -> str | None:
+    if m.meta.reasoning:
+        return m.meta.reasoning
+    alt = m.extra.get("reasoning_content")
+    return alt if isinstance(alt, str) and alt else None
+
+
+#: Columns written per message, in the order of :func:`message_rows`' tuples.
+ROW_COLUMNS = (
+    "agent_id, run_id, role, content, reasoning, source, sender_id, tool_call_id, "
+    "created_at, stored_at, raw, msg_key"
+)
+
+
+def message_rows(
+    messages: Iterable[Message | Mapping[str, Any]],
+    agent_id: str,
+    run_id: str | None,
+    key: str | None,
+) -> list[tuple[Any, ...]]:
+    """One row per stored message (ephemeral ones are skipped: seed 002 never stores the
+    nudge). Without ``key`` the batch gets a fresh one, so the store's own retries of this
+    write are idempotent too."""
+    batch = key if key is not None else uuid.uuid4().hex
+    rows: list[tuple[Any, ...]] = []
+    now = time.time()
+    for i, item in enumerate(as_message_list(messages)):
+        m = item if isinstance(item, Message) else message_from_openai(item, index=i)
+        if m.meta.ephemeral:
+            continue
+        raw = json.dumps(message_to_openai(m, include_meta=True), ensure_ascii=False, default=str)
+        # NULL when the message has no timestamp; reads fall back to the storage time
+        created = m.meta.created_at
+        if created is not None and not isinstance(created, int | float | str):
+            created = str(created)
+        elif isinstance(created, bool):
+            created = int(created)  # as SQLite stores it, on both backends
+        elif isinstance(created, int) and not -(2**63) <= created < 2**63:
+            created = str(created)  # SQLite integers are 64-bit
+        elif isinstance(created, float) and not math.isfinite(created):
+            created = str(created)  # JSON (PostgreSQL's JSONB) has no NaN or infinity
+        row = (
+            agent_id,
+            run_id,
+            m.role,
+            searchable_text(m),
+            _reasoning(m),
+            m.meta.source,
+            m.meta.sender_id,
+            m.tool_call_id,
+            created,
+            now,
+            raw,
+            f"{batch}:{len(rows)}",  # the stored rows numbered 0..n-1 (see replayed_ids)
+        )
+        # PostgreSQL text cannot hold NUL; ``raw`` (JSON) escapes it, so nothing is lost
+        rows.append(tuple(x.replace("\x00", "") if isinstance(x, str) else x for x in row))
+    return rows
+
+
+def stored_message(r: Sequence[Any]) -> StoredMessage:
+    """A row of ``id`` + the columns of :data:`READ_COLUMNS` as a StoredMessage."""
+    msg = from_openai([json.loads(r[9])])[0]
+    return StoredMessage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], msg)
+
+
+class KeyReusedError(ValueError):
+    """A keyed write whose key already names a different batch of the same agent's messages:
+    a key is for retrying one write, so new messages need a new key."""
+
+
+def _reused(agent_id: str, key: str) -> KeyReusedError:
+    batch = key.rpartition(":")[0]
+    return KeyReusedError(
+        f"key {batch!r} of agent {agent_id!r} already names a different batch of messages "
+        "(a key is for retrying one write; give new messages a new key)"
+    )
+
+
+def replay_keys(rows: Sequence[tuple[Any, ...]]) -> list[str]:
+    """The keys :func:`replayed_ids` needs to see when a keyed write found its key taken: the
+    write's own and the one after its last (to tell an earlier, longer write)."""
+    batch = rows[0][-1].rpartition(":")[0]
+    return [r[-1] for r in rows] + [f"{batch}:{len(rows)}"]
+
+
+def replayed_ids(
+    rows: Sequence[tuple[Any, ...]],
+    inserted: Sequence[int | None],
+    stored: Mapping[str, tuple[int, str]],
+) -> list[int]:
+    """The ids of a write, given which rows were inserted (``None``: the key was taken) and
+    ``stored``, the agent's rows under :func:`replay_keys` as ``key -> (id, raw)``. A write
+    whose rows were all stored before, as the same messages and no more, is a retry: its ids
+    are the stored ones. Anything else reuses the key for other messages and raises (the
+    caller's transaction is then rolled back, so nothing of the write is kept)."""
+    if all(i is not None for i in inserted):
+        return [int(i) for i in inserted if i is not None]
+    agent_id, first_key = rows[0][0], rows[0][-1]
+    ids = []
+    for row, new in zip(rows, inserted, strict=True):
+        found = stored.get(row[-1])
+        if new is not None or found is None or found[1] != row[10]:
+            raise _reused(agent_id, first_key)
+        ids.append(found[0])
+    if replay_keys(rows)[-1] in stored:  # the earlier write had more messages
+        raise _reused(agent_id, first_key)
+    return ids
+
+
+class AppendOne:
+    """``append(message)``: one message through the store's ``append_many``."""
+
+    def append_many(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> list[int]:
+        raise NotImplementedError
+
+    def append(
+        self,
+        message: Message | Mapping[str, Any],
+        *,
+        agent_id: str = "",
+        run_id: str | None = None,
+        key: str | None = None,
+    ) -> int | None:
+        ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
+        return ids[0] if ids else None
