@@ -589,7 +589,7 @@ class _Runner:
         last = self.turns[-1] if self.turns else None
         if n == 1 and last is not None and last.error is not None:
             e = last.error
-            return StepError(e.type, e.message, hint=e.hint)
+            return StepError(e.type, e.message, e.hint, e.line, e.column)
         message = f"max_turns ({n}) reached without (return value) or (fail reason)"
         if last is not None and last.error is not None:
             message += f"; last turn failed: {last.error.message}"

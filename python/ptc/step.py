@@ -27,39 +27,33 @@ from ptc.compression import (
     ToolSpec,
     strategy_by_name,
 )
-from ptc.turn import Turn, decode_value, encode_value
+from ptc.turn import Turn, TurnError, decode_value, encode_value
 
 FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
-class StepError:
-    """Why a run did not succeed.
+class StepError(TurnError):
+    """Why a run did not succeed: the fields of a turn's error (a single-shot program's error
+    keeps its line and column) plus ``value``.
 
     ``type`` is a program error type (``parse_error``, ``tool_error``, ...) for single-shot runs, or
     one of ``fail`` (the program called ``(fail reason)``; ``value`` holds the reason),
     ``max_turns_exceeded``, ``llm_error`` and ``validation_error``.
     """
 
-    type: str
-    message: str
     value: Any = None
-    hint: str | None = None
 
     def __str__(self) -> str:
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "message": self.message,
-            "value": encode_value(self.value),
-            "hint": self.hint,
-        }
+        return {**TurnError.to_dict(self), "value": encode_value(self.value)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StepError:
-        return cls(d["type"], d["message"], decode_value(d.get("value")), d.get("hint"))
+        turn = TurnError.from_dict({k: v for k, v in d.items() if k != "value"})
+        return cls(**vars(turn), value=decode_value(d.get("value")))
 
 
 @dataclass(frozen=True)

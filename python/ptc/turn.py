@@ -112,7 +112,9 @@ class ToolCallRecord:
 
 @dataclass(frozen=True)
 class TurnError:
-    """Why a turn failed: a program error, a missing program, or a rejected return value."""
+    """Why a turn failed: a program error, a missing program, or a rejected return value.
+
+    The one shape of an error record: a run's :class:`~ptc.StepError` is this plus a value."""
 
     type: str
     message: str

@@ -96,3 +96,33 @@ def test_value_codec_roundtrip():
 def test_turn_dict_roundtrip():
     t = turn(3, "(x)", prints=["a"], calls=[call("t", '"q"', [1, 2])], error="boom", hint="h")
     assert Turn.from_dict(json.loads(json.dumps(t.to_dict()))) == t
+
+
+def test_a_run_error_is_a_turn_error_plus_its_value():
+    """One error-record shape: StepError has TurnError's fields (type, message, hint, line,
+    column) and adds the value; a record written before line and column existed still loads."""
+    from ptc.turn import TurnError
+
+    e = StepError("fail", "no stock", value={"sku": "x1"})
+    assert isinstance(e, TurnError) and str(e) == "no stock"
+    assert e.to_dict() == {
+        "type": "fail",
+        "message": "no stock",
+        "hint": None,
+        "line": None,
+        "column": None,
+        "value": {"sku": "x1"},
+    }
+    assert StepError.from_dict(e.to_dict()) == e
+    old = {"type": "llm_error", "message": "down", "value": None, "hint": "retry"}
+    assert StepError.from_dict(old) == StepError("llm_error", "down", "retry")
+
+
+def test_a_single_shot_error_keeps_where_it_happened():
+    import ptc
+
+    step = ptc.SubAgent(
+        "p", llm=lambda messages: "```clojure\n(+ 1\n   (undefined-thing))\n```", max_turns=1
+    ).run()
+    assert step.error is not None and step.error.type == "undefined_variable"
+    assert (step.error.line, step.error.column) == (2, 4)
