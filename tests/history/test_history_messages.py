@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 from history_cases import call, calls, result, user
 from ptc.history import (
+    ChatToolCall,
     ImagePart,
     Message,
     OtherPart,
     TextPart,
-    ToolCall,
     from_anthropic,
     from_openai,
     to_anthropic,
@@ -217,7 +217,7 @@ def test_image_placeholders_and_constructors():
     m = Message("user", (TextPart("see"), img))
     assert m.text == "see"
     assert m.text_with_placeholders() == "see\n\n[Image URL: https://h/cat.png]"
-    a = Message.assistant(None, [ToolCall.of("i", "f", {"k": "v"})])
+    a = Message.assistant(None, [ChatToolCall.of("i", "f", {"k": "v"})])
     assert a.tool_calls[0].arguments == '{"k": "v"}' and not a.is_empty
     assert Message.assistant("").is_empty
 
@@ -234,3 +234,13 @@ def test_unsupported_role_is_an_error():
         from_openai([{"role": "function", "content": "x"}])
     with pytest.raises(TypeError):
         to_messages([42])  # type: ignore[list-item]
+
+
+def test_the_old_name_of_chat_tool_calls_warns():
+    import ptc.history
+    import ptc.history.messages
+
+    with pytest.warns(DeprecationWarning, match="use ptc.history.ChatToolCall"):
+        assert ptc.history.ToolCall is ptc.history.ChatToolCall
+    with pytest.warns(DeprecationWarning):
+        assert ptc.history.messages.ToolCall is ptc.history.ChatToolCall

@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 from ptc.history import (
+    ChatToolCall,
     EstimateCounter,
     ExactCounter,
     ImagePart,
     Message,
     TextPart,
-    ToolCall,
     context_limit,
     default_counter,
     encoding_for_model,
@@ -33,7 +33,7 @@ def test_estimate_is_ceil_bytes_over_four_plus_overhead():
 
 def test_estimate_counts_tool_calls_ids_and_images():
     c = EstimateCounter()
-    m = Message.assistant(None, [ToolCall("id1", "find", '{"q":"x"}')])
+    m = Message.assistant(None, [ChatToolCall("id1", "find", '{"q":"x"}')])
     # "find"(4) + '{"q":"x"}'(9) + "id1"(3) = 16 bytes -> 4 tokens + 4 overhead
     assert c.count_message(m) == 8
     t = Message.tool("id1", "12345678")
@@ -53,7 +53,7 @@ def test_exact_counter_uses_injected_tokenizer():
     c = default_counter("gpt-4o", count_fn=fake)
     assert isinstance(c, ExactCounter) and c.encoding == "o200k_base"
     assert c.count_text("one two three") == 3
-    m = Message.assistant("hello there", [ToolCall("i", "f", "{}")])
+    m = Message.assistant("hello there", [ChatToolCall("i", "f", "{}")])
     assert c.count_message(m) == len("hello there\nf\n{}".split()) + 4
     assert set(seen) == {"o200k_base"}
     assert default_counter(encoding="cl100k_base", count_fn=fake).encoding == "cl100k_base"

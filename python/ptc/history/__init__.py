@@ -19,6 +19,8 @@ subpackage depends on the standard library only, except PostgreSQL, which needs 
 
 from __future__ import annotations
 
+from typing import Any
+
 from .anthropic_codec import from_anthropic, to_anthropic
 from .base import (
     DeterministicSummarizer,
@@ -42,7 +44,7 @@ from .loop_slices import (
     select_prompt_source,
     synthetic_nudge,
 )
-from .messages import ImagePart, Message, Meta, OtherPart, TextPart, ToolCall
+from .messages import ChatToolCall, ImagePart, Message, Meta, OtherPart, TextPart
 from .openai_codec import from_openai, to_openai
 from .pgstore import AsyncPostgresStore, PostgresStore
 from .repair import (
@@ -98,6 +100,7 @@ __all__ = [
     "RESTORATION_PREFIX",
     "SUMMARY_PREFIX",
     "AsyncPostgresStore",
+    "ChatToolCall",
     "CompactionEvent",
     "CounterChoice",
     "DeterministicSummarizer",
@@ -129,7 +132,6 @@ __all__ = [
     "TextPart",
     "TokenCompaction",
     "TokenCounter",
-    "ToolCall",
     "achunk_and_consolidate",
     "chunk_and_consolidate",
     "context_limit",
@@ -169,3 +171,16 @@ __all__ = [
     "usage_tokens",
     "validate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolCall":  # the old name, easily confused with ptc.ToolCall (a program's call)
+        import warnings
+
+        warnings.warn(
+            "ptc.history.ToolCall is deprecated: use ptc.history.ChatToolCall",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ChatToolCall
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

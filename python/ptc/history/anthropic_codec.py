@@ -20,12 +20,12 @@ from ._content import (
 from .messages import (
     _ANTHROPIC_KNOWN,
     _MSG_EXTRA,
+    ChatToolCall,
     ImagePart,
     Message,
     OtherPart,
     Part,
     TextPart,
-    ToolCall,
     _freeze,
 )
 
@@ -35,7 +35,7 @@ _ANTHROPIC_ROLES = frozenset(("user", "assistant"))
 _ANTHROPIC_ROLES_TEXT = '"user" or "assistant"'
 
 
-def _parse_tool_use(b: Mapping[str, Any], where: int | str, sub: str) -> ToolCall:
+def _parse_tool_use(b: Mapping[str, Any], where: int | str, sub: str) -> ChatToolCall:
     call_id = _opt_str(b, "id", where, sub) or ""
     name = _req_str(b, "name", where, sub)
     inp = b.get("input")
@@ -46,7 +46,7 @@ def _parse_tool_use(b: Mapping[str, Any], where: int | str, sub: str) -> ToolCal
     else:
         raise _type_error(_at(where, f"{sub}.input"), "a dict", inp)
     cextra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "input")}
-    return ToolCall(call_id, name, args, _freeze(cextra))
+    return ChatToolCall(call_id, name, args, _freeze(cextra))
 
 
 def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
@@ -63,7 +63,7 @@ def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
         ]
     if role == "assistant":
         parts_l: list[Part] = []
-        calls: list[ToolCall] = []
+        calls: list[ChatToolCall] = []
         for j, b in enumerate(content):
             if _is_mapping(b) and b.get("type") == "tool_use":
                 calls.append(_parse_tool_use(b, where, f".content[{j}]"))

@@ -120,14 +120,16 @@ Part = TextPart | ImagePart | OtherPart
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
+class ChatToolCall:
     id: str
     name: str
     arguments: str = "{}"  # JSON text, as OpenAI sends it
     extra: Mapping[str, Any] = EMPTY
 
     @classmethod
-    def of(cls, id: str, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolCall:
+    def of(
+        cls, id: str, name: str, arguments: Mapping[str, Any] | str | None = None
+    ) -> ChatToolCall:
         if arguments is None:
             arguments = "{}"
         elif not isinstance(arguments, str):
@@ -169,7 +171,7 @@ NO_META = Meta()
 class Message:
     role: Role
     parts: tuple[Part, ...] = ()
-    tool_calls: tuple[ToolCall, ...] = ()
+    tool_calls: tuple[ChatToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool | None = None
     meta: Meta = NO_META
@@ -200,7 +202,7 @@ class Message:
     def assistant(
         cls,
         text: str | None = None,
-        tool_calls: Iterable[ToolCall] = (),
+        tool_calls: Iterable[ChatToolCall] = (),
         *,
         reasoning: str | None = None,
     ) -> Message:
@@ -277,6 +279,10 @@ _MOVED = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "ToolCall":
+        import ptc.history
+
+        return ptc.history.ToolCall  # deprecated: warns
     if name in _MOVED:
         import importlib
 

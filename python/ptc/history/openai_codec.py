@@ -23,13 +23,13 @@ from .messages import (
     _OPENAI_KNOWN,
     EMPTY,
     NO_META,
+    ChatToolCall,
     ImagePart,
     Message,
     Meta,
     OtherPart,
     Part,
     TextPart,
-    ToolCall,
     _freeze,
 )
 
@@ -85,17 +85,17 @@ def _call_fields(tc: Any, where: int | str, k: int) -> CallFields:
     return call_id, name, args, fn, ctype, tc
 
 
-def _tool_call(fields: CallFields) -> ToolCall:
+def _tool_call(fields: CallFields) -> ChatToolCall:
     call_id, name, args, fn, ctype, tc = fields
     if ctype is None and type(tc) is dict and tc.keys() <= _CALL_KEYS and fn.keys() <= _FN_KEYS:
-        return ToolCall(call_id, name, args)
+        return ChatToolCall(call_id, name, args)
     extra = {k: v for k, v in tc.items() if k not in ("id", "function", "type")}
     if ctype is not None:
         extra["type"] = ctype
     fn_extra = {k: v for k, v in fn.items() if k not in ("name", "arguments")}
     if fn_extra:
         extra["function"] = fn_extra
-    return ToolCall(call_id, name, args, _freeze(extra))
+    return ChatToolCall(call_id, name, args, _freeze(extra))
 
 
 def parse_openai_fields(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .codecs import to_messages
-from .messages import NO_META, Message, Meta, TextPart, ToolCall
+from .messages import NO_META, ChatToolCall, Message, Meta, TextPart
 
 IssueKind = Literal[
     "misplaced_system",
@@ -279,7 +279,7 @@ def place_systems(
     return lead, body, moved
 
 
-def _synthetic_result(call: ToolCall, like: Message) -> Message:
+def _synthetic_result(call: ChatToolCall, like: Message) -> Message:
     return Message(
         "tool",
         (TextPart(SYNTHETIC_RESULT_TEXT),),
@@ -438,7 +438,7 @@ def repair(
                         text_results += 1
                     i += 1
             continue
-        calls: list[ToolCall] = []
+        calls: list[ChatToolCall] = []
         in_msg: set[str] = set()
         rename: dict[str, str] = {}
         blank: list[str] = []  # generated ids of the calls that had none, in order

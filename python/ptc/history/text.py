@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from .messages import Message, ToolCall
+from .messages import ChatToolCall, Message
 from .tokens import TokenCounter
 
 TRUNCATION_MARKER = "[... truncated {n} tokens ...]"
@@ -145,7 +145,7 @@ def _first_str(args: dict[str, object], keys: Sequence[str]) -> str | None:
     return None
 
 
-def call_paths(call: ToolCall) -> list[str]:
+def call_paths(call: ChatToolCall) -> list[str]:
     """File paths a file-editing call touched (from its arguments or a patch body)."""
     if call.name.lower() not in FILE_TOOLS:
         return []
@@ -162,13 +162,13 @@ def call_paths(call: ToolCall) -> list[str]:
     return paths
 
 
-def call_command(call: ToolCall) -> str | None:
+def call_command(call: ChatToolCall) -> str | None:
     if call.name.lower() not in COMMAND_TOOLS:
         return None
     return _first_str(call.parsed_arguments(), _COMMAND_KEYS)
 
 
-def call_task(call: ToolCall) -> str | None:
+def call_task(call: ChatToolCall) -> str | None:
     if not is_delegate_tool(call.name):
         return None
     return _first_str(call.parsed_arguments(), _TASK_KEYS) or call.arguments
@@ -178,7 +178,7 @@ def _results_by_id(messages: Sequence[Message]) -> dict[str, Message]:
     return {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
 
 
-def tool_call_summary(call: ToolCall, result: Message | None, *, max_chars: int = 600) -> str:
+def tool_call_summary(call: ChatToolCall, result: Message | None, *, max_chars: int = 600) -> str:
     """A plain-text line for one call and its result (seed 003: tool summaries).
 
     Commands show command, cwd and truncated output; file edits show the path and a cut
