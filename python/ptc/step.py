@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ptc import _records
 from ptc.compression import (
@@ -44,16 +44,17 @@ class StepError(TurnError):
 
     value: Any = None
 
+    __value_fields__: ClassVar[tuple[str, ...]] = ("value",)
+
     def __str__(self) -> str:
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        return {**TurnError.to_dict(self), "value": encode_value(self.value)}
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StepError:
-        turn = TurnError.from_dict({k: v for k, v in d.items() if k != "value"})
-        return cls(**vars(turn), value=decode_value(d.get("value")))
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -100,29 +101,11 @@ class Usage:
         return dataclasses.replace(self, compression=stats)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "total_tokens": self.total_tokens,
-            "llm_calls": self.llm_calls,
-            "llm_retries": self.llm_retries,
-            "compression": self.compression.to_dict() if self.compression else None,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-        }
+        return {**_records.to_dict(self), "total_tokens": self.total_tokens}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Usage:
-        comp = d.get("compression")
-        return cls(
-            d.get("input_tokens", 0),
-            d.get("output_tokens", 0),
-            d.get("llm_calls", 0),
-            d.get("llm_retries", 0),
-            CompressionStats.from_dict(comp) if comp else None,
-            d.get("cache_read_tokens", 0),
-            d.get("cache_write_tokens", 0),
-        )
+        return _records.from_dict(cls, d)  # total_tokens is derived: ignored
 
 
 @dataclass(frozen=True)

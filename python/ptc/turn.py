@@ -7,15 +7,15 @@ therefore pure functions of turns and memory snapshots; they never touch a live 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ptc import _records
+from ptc._records import decode_value as decode_value
+from ptc._records import encode_value as encode_value
 
 from ._core import LazyValue
-from .errors import LispError
 
 
 class _Lazy:
@@ -45,15 +45,6 @@ class _Lazy:
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self._name] = value
-
-
-def _encode_lazy(obj: Any, name: str) -> Any:
-    """`encode_value` of a lazy field; a value Python cannot hold is kept as its preview."""
-    try:
-        return encode_value(getattr(obj, name))
-    except LispError:
-        raw = obj.__dict__[name]
-        return {"$repr": raw.preview() if isinstance(raw, LazyValue) else repr(raw)}
 
 
 @dataclass(frozen=True)
@@ -87,27 +78,17 @@ class ToolCallRecord:
     error: str | None = None
     duration_ms: float = 0.0
 
+    __value_fields__: ClassVar[tuple[str, ...]] = ("args", "result")
+
     def to_dict(self) -> dict[str, Any]:
-        args = _encode_lazy(self, "args")
-        return {
-            "name": self.name,
-            "args": args if isinstance(args, list) else [args],
-            "args_text": self.args_text,
-            "result": _encode_lazy(self, "result"),
-            "error": self.error,
-            "duration_ms": self.duration_ms,
-        }
+        d = _records.to_dict(self)
+        if not isinstance(d["args"], list):  # arguments Python cannot hold: their preview
+            d["args"] = [d["args"]]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolCallRecord:
-        return cls(
-            name=d["name"],
-            args=tuple(decode_value(a) for a in d.get("args", [])),
-            args_text=d["args_text"],
-            result=decode_value(d.get("result")),
-            error=d.get("error"),
-            duration_ms=float(d.get("duration_ms", 0.0)),
-        )
+        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -160,107 +141,11 @@ class Turn:
     def duration_ms(self) -> float:
         return self.llm_ms + self.run_ms
 
+    __value_fields__: ClassVar[tuple[str, ...]] = ("result",)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "program": self.program,
-            "result": _encode_lazy(self, "result"),
-            "result_text": self.result_text,
-            "prints": list(self.prints),
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-            "memory": [m.to_dict() for m in self.memory],
-            "success": self.success,
-            "response": self.response,
-            "defined": list(self.defined),
-            "returned": self.returned,
-            "failed": self.failed,
-            "error": self.error.to_dict() if self.error else None,
-            "usage": dict(self.usage),
-            "llm_ms": self.llm_ms,
-            "run_ms": self.run_ms,
-        }
+        return _records.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Turn:
-        err = d.get("error")
-        return cls(
-            number=int(d["number"]),
-            program=d.get("program"),
-            result=decode_value(d.get("result")),
-            result_text=d.get("result_text", ""),
-            prints=tuple(d.get("prints", ())),
-            tool_calls=tuple(ToolCallRecord.from_dict(c) for c in d.get("tool_calls", ())),
-            memory=tuple(MemoryEntry.from_dict(m) for m in d.get("memory", ())),
-            success=bool(d["success"]),
-            response=d.get("response", ""),
-            defined=tuple(d.get("defined", ())),
-            returned=bool(d.get("returned", False)),
-            failed=bool(d.get("failed", False)),
-            error=TurnError.from_dict(err) if err else None,
-            usage=dict(d.get("usage", {})),
-            llm_ms=float(d.get("llm_ms", 0.0)),
-            run_ms=float(d.get("run_ms", 0.0)),
-        )
-
-
-# --- JSON codec for PTC values ------------------------------------------------------------
-# Plain JSON cannot tell a keyword from a string, a set from a vector or keep non-string map
-# keys, so those are tagged with a single "$..." key. Replaying tool results on resume relies on it.
-
-
-def _is_keyword(value: Any) -> bool:
-    return isinstance(value, str) and type(value).__name__ == "Keyword"
-
-
-def encode_value(value: Any) -> Any:
-    """Turn a converted PTC value into JSON-safe data (reversible by :func:`decode_value`)."""
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return {"$float": repr(value)}
-    if _is_keyword(value):
-        return {"$kw": str(value)}
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | tuple):
-        return [encode_value(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return {"$set": [encode_value(v) for v in value]}
-    if isinstance(value, Mapping):
-        plain = all(isinstance(k, str) and not _is_keyword(k) for k in value)
-        tagged_like = len(value) == 1 and any(str(k).startswith("$") for k in value)
-        if plain and not tagged_like:
-            return {k: encode_value(v) for k, v in value.items()}
-        return {"$map": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
-    return {"$repr": repr(value)}
-
-
-def decode_value(data: Any) -> Any:
-    """Inverse of :func:`encode_value`; untaggable objects come back as their ``repr`` text."""
-    if isinstance(data, list):
-        return [decode_value(v) for v in data]
-    if not isinstance(data, dict):
-        return data
-    if len(data) == 1:
-        ((tag, inner),) = data.items()
-        if tag == "$kw":
-            from ptc import Keyword  # late import: ptc imports this module
-
-            return Keyword(inner)
-        if tag == "$set":
-            return {_hashable(decode_value(v)) for v in inner}
-        if tag == "$map":
-            return {_hashable(decode_value(k)): decode_value(v) for k, v in inner}
-        if tag == "$float":
-            return float(inner)
-        if tag == "$repr":
-            return inner
-    return {k: decode_value(v) for k, v in data.items()}
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    return value
+        return _records.from_dict(cls, d)
