@@ -237,7 +237,10 @@ class Step:
 
     # --- serialization (DBG-003) ---------------------------------------------------------
 
-    def to_dict(self, *, include_messages: bool = False) -> dict[str, Any]:
+    def to_dict(self, *, include_messages: bool = False, timings: bool = True) -> dict[str, Any]:
+        """The step as JSON-ready data. ``timings=False`` leaves out the measured durations
+        (the run's, each turn's LLM and program time, each tool call's), so two runs of the
+        same script compare equal."""
         d: dict[str, Any] = {
             "version": FORMAT_VERSION,
             "ok": self.ok,
@@ -251,6 +254,12 @@ class Step:
         }
         if include_messages:
             d["messages"] = [list(m) for m in self.messages]
+        if not timings:
+            del d["duration_ms"]
+            for t in d["turns"]:
+                del t["llm_ms"], t["run_ms"]
+                for c in t["tool_calls"]:
+                    del c["duration_ms"]
         return d
 
     def to_json(self, *, include_messages: bool = False, indent: int | None = None) -> str:

@@ -46,13 +46,7 @@ def agent(replies, checkpoint=None):
                         tools=[lookup], checkpoint=checkpoint, compression=True)
 
 def comparable(step):
-    d = step.to_dict(include_messages=True)
-    d.pop("duration_ms")
-    for t in d["turns"]:
-        t.pop("llm_ms"); t.pop("run_ms")
-        for c in t.get("tool_calls", []):
-            c.pop("duration_ms", None)
-    return d
+    return step.to_dict(include_messages=True, timings=False)
 '''
 
 

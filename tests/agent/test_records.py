@@ -126,3 +126,25 @@ def test_a_single_shot_error_keeps_where_it_happened():
     ).run()
     assert step.error is not None and step.error.type == "undefined_variable"
     assert (step.error.line, step.error.column) == (2, 4)
+
+
+def test_to_dict_without_timings_compares_two_runs_of_one_script():
+    import ptc
+
+    def lookup(sku: str) -> int:
+        return {"x1": 3}[sku]
+
+    def run() -> Step:
+        replies = iter(
+            ['```clojure\n(def a (tool/lookup "x1"))\n```', "```clojure\n(return a)\n```"]
+        )
+        return ptc.SubAgent("p", llm=lambda m: next(replies), tools=[lookup], max_turns=3).run()
+
+    one, two = run(), run()
+    d = one.to_dict(timings=False)
+    assert "duration_ms" not in d
+    assert all("llm_ms" not in t and "run_ms" not in t for t in d["turns"])
+    assert [list(c) for c in d["turns"][0]["tool_calls"]] == [
+        ["name", "args", "args_text", "result", "error"]
+    ]
+    assert d == two.to_dict(timings=False)
