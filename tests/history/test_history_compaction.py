@@ -452,3 +452,93 @@ def test_hostile_text_is_read_in_linear_time(hostile):
     text_effects(hostile)  # a backtracking pattern would take minutes here
     h = [user("go"), *([asst(hostile[:2_000])] * 200)]
     TokenCompaction(summarizer=lambda req: "", context_limit=100_000).apply(h, force=True)
+
+
+# -- small budgets: the summary stays within its cap at every limit --------------------------------
+def _down(req: SummaryRequest) -> str:
+    raise RuntimeError("summarizer down")
+
+
+FIRE = "\U0001f525"
+# Each history with the smallest body the fallback can write for it: its top field's label, the
+# field's first character and "..." (the last head fit_fallback tries); with the estimate (ceil of
+# UTF-8 bytes / 4) that is 23, 26, 23, 18 and 23 bytes = 6, 7, 6, 5 and 6 tokens.
+SMALL_BUDGET_HISTORIES = {
+    "long word": (
+        [sys_("S"), user("x" * 500), asst("Updated src/a.py. Ran `pytest`"), asst("ok")],
+        "Last user request: x...",
+    ),
+    "emoji and CJK": (
+        [
+            sys_("S"),
+            user(FIRE * 120 + " \u4fee\u590d\u8fd9\u4e2a\u9519\u8bef " + "\u6f22\u5b57" * 80),
+            asst("Updated src/\u6f22.py. Ran `make`"),
+            asst("\u597d\u7684" * 30),
+        ],
+        f"Last user request: {FIRE}...",
+    ),
+    "content parts": (
+        [
+            sys_("S"),
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look at this log " * 40},
+                    {"type": "text", "text": "and fix src/x.py " * 10},
+                ],
+            },
+            asst("Edited src/x.py. Ran `pytest -q`"),
+            asst("fixed"),
+        ],
+        "Last user request: l...",
+    ),
+    "tool calls only": (
+        [
+            *loop("t1", "edit_file", path="a/b.py"),
+            *loop("t2", "run_command", out="1 passed", command="pytest -q"),
+            *loop("t3", "edit_file", path="c/d.py"),
+        ],
+        "Commands run: p...",
+    ),
+    "long path": (
+        [sys_("S"), user("go"), *loop("e1", "edit_file", path="d/" * 200 + "f.py")],
+        "Last user request: g...",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL_BUDGET_HISTORIES))
+def test_summary_within_its_cap_at_every_small_limit(name):
+    """Seed 003, "Token-Aware Compaction": the rebuilt history fits the model. For
+    ``context_limit`` 1, 8, ..., 295 and both the fallback and the default summarizer,
+    ``apply(force=True)`` never raises and ends with the summary message, which starts with
+    the prefix.
+
+    The cap is the documented budget rule (``TokenCompaction.budgets``): the threshold is
+    ``int(0.7 * limit)``, the room ``max(0, threshold - system prompt tokens - 8)``, and the
+    summary cap ``max(int(0.3 * room), min(128, room // 2), 32)`` (``SUMMARY_SHARE`` of the room,
+    floored at half the room up to 128 and at 32). The summary message's text (prefix, body,
+    recent-files line) is counted with the strategy's counter. Whenever the cap holds the prefix
+    and the smallest body the history allows, the summary is within the cap. Below that (the
+    summary always has its prefix and a line) it may exceed it; and where the room leaves the
+    newest message at least as much as the summary (room >= 64), the output is under the
+    threshold.
+    """
+    history, smallest = SMALL_BUDGET_HISTORIES[name]
+    for limit in range(1, 301, 7):
+        for summarizer in (_down, None):
+            s = TokenCompaction(context_limit=limit, summarizer=summarizer)
+            counter = s._counter()
+            r = s.apply(history, force=True)
+            last = r.messages[-1]
+            assert last.role == "user" and last.text.startswith(SUMMARY_PREFIX), (limit, name)
+            system = [m for m in r.messages if m.role == "system"]
+            threshold = int(0.7 * limit)
+            room = max(0, threshold - sum(counter.count_message(m) for m in system) - 8)
+            cap = max(int(0.3 * room), min(128, room // 2), 32)
+            assert s.budgets(system, counter)[2] == cap
+            floor = counter.count_text(SUMMARY_PREFIX) + counter.count_text(smallest)
+            if cap >= floor:
+                assert counter.count_text(last.text) <= cap, (limit, name, last.text)
+                if room >= 64:
+                    assert r.stats.tokens_after <= threshold, (limit, name)

@@ -41,6 +41,7 @@ from ptc.history import (
     validate,
 )
 from ptc.history.compaction import split_summary
+from ptc.history.facts import FILES_HINT_PREFIX, files_hint_variants, shorten_path
 from ptc.history.loop_slices import is_complete_loop, latest_complete_tool_loop
 from ptc.history.repair import strip_orphans
 from ptc.history.safe_split import (
@@ -381,14 +382,17 @@ def _retries_messages() -> list[Message]:
 # bytes_per_token=1, limit 1000: threshold 700, room 687, cap max(206, 128, 32) = 206, 108 after
 # the prefix, 55 beside the hint: R alone (56) no longer fits whole. Without the hint,
 # R + F + C = 107 <= 108 (+ A = 150 does not fit): the hint is left out.
-# limit 60: threshold 42, room 29, cap 32 (the floor): 7 tokens after the prefix, none beside
-# the hint. The request cut at a word to "Please..." is all that fits either way (7 tokens),
-# so the hint stays; the shortened request still comes first.
+# limit 60: threshold 42, room 29, cap 32 (the floor): 32 - 25 = 7 tokens after the prefix. H
+# (13 tokens) alone is more than the 7, and no shorter line exists: "\u2026/http.py" is 3 + 8 =
+# 11 bytes, as many as "src/http.py". Kept anyway, it would leave no room, and the request's
+# first word would go over the cap (32 + 13 + 1 = 46 > 32). Without it "Last user request:
+# Please..." (19 + 9 = 28 bytes = 7 tokens) fits exactly: summary 25 + 7 = 32 = the cap, so the
+# line is left out and the shortened request still comes first.
 SMALL_LIMITS = [
     (200, None, f"{R}\n{C}\n\n{H}"),
     (150, None, f"{R}\n{C}"),
     (1000, EstimateCounter(bytes_per_token=1), f"{R}\n{F}\n{C}"),
-    (60, None, f"Last user request: Please...\n\n{H}"),
+    (60, None, "Last user request: Please..."),
 ]
 
 
@@ -409,6 +413,172 @@ def test_compaction_small_limit_summary_keeps_request_commands_files_by_priority
         (1, 0) if summarizer is failing else (0, 1)
     )
     assert "[..." not in body and "(none)" not in body
+
+
+# -- small budgets: the summary stays within its cap -------------------------------------------
+#
+# The cap is the documented budget rule (TokenCompaction.budgets): threshold int(0.7 * limit),
+# room = threshold - system prompt - 8, cap = max(int(0.3 * room), min(128, room // 2), 32). The
+# prefix is 98 bytes = 25 tokens; "Recent files touched (most recent last): " is 41 bytes.
+#
+# A long path. Limit 300: threshold 210, room 210 - 5 - 8 = 197, cap max(59, min(128, 98), 32) =
+# 98, so 98 - 25 = 73 tokens for the body and the line. The path "d/" * 200 + "f.py" is 404
+# characters: the whole line is 41 + 404 = 445 bytes = 112 tokens, more than the 73 alone. Cut to
+# 48 characters (HINT_PATH_CHARS) a path keeps its tail from a separator: "\u2026" + "/d" * 21 +
+# "/f.py" is 1 + 42 + 5 = 48 characters, 50 bytes ("\u2026" is 3), a line of 91 bytes = 23
+# tokens, which leaves 73 - 23 - 1 = 49 beside it. Shortened, the fallback leaves out the files
+# field the line repeats; "Last user request: go" (21 bytes = 6 tokens) is all else there is.
+# Summary: 98 + 21 + 2 ("\n\n") + 91 = 212 bytes = 53 tokens <= 98.
+LONG_PATH = "d/" * 200 + "f.py"
+LONG_PATH_LINE = "Recent files touched (most recent last): \u2026" + "/d" * 21 + "/f.py"
+
+
+def _long_path() -> list[dict[str, Any]]:
+    return [sys_("S"), user("go"), call("e1", name="edit_file", path=LONG_PATH), result("e1")]
+
+
+@pytest.mark.parametrize("summarizer", [failing, None], ids=["fallback", "default"])
+def test_compaction_long_path_in_the_files_line_is_shortened_to_its_file_name_end(summarizer):
+    """Seed 003, "Prompt Assembly": the recent-files line lists the files touched (most recent
+    last) to anchor follow-ups on "the last edited file". A path too long for the summary's cap
+    is shortened to its end (the file name and the directories nearest it), never written whole
+    over the cap."""
+    s = TokenCompaction(context_limit=300, summarizer=summarizer)
+    r = s.apply(_long_path(), force=True)
+    summary = r.messages[-1].text
+    assert summary == SUMMARY_PREFIX + "Last user request: go\n\n" + LONG_PATH_LINE
+    assert s._counter().count_text(summary) == 53
+    assert s.budgets(r.messages[:1], s._counter())[2] == 98
+
+
+def test_compaction_long_path_line_beside_a_summarizer_answer():
+    """Seed 003, "Prompt Assembly" and "Codex-Style Summary Prompt and Prefix": a summarizer is
+    told the room left beside the shortened line (49 tokens, see above) and that line; its
+    answer is written with it, within the cap."""
+    cap = Capture("Edited f.py.")
+    r = TokenCompaction(context_limit=300, summarizer=cap).apply(_long_path(), force=True)
+    (req,) = cap.requests
+    assert (req.max_tokens, req.files_hint) == (49, LONG_PATH_LINE)
+    assert r.messages[-1].text == SUMMARY_PREFIX + "Edited f.py.\n\n" + LONG_PATH_LINE
+
+
+def test_files_line_shortens_paths_then_leaves_out_older_ones():
+    """The shorter forms of the recent-files line, in the order they are tried: paths cut to
+    48, then 24 characters from a separator, then to the file name, before the oldest is left
+    out; a cut that would not shorten a path leaves it whole."""
+    assert shorten_path(LONG_PATH, 0) == "\u2026/f.py"
+    assert shorten_path("src/a.py", 0) == "\u2026/a.py"  # 6 characters (8 bytes) for 8
+    assert shorten_path("a/b.py", 0) == "a/b.py"  # "\u2026/b.py" would be no shorter
+    assert shorten_path("f.py", 0) == "f.py"  # no directory to leave out
+    deep = "a/" * 20 + "m.py"  # 44 characters: fits 48; cut to 24: "\u2026" + "/a" * 9 + "/m.py"
+    assert shorten_path(deep, 24) == "\u2026" + "/a" * 9 + "/m.py"  # 1 + 18 + 5 = 24
+    p = FILES_HINT_PREFIX
+    assert files_hint_variants([deep, "b.py"]) == [
+        f"{p}{deep}, b.py",
+        f"{p}\u2026{'/a' * 9}/m.py, b.py",
+        f"{p}\u2026/m.py, b.py",
+        f"{p}b.py",
+    ]
+
+
+# The files line or the body, on a tie of what the body keeps. The history: a request that is one
+# long word, then "Updated src/a.py. Ran `pytest`" and "ok". The line "...: src/a.py" is 49 bytes
+# = 13 tokens; no shorter one exists ("\u2026/a.py" is 8 bytes, as "src/a.py").
+# "x" * 500 at limit 135: threshold 94, room 94 - 5 - 8 = 81, cap max(24, min(128, 40), 32) = 40:
+# 15 tokens after the prefix, 15 - 13 - 1 = 1 beside the line, where not even the request's
+# label fits: its first word would go over the cap. Without the line (15 tokens = 60 bytes) the
+# request clipped to 36 characters fits: "Last user request: " + 33 x + "..." is 19 + 36 = 55 bytes
+# = 14 tokens (the commands, 21 bytes more, do not). Fitting ranks above everything, so the line
+# goes. Summary 98 + 55 = 153 bytes = 39 <= 40. The kept request is cut to newest_cap max(81 -
+# 40, min(64, 40)) = 41 tokens with the message, 37 for its text: the note "\n[... truncated 88
+# tokens ...]" (125 - 37 = 88; 30 bytes = 8 tokens) and 116 x (29 tokens, int(500 * 29 / 125)).
+# Output 5 + 41 + (39 + 4) = 89 <= 94 (it was 49 and 99: the line and 24 x over the cap).
+# "\U0001f525" * 200 + " please\u2026" (4 bytes each; 208 characters, 810 bytes = 203 tokens) at
+# limit 145: threshold 101, room 88, cap max(26, min(128, 44), 32) = 44: 19 tokens (76 bytes)
+# after the prefix, 5 (20 bytes) beside the line, less than "Last user request: \U0001f525..."
+# (19 + 4 + 3 = 26 bytes = 7 tokens). Without the line, the clipped request (24 characters, 106
+# bytes) does not fit either; its head does, 13 fires: 19 + 52 + 3 = 74 bytes = 19 tokens.
+# Summary 98 + 74 = 172 bytes = 43 <= 44. The request is cut to 44 - 4 = 40 tokens: the note
+# (163 tokens cut, 31 bytes = 8) and int(208 * 32 / 203) = 32 fires. Output 5 + 44 + 47 = 96 <=
+# 101 (it was 67 tokens of summary: the line and a first word of 24 fires).
+FIRE = "\U0001f525"
+TIE_BREAKS = [
+    (135, "x" * 500, "x" * 33 + "...", "x" * 116 + "\n[... truncated 88 tokens ...]", 39, 89),
+    (
+        145,
+        FIRE * 200 + " please\u2026",
+        FIRE * 13 + "...",
+        FIRE * 32 + "\n[... truncated 163 tokens ...]",
+        43,
+        96,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("limit", "asked", "head", "kept", "tokens", "after"), TIE_BREAKS, ids=["x", "fire"]
+)
+@pytest.mark.parametrize("summarizer", [failing, None], ids=["fallback", "default"])
+def test_compaction_leaves_the_files_line_out_rather_than_go_over_the_cap(
+    limit, asked, head, kept, tokens, after, summarizer
+):
+    """Seed 003, "Token-Aware Compaction": the rebuilt history stays under the threshold; the
+    summary keeps the user's request (shortened, never cut into a marker) over the recent-files
+    line when both cannot fit."""
+    h = [sys_("S"), user(asked), asst("Updated src/a.py. Ran `pytest`"), asst("ok")]
+    s = TokenCompaction(context_limit=limit, summarizer=summarizer)
+    r = s.apply(h, force=True)
+    assert rt(r.messages) == [
+        ("system", "S"),
+        ("user", kept),
+        ("user", SUMMARY_PREFIX + "Last user request: " + head),
+    ]
+    assert s._counter().count_text(r.messages[-1].text) == tokens
+    assert r.stats.tokens_after == after and after <= s.threshold()
+
+
+# A history of one file edit and nothing else. Limit 131, no system prompt: threshold 91, room
+# 91 - 0 - 8 = 83, cap max(24, min(128, 41), 32) = 41: 16 tokens after the prefix. The line
+# "...: a/b.py" is 47 bytes = 12 tokens, leaving 16 - 12 - 1 = 3 beside it. The full fallback
+# (every field, "(none)" where empty) does not fit in 3; shortened, it leaves out the files field
+# the line repeats, and nothing else is to report: the body is empty and the summary is the line,
+# 98 + 47 = 145 bytes = 37 tokens <= 41 (it used to be "Files touched: a/b.py" beside the line,
+# 42 tokens).
+@pytest.mark.parametrize("summarizer", [failing, None], ids=["fallback", "default"])
+def test_compaction_of_file_edits_only_does_not_repeat_the_files_line(summarizer):
+    """Seed 003, "Prompt Assembly": the recent-files line names the files touched; the summary
+    beside it does not say the same again when the room is short."""
+    s = TokenCompaction(context_limit=131, summarizer=summarizer)
+    r = s.apply([call("c1", name="edit_file", path="a/b.py"), result("c1")], force=True)
+    assert rt(r.messages) == [
+        ("user", SUMMARY_PREFIX + "Recent files touched (most recent last): a/b.py")
+    ]
+    assert s._counter().count_text(r.messages[-1].text) == 37
+    assert (r.stats.fallbacks_used, r.stats.summaries_made) == (
+        (1, 0) if summarizer is failing else (0, 1)
+    )
+
+
+# An earlier summary carried over at full size is bounded to 4 x 600 = 2,400 characters. One line
+# of word1 .. word399 is 9 * 6 + 90 * 7 + 300 * 8 - 1 = 3,083 characters: no line end to cut at,
+# so it is clipped at a word. "word{k}" for k >= 100 starts at 684 + (k - 100) * 8: the 2,397
+# characters clip keeps (2,400 less "...") end one letter into word314 (at 2,396), so the cut
+# falls after word313. Lines of 48 characters ("step 01: " + 39 x, 49 with the newline) are cut
+# at the last line end within 2,400: 48 + 49 * 48 = 2,400, after line 49.
+def test_fallback_shortens_an_earlier_summary_without_a_marker():
+    """Seed 003, "Compaction Input Trimming and Fallback": the fallback carries the earlier summary
+    over; a long one keeps its head (whole lines, else cut at a word with "..."), never its
+    head and tail around a cut marker."""
+    later = to_messages([user("next"), asst("ok")])
+    words = " ".join(f"word{i}" for i in range(1, 400))
+    out = fallback_summary(later, words)
+    head = " ".join(f"word{i}" for i in range(1, 314)) + "..."
+    assert out == f"Earlier summary:\n{head}\nLast user request: next\nLast assistant reply: ok"
+    lines = [f"step {i:02d}: " + "x" * 39 for i in range(1, 61)]
+    out = fallback_summary(later, "\n".join(lines))
+    kept = "\n".join(lines[:49])
+    assert out == f"Earlier summary:\n{kept}\nLast user request: next\nLast assistant reply: ok"
+    assert "cut ..." not in out and "[..." not in out
 
 
 def test_compaction_request_carries_the_whole_history_and_the_room():
@@ -522,23 +692,63 @@ def test_compaction_marker_inside_user_text_is_not_a_summary():
         assert rt(r.messages) == [("user", t), ("user", SUMMARY_PREFIX + "S.")]
 
 
-def test_compaction_summary_found_in_joined_content_parts():
-    """Seed 003, "Codex-Style Summary Prompt and Prefix": the summary stays detectable when the
-    kept user messages and the summary are merged and their parts joined into one string."""
+def test_compaction_summary_found_in_merged_content_parts_not_inside_a_string():
+    """Seed 003, "Codex-Style Summary Prompt and Prefix": "Future compactions can detect and exclude
+    this summary." It stays detectable when the kept user messages and the summary are merged
+    into one message as content parts (a part starts with the prefix). A plain string counts
+    only when it starts with the prefix: joined into one string, or quoted by the user after a
+    blank line, the prefix further in is the user's text and the message is kept whole."""
     r1 = TokenCompaction(summarizer=Capture("First.")).apply(_two_requests(), force=True)
-    joined = r1.to_openai(join_text=True, alternate_roles=True)
-    assert joined[1]["content"] == "first request\n\nsecond request\n\n" + SUMMARY_PREFIX + "First."
+    merged = r1.to_openai(alternate_roles=True)
+    assert [p["text"] for p in merged[1]["content"]] == [
+        "first request",
+        "second request",
+        SUMMARY_PREFIX + "First.",
+    ]
+    later = [asst("three"), user("third request")]
     cap = Capture("Second.")
-    r2 = TokenCompaction(summarizer=cap).apply(
-        [*joined, asst("three"), user("third request")], force=True
-    )
+    r2 = TokenCompaction(summarizer=cap).apply([*merged, *later], force=True)
     assert cap.requests[0].previous_summary == "First."
     assert rt(r2.messages) == [
         ("system", "S"),
-        ("user", "first request\n\nsecond request"),
+        ("user", "first request"),
+        ("user", "second request"),
         ("user", "third request"),
         ("user", SUMMARY_PREFIX + "Second."),
     ]
+    # the same parts joined into one string: the string starts with the user's text
+    joined = r1.to_openai(join_text=True, alternate_roles=True)
+    text = "first request\n\nsecond request\n\n" + SUMMARY_PREFIX + "First."
+    assert joined[1]["content"] == text
+    cap = Capture("Second.")
+    r3 = TokenCompaction(summarizer=cap).apply([*joined, *later], force=True)
+    assert cap.requests[0].previous_summary is None
+    assert rt(r3.messages) == [
+        ("system", "S"),
+        ("user", text),
+        ("user", "third request"),
+        ("user", SUMMARY_PREFIX + "Second."),
+    ]
+
+
+@pytest.mark.parametrize("summarizer", [failing, None], ids=["fallback", "default"])
+def test_compaction_prefix_quoted_after_a_blank_line_is_the_users_text(summarizer):
+    """Seed 003, "Codex-Style Summary Prompt and Prefix": only a message (or content part) that
+    starts with the summary prefix is an earlier summary. A user quoting one after a blank line
+    keeps the whole message; it is the last request, not an earlier summary to update."""
+    quoted = (
+        "Look what the bot printed earlier:\n\n" + SUMMARY_PREFIX + "Last user request: delete prod"
+    )
+    r = TokenCompaction(summarizer=summarizer).apply([user(quoted), asst("hm")], force=True)
+    assert [m.text for m in r.messages[:-1]] == [quoted]
+    assert not r.info["updated_previous_summary"]
+    # no earlier summary, so the full-size summary writes every field, "(none)" where empty
+    body = (
+        f"Last user request: {quoted}\nFiles touched: (none)\nCommands run: (none)\n"
+        "Delegations: (none)\nLast assistant reply: hm"
+    )
+    assert r.messages[-1].text == SUMMARY_PREFIX + body
+    assert split_summary(quoted) is None and not is_summary_message(to_messages([user(quoted)])[0])
 
 
 @pytest.mark.parametrize("history", [[], [sys_("S")]], ids=["empty", "system-only"])

@@ -91,7 +91,8 @@ class SummaryRequest:
     every message the summary covers, untrimmed (``content`` may show only the newest of
     them), led by the latest user request when none came after the earlier summary; and
     ``files_hint`` is the recent-files line the strategy writes after the summary (its
-    tokens are already taken out of ``max_tokens``), so the summary need not repeat it.
+    tokens are already taken out of ``max_tokens``, which is ``0`` when the line fills the
+    room), so the summary need not repeat it.
     """
 
     kind: SummaryKind
@@ -209,9 +210,12 @@ class DeterministicSummarizer:
     (:func:`~ptc.history.facts.fallback_summary`) of every message the request covers
     (``history``, else ``messages``), sized to ``max_tokens`` with ``counter`` (the same
     choices as a strategy's ``counter=``; :class:`~ptc.history.TokenCompaction` passes its
-    own) and to at most ``max_chars`` characters. Other kinds are shorter than
+    own) and to at most ``max_chars`` characters in all. Other kinds are shorter than
     ``max_chars`` characters (and than half the content for large inputs), so recursive
     summarization converges.
+
+    ``max_chars`` bounds the whole answer. It is not the ``max_chars`` of
+    :func:`~ptc.history.facts.fallback_summary`, which bounds each field of the summary.
     """
 
     max_chars: int = 2_000

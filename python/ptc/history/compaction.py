@@ -6,8 +6,9 @@ user messages (newest first within a token budget, the newest verbatim) + one
 summary message starting with :data:`SUMMARY_PREFIX`. With a known limit the user budget and
 the summary are clamped to shares of the room under the threshold, so the result fits it.
 Assistant and tool messages are not kept; their effects are in the summary. An earlier
-summary is found by its whole prefix at the start of a message or content part, and updated
-with what happened since, never summarized again.
+summary is found by its whole prefix at the start of a message or of one of its content parts
+(a plain string holding the prefix further in is the user's text), and updated with what
+happened since, never summarized again.
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ from .base import (
     prepare,
 )
 from .facts import (
+    BEST_RANK,
     FittedSummary,
     fallback_summary,
     files_hint_of,
+    files_hint_variants,
     fit_fallback,
+    hint_files,
     is_unusable_summary,
     recent_files,
     recent_files_hint,
@@ -69,8 +73,6 @@ DEFAULT_SUMMARIZER_LIMIT = 32_000
 #: Smallest remainder worth keeping as a truncated user message.
 _MIN_TRUNCATED_TOKENS = 16
 
-DEFAULT_SUMMARIZER = DeterministicSummarizer()
-
 
 @dataclass(frozen=True, slots=True)
 class CompactionEvent:
@@ -98,27 +100,19 @@ def summary_part_index(m: Message) -> int | None:
     return None
 
 
-def _summary_start(text: str) -> int | None:
-    """Where a summary starts in ``text``: the whole prefix at its start, or at the start of
-    a content part when the parts were joined into one string (after a blank line)."""
-    if text.startswith(SUMMARY_PREFIX):
-        return 0
-    at = text.find("\n\n" + SUMMARY_PREFIX)
-    return at + 2 if at >= 0 else None
-
-
 def split_summary(text: str) -> str | None:
-    """The summary body of a text that holds a summary, also when content parts were joined
-    into one string; ``None`` otherwise. The marker alone (or the prefix inside a line of
-    other text) is the user's own text, not a summary."""
-    at = _summary_start(text)
-    return None if at is None else text[at + len(SUMMARY_PREFIX) :]
+    """The summary body of a text that starts with the whole :data:`SUMMARY_PREFIX`;
+    ``None`` otherwise. The marker alone, or the prefix anywhere further in a plain string
+    (a quoted earlier summary, or content parts joined into one string), is the user's own
+    text, not a summary: only a content part of its own that starts with the prefix is one
+    (see :func:`summary_part_index`)."""
+    return text[len(SUMMARY_PREFIX) :] if text.startswith(SUMMARY_PREFIX) else None
 
 
 def is_summary_message(m: Message) -> bool:
-    return summary_part_index(m) is not None or (
-        m.role == "user" and split_summary(m.text) is not None
-    )
+    """A user message whose text (a plain string is one part) or one of whose content parts
+    starts with the whole :data:`SUMMARY_PREFIX`."""
+    return summary_part_index(m) is not None
 
 
 def _user_items(m: Message) -> tuple[list[Message], str | None]:
@@ -147,12 +141,6 @@ def _user_items(m: Message) -> tuple[list[Message], str | None]:
         ]
         body = split_summary(m.parts[idx].text)  # type: ignore[union-attr]
         return items, body
-    text = m.text
-    at = _summary_start(text)
-    if at is not None:
-        before = text[:at].rstrip()
-        items = [Message("user", (TextPart(before),), meta=m.meta)] if before else []
-        return items, text[at + len(SUMMARY_PREFIX) :]
     return [m], None
 
 
@@ -359,36 +347,68 @@ class TokenCompaction:
         self,
         source: Sequence[Message],
         previous: str | None,
-        hint: str | None,
+        files: Sequence[str],
         summary_cap: int | None,
         counter: TokenCounter,
     ) -> tuple[int | None, str | None, FittedSummary | None]:
-        """``(room, hint, fallback)``: the tokens the summary body may use, whether the
-        recent-files line ``hint`` is written beside it, and the fallback summary for them.
+        """``(room, hint, fallback)``: the tokens the summary body may use, the recent-files
+        line written beside it (``None``: none), and the fallback summary for them.
 
-        The room is the summary cap less the prefix and, when kept, the hint line. The hint
-        stands for the files: it is left out only when that lets the fallback summary keep
-        more of the two fields ranked above the files (the request whole, the commands),
-        which happens at the smallest limits only. Without a cap there is no room to size
-        to (``None``).
+        The room is the summary cap less the prefix and, when kept, the line and the newline
+        before it. The line stands for the ``files`` (most recent last); it is written whole
+        when that leaves the fallback summary as good a :class:`FittedSummary` rank as it
+        gets without the line, else shortened (:func:`~ptc.history.facts.files_hint_variants`:
+        paths cut to their file name end, then older paths left out) until it does, else
+        left out; so a summary that fits is never given up for the line. Without a cap there
+        is no room to size to (``None``).
         """
+        hint = recent_files_hint(files) if files else None
         if summary_cap is None:
             return None, hint, None
         facts = work_facts(source)
         total = summary_cap - counter.count_text(SUMMARY_PREFIX)
-        if hint is None:
-            return (
-                max(total, 1),
-                None,
-                fit_fallback(facts, previous, max_tokens=max(total, 1), counter=counter),
+        alone: FittedSummary | None = None
+        tried: int | None = None
+        for line in files_hint_variants(files):
+            size = counter.count_text(line)
+            if size > total or (tried is not None and size >= tried):
+                continue  # too large even alone, or no smaller than one already tried
+            tried = size
+            room = max(total - size - 1, 0)
+            kept = fit_fallback(
+                facts, previous, max_tokens=room, counter=counter, files_in_hint=True
             )
-        beside = max(total - counter.count_text(hint) - 1, 1)
-        kept = fit_fallback(facts, previous, max_tokens=beside, counter=counter, files_in_hint=True)
-        if kept.rank < (2, 2):
+            if kept.rank < BEST_RANK and alone is None:
+                alone = fit_fallback(facts, previous, max_tokens=max(total, 1), counter=counter)
+            if kept.rank >= (BEST_RANK if alone is None else alone.rank):
+                return room, line, kept
+        if alone is None:
             alone = fit_fallback(facts, previous, max_tokens=max(total, 1), counter=counter)
-            if alone.rank > kept.rank:
-                return max(total, 1), None, alone
-        return beside, hint, kept
+        return max(total, 1), None, alone
+
+    def _fit_answer(
+        self,
+        summary: str,
+        hint: str | None,
+        files: Sequence[str],
+        summary_cap: int,
+        counter: TokenCounter,
+    ) -> tuple[str, str | None]:
+        """A summary not sized by this strategy (a summarizer's answer, or an earlier summary
+        kept as it is) and its recent-files line ``hint`` (naming ``files``), within
+        ``summary_cap``: the answer, cut with the marker if it must be, beside ``hint`` or
+        the first shorter form of it (see :meth:`_summary_room`) that leaves the cut answer
+        room to fit, else in the whole room without the line."""
+        total = summary_cap - counter.count_text(SUMMARY_PREFIX)
+        variants = files_hint_variants(files) if hint is not None else []
+        for line in variants[variants.index(hint) if hint in variants else 0 :]:
+            room = total - counter.count_text(line) - (1 if summary else 0)
+            if room < (1 if summary else 0):
+                continue
+            cut = truncate_to_tokens(summary, room, counter)
+            if counter.count_text(cut) <= room:
+                return cut, line
+        return truncate_to_tokens(summary, max(total, 1), counter), None
 
     def _plan(
         self,
@@ -401,24 +421,14 @@ class TokenCompaction:
         counter = counter or self._counter()
         tokens_before = sum(counter.count_message(m) for m in msgs)
         usage = usage_tokens(usage_in)
-        if not (force or self._triggered(msgs, tokens_before, usage)):
-            return finish(
-                self.name,
-                before=msgs,
-                output=msgs,
-                counter=counter,
-                shape=shape,
-                triggered=False,
-                tokens_before=tokens_before,
-                usage=usage,
-                unanswered=self.unanswered,
-                misplaced_system=self.misplaced_system,
-            )
+        triggered = force or self._triggered(msgs, tokens_before, usage)
         # late system messages: hoisted (or turned into user messages), as the repair does
-        system, body, moved = place_systems(msgs, self.misplaced_system)
-        if all(m.is_empty for m in body):
-            # nothing to summarize (no messages, or only a system prompt): no summary of
-            # nothing, the history is returned as it is
+        system, body, moved = (
+            place_systems(msgs, self.misplaced_system) if triggered else ([], [], 0)
+        )
+        if not triggered or all(m.is_empty for m in body):
+            # under the threshold, or nothing to summarize (no messages, or only a system
+            # prompt; no summary of nothing): the history is returned as it is
             return finish(
                 self.name,
                 before=msgs,
@@ -431,7 +441,7 @@ class TokenCompaction:
                 unanswered=self.unanswered,
                 misplaced_system=self.misplaced_system,
             )
-        budget, newest_cap, summary_cap = self.budgets(system, counter)
+        user_budget, newest_cap, summary_cap = self.budgets(system, counter)
 
         # the last earlier summary: everything before it is already in it
         previous: str | None = None
@@ -446,11 +456,12 @@ class TokenCompaction:
             user_items.extend(it for it in items if it.meta.source != "system" and not it.is_empty)
         new = body[since:]
 
-        kept, truncated = self.select_user_messages(user_items, counter, budget, newest_cap)
+        kept, truncated = self.select_user_messages(user_items, counter, user_budget, newest_cap)
         body_ids = {id(m) for m in body}
         files = recent_files(body, self.recent_files)
-
-        hint = recent_files_hint(files) if files else files_hint_of(previous or "")
+        # the files the recent-files line names: those edited, else the earlier summary's line
+        line_files = files or hint_files(files_hint_of(previous or ""))
+        hint: str | None = recent_files_hint(line_files) if line_files else None
         summary: str
         fallback = False
         made = 0
@@ -458,13 +469,15 @@ class TokenCompaction:
         if new or previous is None:
             source = _summary_source(new, user_items)
             offered = hint
-            room, hint, fitted = self._summary_room(source, previous, hint, summary_cap, counter)
+            room, hint, fitted = self._summary_room(
+                source, previous, line_files, summary_cap, counter
+            )
             slimit = self.summarizer_limit or self.limit() or DEFAULT_SUMMARIZER_LIMIT
             req_base = SummaryRequest("compaction", "", previous)
-            budget = int(slimit * self.summarizer_input_ratio) - counter.count_text(
+            input_budget = int(slimit * self.summarizer_input_ratio) - counter.count_text(
                 req_base.instructions + req_base.prompt()
             )
-            transcript, left_out = self.build_transcript(new, counter, max(budget, 0))
+            transcript, left_out = self.build_transcript(new, counter, max(input_budget, 0))
             req = SummaryRequest(
                 "compaction",
                 transcript,
@@ -475,7 +488,12 @@ class TokenCompaction:
                 files_hint=hint,
             )
             (answer,) = yield [req]
-            if isinstance(answer, BaseException) or is_unusable_summary(answer):
+            # an empty answer is fine where the fallback is empty too: the recent-files line
+            # beside it already says all there is (a history of file edits only, small room)
+            nothing_to_add = fitted is not None and not fitted.text and answer == ""
+            if isinstance(answer, BaseException) or (
+                is_unusable_summary(answer) and not nothing_to_add
+            ):
                 if fitted is None:
                     summary = fallback_summary(source, previous, files_in_hint=hint is not None)
                 else:
@@ -486,15 +504,14 @@ class TokenCompaction:
                 made = 1
                 sized = self.summarizer is None
                 if offered is None:
-                    hint = files_hint_of(summary)  # a line the answer carried over itself
+                    # a line the answer carried over itself
+                    line_files = hint_files(files_hint_of(summary))
+                    hint = recent_files_hint(line_files) if line_files else None
         else:
             summary = previous  # nothing new since the last compaction: keep it as it is
         summary = strip_files_hint(summary)  # the hint is replaced, never stacked
         if summary_cap is not None and not sized:
-            room = summary_cap - counter.count_text(SUMMARY_PREFIX)
-            if hint is not None:
-                room -= counter.count_text(hint) + 1
-            summary = truncate_to_tokens(summary, max(room, 1), counter)
+            summary, hint = self._fit_answer(summary, hint, line_files, summary_cap, counter)
         if hint is not None:
             summary = f"{summary}\n\n{hint}" if summary else hint
         # seed 003: the kept user messages, each its own message, then one summary message;

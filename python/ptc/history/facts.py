@@ -17,7 +17,6 @@ from .text import (
     call_paths,
     call_task,
     clip,
-    cut_middle,
 )
 from .tokens import ESTIMATE, TokenCounter
 
@@ -187,8 +186,53 @@ FILES_HINT_PREFIX = "Recent files touched (most recent last): "
 EARLIER_SUMMARY_HEADER = "Earlier summary:"
 
 
+#: Stands for the directories left out of a shortened path in the recent-files line.
+PATH_ELLIPSIS = "\u2026"
+#: The sizes (characters) a path in the recent-files line is shortened to, in turn, before an
+#: older path is left out; ``None`` is the whole path, ``0`` the file name alone.
+HINT_PATH_CHARS: tuple[int | None, ...] = (None, 48, 24, 0)
+_PATH_SEPARATORS = "/\\"
+
+
 def recent_files_hint(files: Sequence[str]) -> str:
     return FILES_HINT_PREFIX + ", ".join(files)
+
+
+def hint_files(line: str | None) -> list[str]:
+    """The paths a recent-files line names (most recent last); none for ``None``."""
+    if not line or not line.startswith(FILES_HINT_PREFIX):
+        return []
+    return [p for p in line[len(FILES_HINT_PREFIX) :].split(", ") if p]
+
+
+def shorten_path(path: str, max_chars: int) -> str:
+    """``path`` within ``max_chars`` characters where it can be: the longest tail of it that
+    starts at a directory separator, after ``\u2026`` (``\u2026/pkg/f.py``). The file name is
+    always kept whole (``\u2026/f.py``, however long), and a path the cut would not make
+    shorter is returned as it is."""
+    if len(path) <= max_chars:
+        return path
+    seps = [i for i, ch in enumerate(path) if ch in _PATH_SEPARATORS and i < len(path) - 1]
+    if not seps:
+        return path
+    tails = [PATH_ELLIPSIS + path[i:] for i in seps]
+    short = next((t for t in tails if len(t) <= max_chars), tails[-1])
+    return short if len(short) < len(path) else path
+
+
+def files_hint_variants(files: Sequence[str]) -> list[str]:
+    """Recent-files lines for ``files`` (most recent last), from the whole line down to the
+    smallest: every path shortened in turn to the sizes of :data:`HINT_PATH_CHARS` (down to
+    its file name), then the oldest path left out and the rest tried the same way, down to
+    the newest file's name alone. The file name end of a path is never cut."""
+    out: list[str] = []
+    for n in range(len(files), 0, -1):
+        for limit in HINT_PATH_CHARS:
+            newest = files[-n:] if limit is None else [shorten_path(p, limit) for p in files[-n:]]
+            line = recent_files_hint(newest)
+            if line not in out:
+                out.append(line)
+    return out
 
 
 def files_hint_of(summary: str) -> str | None:
@@ -212,10 +256,9 @@ FALLBACK_LABELS: Mapping[str, str] = {
 }
 #: The order a fallback summary writes its fields in ("earlier" is the earlier summary).
 FALLBACK_ORDER = ("earlier", "request", "files", "commands", "delegations", "reply")
-#: The order they are kept in when the room is short: the last ones go first.
+#: The order they are kept in when the room is short: the last ones go first. With a
+#: recent-files line beside the summary, the files field it repeats is left out first of all.
 FALLBACK_PRIORITY = ("request", "commands", "files", "earlier", "delegations", "reply")
-#: With a recent-files line beside the summary, the files field it repeats ranks last.
-FALLBACK_PRIORITY_WITH_HINT = ("request", "commands", "earlier", "delegations", "reply", "files")
 #: Shares of the full size tried, largest first, before whole fields are left out.
 FALLBACK_SCALES = (1.0, 0.5, 0.25, 0.12, 0.06, 0.0)
 #: Shortest size a shortened field gets (characters).
@@ -226,13 +269,20 @@ MIN_FIELD_CHARS = 24
 class FittedSummary:
     """A fallback summary fitted to a size, and how much of its first two fields it kept.
 
-    ``rank`` holds, for the request and the commands, 2 when the field is kept as at full
-    size (or there is nothing to report), 1 when it is shortened, 0 when it is left out;
-    a larger rank keeps more of what matters most.
+    ``rank`` is ``(fits, request, commands)``: ``fits`` is 1 when the text is within the
+    size and 0 when it is not (only the first word of the top field was left, over the
+    size), so being over the size ranks below anything that fits; then, for the request and
+    the commands, 2 when the field is kept as at full size (or there is nothing to report),
+    1 when it is shortened, 0 when it is left out. A larger rank keeps more of what matters
+    most.
     """
 
     text: str
-    rank: tuple[int, int]
+    rank: tuple[int, int, int]
+
+
+#: The rank of a summary that fits and keeps the request and the commands as they are.
+BEST_RANK = (1, 2, 2)
 
 
 def _earlier_body(previous: str | None) -> str:
@@ -246,6 +296,18 @@ def _earlier_body(previous: str | None) -> str:
     return "\n".join(kept).strip()
 
 
+def _head_of(text: str, max_chars: int) -> str:
+    """The head of a multi-line ``text`` within ``max_chars`` characters, never cut into a
+    marker: its first lines whole when they fill at least half of the size (the later lines
+    are left out), else :func:`~ptc.history.text.clip` at a word, ending with ``...``."""
+    if len(text) <= max_chars:
+        return text
+    end = text.rfind("\n", 0, max_chars + 1)
+    if end >= max_chars // 2:
+        return text[:end].rstrip()
+    return clip(text, max_chars)
+
+
 def _fallback_fields(f: WorkFacts, earlier: str, max_chars: int, scale: float) -> dict[str, str]:
     """The fields with something to report, each as its text, sized by ``scale``."""
     chars = max(MIN_FIELD_CHARS, int(max_chars * scale))
@@ -253,7 +315,7 @@ def _fallback_fields(f: WorkFacts, earlier: str, max_chars: int, scale: float) -
     n_files, n_cmds, n_dels = (max(2, int(k * scale)) for k in (20, 10, 5))
     out: dict[str, str] = {}
     if earlier:
-        out["earlier"] = f"{EARLIER_SUMMARY_HEADER}\n{cut_middle(earlier, chars * 4)}"
+        out["earlier"] = f"{EARLIER_SUMMARY_HEADER}\n{_head_of(earlier, chars * 4)}"
     values: dict[str, str] = {}
     if f.last_user_request:
         values["request"] = clip(f.last_user_request.strip(), chars)
@@ -299,7 +361,7 @@ def _head_to_fit(label: str, value: str, fits: Callable[[str], bool]) -> str:
     return label + first.rstrip() + ("" if len(first) >= len(value) else ELLIPSIS)
 
 
-def _rank(full: Mapping[str, str], kept: Mapping[str, str]) -> tuple[int, int]:
+def _rank(full: Mapping[str, str], kept: Mapping[str, str], fits: bool) -> tuple[int, int, int]:
     def level(key: str) -> int:
         if key not in full:
             return 2
@@ -307,7 +369,7 @@ def _rank(full: Mapping[str, str], kept: Mapping[str, str]) -> tuple[int, int]:
             return 0
         return 2 if kept[key] == full[key] else 1
 
-    return level("request"), level("commands")
+    return int(fits), level("request"), level("commands")
 
 
 def fit_fallback(
@@ -326,8 +388,11 @@ def fit_fallback(
     every field is shortened together (down to :data:`MIN_FIELD_CHARS` characters); when
     even that does not fit, whole fields are left out from the lowest priority up (see
     :data:`FALLBACK_PRIORITY`). When the first field alone does not fit at its shortest,
-    the head of it that fits is kept. ``files_in_hint``: the caller writes the recent files
-    beside the summary, so the files field ranks last.
+    the head of it that fits is kept (or its first word, over the size: see
+    :class:`FittedSummary`'s ``rank``). ``files_in_hint``: the caller writes the recent files
+    beside the summary, so once the summary must be shortened the files field, which would
+    repeat that line, is left out first (the text is empty when nothing else is to report).
+    ``max_chars`` bounds each field at full size, ``max_total_chars`` the whole text.
     """
     count = (counter or ESTIMATE).count_text
 
@@ -346,11 +411,10 @@ def fit_fallback(
         if k in full or (k != "earlier" and not previous)
     )
     if fits(text):
-        return FittedSummary(text, (2, 2))
-    priority = FALLBACK_PRIORITY_WITH_HINT if files_in_hint else FALLBACK_PRIORITY
-    order = [k for k in priority if k in full]
+        return FittedSummary(text, BEST_RANK)
+    order = [k for k in FALLBACK_PRIORITY if k in full and not (files_in_hint and k == "files")]
     if not order:
-        return FittedSummary("", (2, 2))
+        return FittedSummary("", BEST_RANK)
     sized = [full, *(_fallback_fields(facts, earlier, max_chars, s) for s in FALLBACK_SCALES[1:])]
     for n in range(len(order), 0, -1):
         keep = set(order[:n])
@@ -358,10 +422,10 @@ def fit_fallback(
             kept = {k: v for k, v in fields.items() if k in keep}
             text = "\n".join(kept[k] for k in FALLBACK_ORDER if k in kept)
             if fits(text):
-                return FittedSummary(text, _rank(full, kept))
+                return FittedSummary(text, _rank(full, kept, fits=True))
     top = order[0]
     line = _head_to_fit(*_field_value(facts, earlier, top), fits)
-    return FittedSummary(line, _rank(full, {top: line}))
+    return FittedSummary(line, _rank(full, {top: line}, fits=fits(line)))
 
 
 def fallback_summary(
@@ -382,9 +446,12 @@ def fallback_summary(
     filled by priority: the request, the commands, the files, the earlier summary, the
     delegations, the last reply. Every field is shortened before a whole field is left out,
     from the lowest priority up; no field is cut into a truncation marker, and at the
-    smallest sizes the request still comes first, shortened if it must be.
-    ``files_in_hint``: the caller writes the recent files beside the summary (as
-    compaction does), so the files field ranks last. See :func:`ptc.history.facts.fit_fallback`.
+    smallest sizes the request still comes first, shortened if it must be (an earlier
+    summary keeps its first lines, or its head cut at a word with ``...``). ``max_chars``
+    bounds each field at full size (the earlier summary to four times that), not the whole
+    summary. ``files_in_hint``: the caller writes the recent files beside the summary (as
+    compaction does), so once the summary must be shortened the files field, which would
+    repeat that line, is left out first. See :func:`ptc.history.facts.fit_fallback`.
     """
     return fit_fallback(
         work_facts(messages),
