@@ -375,12 +375,16 @@ def test_two_workers_resuming_one_run_one_wins(tmp_path: Path, backend: Backend)
         """,
         "holder",
     )
-    assert holder.stdout is not None
-    assert holder.stdout.readline().strip() == "holding"
-    late = ptc.SubAgent(prompt="p", llm=ScriptedLLM(["```clojure\n(return 0)\n```"]), max_turns=3)
-    with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
-        late.resume(run_id, store=store)
-    gate.write_text("go")
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "holding"
+        late = ptc.SubAgent(
+            prompt="p", llm=ScriptedLLM(["```clojure\n(return 0)\n```"]), max_turns=3
+        )
+        with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
+            late.resume(run_id, store=store)
+    finally:
+        gate.write_text("go")  # the holder finishes, whatever happened here
     code, out, err = finish(holder)
     assert code == 0, err
     assert json.loads(out.strip().splitlines()[-1]) == {"ok": True, "value": 2}
@@ -421,14 +425,16 @@ def test_a_run_going_on_cannot_be_resumed_by_another_worker(
         """,
         "runner",
     )
-    assert runner.stdout is not None
-    assert runner.stdout.readline().strip() == "second call"
-    store = backend.open()
-    (run_id,) = store.checkpoint().runs()
-    late = ptc.SubAgent(prompt="p", llm=ScriptedLLM([clj_("(return (inc a))")]), max_turns=3)
-    with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
-        late.resume(run_id, store=store)
-    gate.write_text("go")
+    try:
+        assert runner.stdout is not None
+        assert runner.stdout.readline().strip() == "second call"
+        store = backend.open()
+        (run_id,) = store.checkpoint().runs()
+        late = ptc.SubAgent(prompt="p", llm=ScriptedLLM([clj_("(return (inc a))")]), max_turns=3)
+        with pytest.raises(RunLockedError, match=f"run '{run_id}' is going on in another worker"):
+            late.resume(run_id, store=store)
+    finally:
+        gate.write_text("go")  # the runner finishes, whatever happened here
     code, out, err = finish(runner)
     assert code == 0, err
     assert json.loads(out.strip().splitlines()[-1]) == {"ok": True, "value": 101}
