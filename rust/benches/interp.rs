@@ -23,6 +23,13 @@ fn main() {
             "(let [rs (mapv (fn [i] {:a i :b i :c \"x\"}) (range 300000))] (reduce + (map :b (map #(assoc % :b 1) rs))))",
             3e5,
         ),
+        // issue 9: loops over large vectors prefetch ahead; records read out of allocation
+        // order (a permutation) are the case it helps (the sort is part of the time)
+        (
+            "record-scattered-filter-group",
+            "(let [rs (sort-by #(mod (* (:a %) 7919) 300007) (mapv (fn [i] {:a i :b i :c (if (odd? i) \"x\" \"y\")}) (range 300000)))] (count (group-by :c (filter #(= (:c %) \"x\") rs))))",
+            3e5,
+        ),
         (
             "hashed-build-read",
             "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",
