@@ -486,22 +486,9 @@ class _Runner:
             "response": reply.content,
             "usage": dict(reply.usage),
         }
-        if program is None:
-            return Turn(
-                program=None,
-                result=None,
-                prints=(),
-                tool_calls=(),
-                memory=previous_memory,
-                success=False,
-                error=TurnError("no_program", NO_PROGRAM_MESSAGE),
-                llm_ms=llm_ms,
-                **base,
-            )
-        t0 = time.perf_counter()
-        try:
-            result = yield ("run", program)
-        except Exception as exc:  # the core should not raise; keep the loop alive if it does
+
+        def unrun(program: str | None, error: TurnError) -> Turn:
+            """A turn whose program did not run: nothing printed, called or defined."""
             return Turn(
                 program=program,
                 result=None,
@@ -509,10 +496,18 @@ class _Runner:
                 tool_calls=(),
                 memory=previous_memory,
                 success=False,
-                error=TurnError(getattr(exc, "type", "internal_error"), str(exc)),
+                error=error,
                 llm_ms=llm_ms,
                 **base,
             )
+
+        if program is None:
+            return unrun(None, TurnError("no_program", NO_PROGRAM_MESSAGE))
+        t0 = time.perf_counter()
+        try:
+            result = yield ("run", program)
+        except Exception as exc:  # the core should not raise; keep the loop alive if it does
+            return unrun(program, TurnError(getattr(exc, "type", "internal_error"), str(exc)))
         run_ms = (time.perf_counter() - t0) * 1000
         lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
         # arguments and results stay core values until a record is read (rendered in Rust)

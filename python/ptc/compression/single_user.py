@@ -26,7 +26,7 @@ from ptc.turn import MemoryEntry, Turn
 @register
 @dataclass(frozen=True)
 class SingleUserCoalesced(Strategy):
-    """The default strategy (ARC-005). Stateless; instances are interchangeable."""
+    """The default strategy (ARC-005); its fields are its options."""
 
     name: ClassVar[str] = "single_user_coalesced"
 

@@ -208,12 +208,6 @@ class PostgresStore(_Options, AppendOne):
                 self._pool.close()
                 self._pool = None
 
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def checkpoint(self) -> PostgresCheckpoint:
         """A checkpoint sink for agent runs in this store (``ptc_runs``, ``ptc_turns``)."""
         from ptc.checkpoint import PostgresCheckpoint

@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from ._checks import as_message_list
 from .messages import Message
@@ -163,7 +163,17 @@ def replayed_ids(
 
 
 class AppendOne:
-    """``append(message)``: one message through the store's ``append_many``."""
+    """What the sync stores share: ``append(message)`` (one message through the store's
+    ``append_many``) and ``with store:`` (closed at the end)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def append_many(
         self,

@@ -191,12 +191,6 @@ class HistoryStore(AppendOne):
                 self._conn.close()
                 self._conn = None
 
-    def __enter__(self) -> HistoryStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- writing ----------------------------------------------------------------------------
     def append_many(
         self,
