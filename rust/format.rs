@@ -387,68 +387,62 @@ fn sci(digits: &str, point: i32, e: &str) -> String {
     format!("{}.{}{}{}", &digits[..1], rest, e, point - 1)
 }
 
+/// How a float is spelt: the printer's (`##NaN`, `1.0E7`) or `str`'s (`NaN`, `1.0e16`).
+struct FloatStyle {
+    nan: &'static str,
+    inf: &'static str,
+    neg_inf: &'static str,
+    /// Magnitudes written as plain decimals; others in scientific notation.
+    plain: std::ops::Range<f64>,
+    exponent: &'static str,
+}
+
 /// Printer form of a float (§9.1): Clojure's `Double.toString` style.
-pub fn float_repr(f: f64) -> String {
+const PRINTED: FloatStyle = FloatStyle {
+    nan: "##NaN",
+    inf: "##Inf",
+    neg_inf: "##-Inf",
+    plain: 1e-3..1e7,
+    exponent: "E",
+};
+
+/// Display form of a float for `str`/`join` (§7.9).
+const DISPLAYED: FloatStyle = FloatStyle {
+    nan: "NaN",
+    inf: "Infinity",
+    neg_inf: "-Infinity",
+    plain: 1e-4..1e16,
+    exponent: "e",
+};
+
+fn float_text(f: f64, style: &FloatStyle) -> String {
     if f.is_nan() {
-        return "##NaN".into();
+        return style.nan.into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            "##Inf".into()
-        } else {
-            "##-Inf".into()
-        };
+        return if f > 0.0 { style.inf } else { style.neg_inf }.into();
     }
-    let sign = if f.is_sign_negative() && f != 0.0 {
-        "-"
-    } else {
-        ""
-    };
     if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
     let (digits, point) = float_digits(f);
-    let a = f.abs();
-    let body = if (1e-3..1e7).contains(&a) {
+    let body = if style.plain.contains(&f.abs()) {
         plain_decimal(&digits, point)
     } else {
-        sci(&digits, point, "E")
+        sci(&digits, point, style.exponent)
     };
     format!("{sign}{body}")
 }
 
+/// Printer form of a float (§9.1): Clojure's `Double.toString` style.
+pub fn float_repr(f: f64) -> String {
+    float_text(f, &PRINTED)
+}
+
 /// Display form of a float for `str`/`join` (§7.9).
 pub fn float_display(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    let (digits, point) = float_digits(f);
-    let a = f.abs();
-    let body = if (1e-4..1e16).contains(&a) {
-        plain_decimal(&digits, point)
-    } else {
-        sci(&digits, point, "e")
-    };
-    format!("{sign}{body}")
+    float_text(f, &DISPLAYED)
 }
 
 /// `#fn[a b]` for user functions (destructured parameters as `_`), `#fn[...]` otherwise.
