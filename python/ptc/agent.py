@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import ptc
 from ptc import _core
@@ -29,9 +29,14 @@ from ptc.checkpoint import CheckpointSink, CheckpointSource, Sink
 from ptc.compression import (
     ChatMessage,
     Compression,
+    CompressionArg,
     DataEntry,
     normalize,
 )
+from ptc.limits import LimitsArg
+
+if TYPE_CHECKING:
+    from ptc.history import AsyncPostgresStore, Store
 from ptc.llm import (
     LLM,
     LLMReply,
@@ -128,9 +133,9 @@ class SubAgent:
         tools: ToolsArg = None,
         data: Mapping[str, Any] | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
-        compression: Any = UNSET,
+        compression: CompressionArg | _Unset = UNSET,
         signature: str | None = None,
-        limits: Any = None,
+        limits: LimitsArg = None,
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
         on_turn: Callable[[Turn], Any] | None = None,
@@ -161,7 +166,7 @@ class SubAgent:
         self.hooks = Hooks(on_turn, on_llm_call, on_tool_call, checkpoint, telemetry)
         self._compression_spec = compression
         # Normalize now so a bad option fails at construction, not mid-run.
-        self._compression = None if compression is UNSET else normalize(compression)
+        self._compression = None if isinstance(compression, _Unset) else normalize(compression)
 
     def __repr__(self) -> str:
         return f"SubAgent(prompt={self.prompt!r}, max_turns={self.max_turns})"
@@ -209,7 +214,7 @@ class SubAgent:
         checkpoint: Step | CheckpointSource | str | None = None,
         run_id: str | None = None,
         *,
-        store: Any = None,
+        store: Store | AsyncPostgresStore | str | None = None,
     ) -> Step:
         """Continue a stored run: a Step, or a checkpoint (``JsonlCheckpoint``,
         ``SqliteCheckpoint``, ``PostgresCheckpoint``; ``run_id`` picks the run, default the last
@@ -233,7 +238,7 @@ class SubAgent:
         checkpoint: Step | CheckpointSource | str | None = None,
         run_id: str | None = None,
         *,
-        store: Any = None,
+        store: Store | AsyncPostgresStore | str | None = None,
     ) -> Step:
         """Async twin of :meth:`resume`."""
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
@@ -762,7 +767,9 @@ class AsyncAgentRun:
 
 
 def _resume_source(
-    checkpoint: Step | CheckpointSource | str | None, run_id: str | None, store: Any
+    checkpoint: Step | CheckpointSource | str | None,
+    run_id: str | None,
+    store: Store | AsyncPostgresStore | str | None,
 ) -> tuple[Step | CheckpointSource, str | None, Sink | None]:
     """What to resume from, the run id, and where to keep saving when the agent has no
     checkpoint of its own (the store's)."""
@@ -783,8 +790,9 @@ def _resume_source(
     if isinstance(store, str):
         from ptc.history.store import open_store
 
-        store = open_store(store)
-    source = store.checkpoint()
+        source = open_store(store).checkpoint()
+    else:
+        source = store.checkpoint()
     return source, run_id, source
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import types
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,17 +26,6 @@ def __getattr__(name: str) -> Any:
         )
         return ChatMessage
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-DEFAULT_OPTIONS: Mapping[str, int] = {
-    "println_limit": 15,  # API-004: most recent println calls shown
-    "tool_call_limit": 20,  # API-005: most recent tool calls shown
-    "sample_limit": _core.SAMPLE_LIMIT,  # TRN-002: collection items in a sample (3)
-    "sample_printable_limit": _core.SAMPLE_PRINTABLE_LIMIT,  # TRN-002: characters (80)
-    "tool_args_limit": 3,  # TRN-003
-    "tool_args_printable_limit": 60,  # TRN-003
-    "println_max_chars": 2000,  # TRN-011: one println entry is cut after this
-}
 
 
 @dataclass(frozen=True)
@@ -126,6 +116,18 @@ class Compression(Protocol):
 _REGISTRY: dict[str, type] = {}
 
 
+#: What ``compression=`` takes: ``True``/``False``/``None``, a strategy (class or instance), a
+#: ``(strategy, {option: value})`` pair, or a mapping of options for the default strategy.
+CompressionArg = (
+    bool
+    | Compression
+    | type[Compression]
+    | tuple[Compression | type[Compression], Mapping[str, int]]
+    | Mapping[str, int]
+    | None
+)
+
+
 def register(cls: type) -> type:
     """Class decorator: make a strategy known by name so stored steps can re-render (DBG-003)."""
     _REGISTRY[cls.name] = cls  # type: ignore[attr-defined]
@@ -182,7 +184,7 @@ def _with_options(strategy: Compression, opts: Mapping[str, Any]) -> Compression
     return strategy
 
 
-def normalize(spec: Any) -> tuple[Compression | None, dict[str, int]]:
+def normalize(spec: CompressionArg) -> tuple[Compression | None, dict[str, int]]:
     """Normalize the ``compression=`` option to ``(strategy, opts)`` (API-006).
 
     ``False``/``None`` -> ``(None, {})``: compression disabled, the full history is sent (API-003).
@@ -219,13 +221,13 @@ class Strategy:
 
     name: ClassVar[str]
 
-    println_limit: int = DEFAULT_OPTIONS["println_limit"]
-    tool_call_limit: int = DEFAULT_OPTIONS["tool_call_limit"]
-    sample_limit: int = DEFAULT_OPTIONS["sample_limit"]
-    sample_printable_limit: int = DEFAULT_OPTIONS["sample_printable_limit"]
-    tool_args_limit: int = DEFAULT_OPTIONS["tool_args_limit"]
-    tool_args_printable_limit: int = DEFAULT_OPTIONS["tool_args_printable_limit"]
-    println_max_chars: int = DEFAULT_OPTIONS["println_max_chars"]
+    println_limit: int = 15  # API-004: most recent println calls shown
+    tool_call_limit: int = 20  # API-005: most recent tool calls shown
+    sample_limit: int = _core.SAMPLE_LIMIT  # TRN-002: collection items in a sample (3)
+    sample_printable_limit: int = _core.SAMPLE_PRINTABLE_LIMIT  # TRN-002: characters (80)
+    tool_args_limit: int = 3  # TRN-003
+    tool_args_printable_limit: int = 60  # TRN-003
+    println_max_chars: int = 2000  # TRN-011: one println entry is cut after this
 
     def __post_init__(self) -> None:
         for key, value in self.options().items():
@@ -238,3 +240,7 @@ class Strategy:
     def _merged(self, opts: RenderOptions) -> dict[str, Any]:
         """This strategy's options under the render's own (a stored run's options win)."""
         return {**self.options(), **opts}
+
+
+#: The options' defaults: the fields of :class:`Strategy` (one place).
+DEFAULT_OPTIONS: Mapping[str, int] = types.MappingProxyType(Strategy().options())

@@ -7,6 +7,13 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
+    import warnings
+
     import ptc.tools.signature as moved
 
+    warnings.warn(
+        f"ptc.compression.signature.{name} is deprecated: import it from ptc.tools.signature",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return getattr(moved, name)

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ptc._aio import run_blocking
-from ptc.llm._adapter import retry_after
+from ptc.llm._adapter import Messages, retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
 from ptc.llm._openai import openai
 from ptc.llm.reply import LLMError, LLMReply, TransientLLMError, normalize_reply
 from ptc.llm.scripted import AsyncScriptedLLM, ScriptedLLM, ScriptExhausted
 
-Messages = list[dict[str, str]]
 LLM = Callable[[Messages], Union[Any, Awaitable[Any]]]  # noqa: UP007 (runtime alias)
 
 __all__ = [

@@ -19,6 +19,7 @@ from typing import Any
 from ptc._aio import run_blocking
 from ptc.llm.reply import LLMError, LLMReply
 
+#: The chat messages of one LLM request (``ptc.compression.ChatMessage`` dicts).
 Messages = list[dict[str, str]]
 
 
