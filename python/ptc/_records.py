@@ -14,12 +14,26 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from ._core import LazyValue
 from .errors import LispError
 
 R = TypeVar("R")
+
+
+class Record:
+    """Base of the records stored as JSON: ``to_dict()``/``from_dict()`` through this codec
+    (a record with values Python must encode names them in ``__value_fields__``)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Self:
+        return from_dict(cls, d)
 
 
 def to_dict(record: Any) -> dict[str, Any]:

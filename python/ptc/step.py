@@ -49,16 +49,9 @@ class StepError(TurnError):
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> StepError:
-        return _records.from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class Usage:
+class Usage(_records.Record):
     """Tokens reported by the LLM (summed over calls) and the last render's compression stats.
 
     ``llm_calls`` counts LLM *requests*: one per rendered message list, answered or not, so it
@@ -103,13 +96,9 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return {**_records.to_dict(self), "total_tokens": self.total_tokens}
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Usage:
-        return _records.from_dict(cls, d)  # total_tokens is derived: ignored
-
 
 @dataclass(frozen=True)
-class RunContext:
+class RunContext(_records.Record):
     """What stays fixed during a run and is needed to re-render its messages."""
 
     mission: str
@@ -148,13 +137,6 @@ class RunContext:
         return self.strategy_for_call(strategy).to_messages(
             tuple(turns), memory, self.render_options()
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RunContext:
-        return _records.from_dict(cls, d)
 
 
 @dataclass(frozen=True)

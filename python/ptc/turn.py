@@ -48,7 +48,7 @@ class _Lazy:
 
 
 @dataclass(frozen=True)
-class MemoryEntry:
+class MemoryEntry(_records.Record):
     """One user definition as it stood after a turn (name, kind, docstring, type, sample)."""
 
     name: str
@@ -59,16 +59,9 @@ class MemoryEntry:
     params: tuple[str, ...] | None = None
     return_type: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> MemoryEntry:
-        return _records.from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class ToolCallRecord:
+class ToolCallRecord(_records.Record):
     """One tool call of a turn; ``args_text`` is the truncated Clojure rendering (TRN-003)."""
 
     name: str
@@ -86,13 +79,9 @@ class ToolCallRecord:
             d["args"] = [d["args"]]
         return d
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ToolCallRecord:
-        return _records.from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class TurnError:
+class TurnError(_records.Record):
     """Why a turn failed: a program error, a missing program, or a rejected return value.
 
     The one shape of an error record: a run's :class:`~ptc.StepError` is this plus a value."""
@@ -103,16 +92,9 @@ class TurnError:
     line: int | None = None
     column: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> TurnError:
-        return _records.from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class Turn:
+class Turn(_records.Record):
     """One cycle of the loop: the LLM's reply, the program run, and what it produced.
 
     ``success`` is False when the turn must be shown to the LLM in full: no program in
@@ -142,10 +124,3 @@ class Turn:
         return self.llm_ms + self.run_ms
 
     __value_fields__: ClassVar[tuple[str, ...]] = ("result",)
-
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Turn:
-        return _records.from_dict(cls, d)

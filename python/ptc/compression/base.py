@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(_records.Record):
     """A tool as shown in the ``tool/`` section (FMT-004)."""
 
     name: str
@@ -37,28 +37,14 @@ class ToolSpec:
     signature: str
     description: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
-        return _records.from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class DataEntry:
+class DataEntry(_records.Record):
     """An input data key as shown in the ``data/`` section (FMT-005)."""
 
     name: str
     type: str
     sample: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> DataEntry:
-        return _records.from_dict(cls, d)
 
 
 class RenderOptions(TypedDict, total=False):
@@ -79,7 +65,7 @@ class RenderOptions(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
-class CompressionStats:
+class CompressionStats(_records.Record):
     """What one render kept and dropped; the agent puts the last one in ``step.usage``."""
 
     strategy: str
@@ -88,13 +74,6 @@ class CompressionStats:
     tool_calls_dropped: int = 0
     printlns_shown: int = 0
     printlns_dropped: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return _records.to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CompressionStats:
-        return _records.from_dict(cls, d)
 
 
 @runtime_checkable
