@@ -75,26 +75,26 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {short_repr(value)}"
 
 
-def _at(where: int | str, sub: str = "") -> str:
+def location(where: int | str, sub: str = "") -> str:
     # ``where`` is a message index (the common case, formatted only when an error is
     # raised) or an already formatted path
     return (f"messages[{where}]" if type(where) is int else str(where)) + sub
 
 
-def _type_error(path: str, expected: str, value: Any) -> TypeError:
+def type_error(path: str, expected: str, value: Any) -> TypeError:
     return TypeError(f"{path}: expected {expected}, got {describe(value)}")
 
 
-def _value_error(path: str, expected: str, value: Any, problem: str = "") -> ValueError:
+def value_error(path: str, expected: str, value: Any, problem: str = "") -> ValueError:
     lead = f"{problem}, " if problem else ""
     return ValueError(f"{path}: {lead}expected {expected}, got {describe(value)}")
 
 
-def _wrong(path: str, expected: str, value: Any) -> TypeError | ValueError:
+def wrong_type(path: str, expected: str, value: Any) -> TypeError | ValueError:
     """The error for a required value: ValueError when it is missing, else TypeError."""
     if value is MISSING:
-        return _value_error(path, expected, value)
-    return _type_error(path, expected, value)
+        return value_error(path, expected, value)
+    return type_error(path, expected, value)
 
 
 def as_message_list(messages: Any) -> list[Any] | tuple[Any, ...]:
@@ -106,32 +106,32 @@ def as_message_list(messages: Any) -> list[Any] | tuple[Any, ...]:
     if isinstance(messages, list | tuple):
         return messages
     if messages is None or isinstance(messages, str | bytes | bytearray | Mapping):
-        raise _type_error("messages", "a list of message dicts", messages)
+        raise type_error("messages", "a list of message dicts", messages)
     try:
         it = iter(messages)
     except TypeError:
-        raise _type_error("messages", "a list of message dicts", messages) from None
+        raise type_error("messages", "a list of message dicts", messages) from None
     return list(it)
 
 
-def _opt_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str | None:
+def optional_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str | None:
     v = d.get(key)
     if v is None or type(v) is str or isinstance(v, str):
         return v
-    raise _type_error(_at(where, f"{sub}.{key}"), "a str", v)
+    raise type_error(location(where, f"{sub}.{key}"), "a str", v)
 
 
-def _req_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str:
+def required_str(d: Mapping[str, Any], key: str, where: int | str, sub: str = "") -> str:
     v = d.get(key, MISSING)
     if type(v) is str or isinstance(v, str):
         return v
-    raise _wrong(_at(where, f"{sub}.{key}"), "a str", v)
+    raise wrong_type(location(where, f"{sub}.{key}"), "a str", v)
 
 
-def _json_text(value: Mapping[str, Any], where: int | str, sub: str) -> str:
+def json_text(value: Mapping[str, Any], where: int | str, sub: str) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError) as e:  # sets, bytes, cycles, ...
         err = TypeError if isinstance(e, TypeError) else ValueError
-        msg = f"{_at(where, sub)}: expected a dict of JSON values, got {describe(value)}"
+        msg = f"{location(where, sub)}: expected a dict of JSON values, got {describe(value)}"
         raise err(msg) from None

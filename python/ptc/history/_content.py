@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ._checks import MISSING, _at, _opt_str, _req_str, _type_error, _value_error, _wrong
+from ._checks import (
+    MISSING,
+    location,
+    optional_str,
+    required_str,
+    type_error,
+    value_error,
+    wrong_type,
+)
 from .messages import (
     EMPTY,
     NO_META,
@@ -18,27 +26,27 @@ from .messages import (
     Part,
     Shape,
     TextPart,
-    _freeze,
+    freeze,
 )
 
 _CONTENT_TEXT = "a str, a list of content parts or None"
 
 
-def _role(d: Mapping[str, Any], where: int | str, allowed: frozenset[str], text: str) -> str:
+def role_of(d: Mapping[str, Any], where: int | str, allowed: frozenset[str], text: str) -> str:
     role = d.get("role", MISSING)
     if type(role) is str or isinstance(role, str):
         if role in allowed:
             return role
-        raise _value_error(_at(where, ".role"), text, role, "unsupported message role")
-    raise _wrong(_at(where, ".role"), text, role)
+        raise value_error(location(where, ".role"), text, role, "unsupported message role")
+    raise wrong_type(location(where, ".role"), text, role)
 
 
-def _meta_from(d: Mapping[str, Any], where: int | str) -> Meta:
+def meta_from(d: Mapping[str, Any], where: int | str) -> Meta:
     if "source" in d or "sender_id" in d or "reasoning" in d or "created_at" in d:
         meta = Meta(
-            source=_opt_str(d, "source", where),
-            sender_id=_opt_str(d, "sender_id", where),
-            reasoning=_opt_str(d, "reasoning", where),
+            source=optional_str(d, "source", where),
+            sender_id=optional_str(d, "sender_id", where),
+            reasoning=optional_str(d, "reasoning", where),
             created_at=d.get("created_at"),
         )
     else:
@@ -46,18 +54,18 @@ def _meta_from(d: Mapping[str, Any], where: int | str) -> Meta:
     merged = d.get("merged_meta")
     if merged is not None:
         if not isinstance(merged, list | tuple):
-            raise _type_error(_at(where, ".merged_meta"), "a list of dicts", merged)
+            raise type_error(location(where, ".merged_meta"), "a list of dicts", merged)
         items = []
         for k, x in enumerate(merged):
-            path = _at(where, f".merged_meta[{k}]")
-            if not _is_mapping(x):
-                raise _type_error(path, "a dict", x)
-            items.append(_meta_from(x, path))
+            path = location(where, f".merged_meta[{k}]")
+            if not is_mapping(x):
+                raise type_error(path, "a dict", x)
+            items.append(meta_from(x, path))
         meta = replace(meta, merged=tuple(items))
     return meta
 
 
-def _data_url_split(url: str) -> tuple[str | None, str | None]:
+def split_data_url(url: str) -> tuple[str | None, str | None]:
     # data:image/png;base64,AAAA -> ("image/png", "AAAA")
     head, _, data = url.partition(",")
     if not head.startswith("data:") or ";base64" not in head:
@@ -65,49 +73,51 @@ def _data_url_split(url: str) -> tuple[str | None, str | None]:
     return head[5:].split(";", 1)[0] or None, data
 
 
-def _parse_block(block: Any, where: int | str, sub: str) -> Part:
+def parse_block(block: Any, where: int | str, sub: str) -> Part:
     if isinstance(block, str):
         return TextPart(block)
-    if not _is_mapping(block):
-        raise _type_error(_at(where, sub), "a content part dict or a str", block)
-    kind = _req_str(block, "type", where, sub)
+    if not is_mapping(block):
+        raise type_error(location(where, sub), "a content part dict or a str", block)
+    kind = required_str(block, "type", where, sub)
     if kind == "text":
-        text = _req_str(block, "text", where, sub)
-        return TextPart(
-            text, _freeze({k: v for k, v in block.items() if k not in ("type", "text")})
-        )
+        text = required_str(block, "text", where, sub)
+        return TextPart(text, freeze({k: v for k, v in block.items() if k not in ("type", "text")}))
     if kind == "image_url":
         inner = block.get("image_url", MISSING)
         detail = None
         if isinstance(inner, str):
             url = inner
-        elif _is_mapping(inner):
-            url = _req_str(inner, "url", where, f"{sub}.image_url")
-            detail = _opt_str(inner, "detail", where, f"{sub}.image_url")
+        elif is_mapping(inner):
+            url = required_str(inner, "url", where, f"{sub}.image_url")
+            detail = optional_str(inner, "detail", where, f"{sub}.image_url")
         else:
-            raise _wrong(_at(where, f"{sub}.image_url"), 'a dict with "url" or a str', inner)
+            raise wrong_type(
+                location(where, f"{sub}.image_url"), 'a dict with "url" or a str', inner
+            )
         extra = {k: v for k, v in block.items() if k not in ("type", "image_url")}
-        media_type, _ = _data_url_split(url)
-        return ImagePart(url=url, media_type=media_type, detail=detail, extra=_freeze(extra))
+        media_type, _ = split_data_url(url)
+        return ImagePart(url=url, media_type=media_type, detail=detail, extra=freeze(extra))
     if kind == "image":
         src = block.get("source", MISSING)
-        if not _is_mapping(src):
-            raise _wrong(_at(where, f"{sub}.source"), "a dict", src)
+        if not is_mapping(src):
+            raise wrong_type(location(where, f"{sub}.source"), "a dict", src)
         stype = src.get("type")
         if stype == "base64" or stype == "url":
             kept = {k: v for k, v in block.items() if k not in ("type", "source")}
             if stype == "base64":
                 return ImagePart(
-                    media_type=_opt_str(src, "media_type", where, f"{sub}.source"),
-                    data=_req_str(src, "data", where, f"{sub}.source"),
-                    extra=_freeze(kept),
+                    media_type=optional_str(src, "media_type", where, f"{sub}.source"),
+                    data=required_str(src, "data", where, f"{sub}.source"),
+                    extra=freeze(kept),
                 )
-            return ImagePart(url=_req_str(src, "url", where, f"{sub}.source"), extra=_freeze(kept))
+            return ImagePart(
+                url=required_str(src, "url", where, f"{sub}.source"), extra=freeze(kept)
+            )
         # other sources (e.g. Anthropic's "file") are kept as they are
-    return OtherPart(kind, _freeze(block))
+    return OtherPart(kind, freeze(block))
 
 
-def _parse_content(
+def parse_content(
     content: Any, where: int | str, sub: str
 ) -> tuple[tuple[Part, ...], ContentStyle]:
     if content is None:
@@ -115,25 +125,25 @@ def _parse_content(
     if type(content) is str or isinstance(content, str):
         return (TextPart(content),), "str"
     if isinstance(content, list | tuple):
-        return tuple(_parse_block(b, where, f"{sub}[{j}]") for j, b in enumerate(content)), "parts"
-    raise _type_error(_at(where, sub), _CONTENT_TEXT, content)
+        return tuple(parse_block(b, where, f"{sub}[{j}]") for j, b in enumerate(content)), "parts"
+    raise type_error(location(where, sub), _CONTENT_TEXT, content)
 
 
-def _is_mapping(x: Any) -> bool:
+def is_mapping(x: Any) -> bool:
     # exact-type check first: isinstance() against the Mapping ABC is slow on hot paths
     return type(x) is dict or isinstance(x, Mapping)
 
 
-def _is_anthropic_dict(d: Mapping[str, Any]) -> bool:
+def is_anthropic_dict(d: Mapping[str, Any]) -> bool:
     content = d.get("content")
     if type(content) is list:
         for b in content:
-            if _is_mapping(b) and b.get("type") in ("tool_use", "tool_result", "image"):
+            if is_mapping(b) and b.get("type") in ("tool_use", "tool_result", "image"):
                 return True
     return False
 
 
-def _meta_dict(m: Message) -> dict[str, Any]:
+def meta_dict(m: Message) -> dict[str, Any]:
     meta = m.meta
     if meta is NO_META:
         return {}
@@ -147,9 +157,9 @@ def _meta_dict(m: Message) -> dict[str, Any]:
     if meta.created_at is not None:
         out["created_at"] = meta.created_at
     if meta.merged:
-        out["merged_meta"] = [_meta_dict(Message("user", meta=x)) for x in meta.merged]
+        out["merged_meta"] = [meta_dict(Message("user", meta=x)) for x in meta.merged]
     return out
 
 
-def _extras(m: Message, shape: Shape, mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+def extras_of(m: Message, shape: Shape, mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return mapping if m.origin == shape else EMPTY

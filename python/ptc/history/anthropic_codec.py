@@ -6,58 +6,63 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._checks import _at, _json_text, _opt_str, _req_str, _type_error, as_message_list
+from ._checks import as_message_list, json_text, location, optional_str, required_str, type_error
 from ._content import (
-    _data_url_split,
-    _extras,
-    _is_mapping,
-    _meta_dict,
-    _meta_from,
-    _parse_block,
-    _parse_content,
-    _role,
+    extras_of,
+    is_mapping,
+    meta_dict,
+    meta_from,
+    parse_block,
+    parse_content,
+    role_of,
+    split_data_url,
 )
 from .messages import (
-    _ANTHROPIC_KNOWN,
-    _MSG_EXTRA,
+    META_KEYS,
     ChatToolCall,
     ImagePart,
     Message,
     OtherPart,
     Part,
     TextPart,
-    _freeze,
+    freeze,
 )
 
 _ANTHROPIC_ROLES = frozenset(("user", "assistant"))
+
+# The message keys Anthropic's format and our metadata use; others are kept as extras.
+ANTHROPIC_KNOWN = frozenset(("role", "content", *META_KEYS))
+# Where a tool result keeps the message-level unknown keys of an Anthropic user message
+# that held only tool results, so they are written back on the way out.
+MSG_EXTRA = "__ptc_message_extra__"
 
 
 _ANTHROPIC_ROLES_TEXT = '"user" or "assistant"'
 
 
 def _parse_tool_use(b: Mapping[str, Any], where: int | str, sub: str) -> ChatToolCall:
-    call_id = _opt_str(b, "id", where, sub) or ""
-    name = _req_str(b, "name", where, sub)
+    call_id = optional_str(b, "id", where, sub) or ""
+    name = required_str(b, "name", where, sub)
     inp = b.get("input")
     if inp is None:
         args = "{}"
-    elif _is_mapping(inp):
-        args = _json_text(inp, where, f"{sub}.input")
+    elif is_mapping(inp):
+        args = json_text(inp, where, f"{sub}.input")
     else:
-        raise _type_error(_at(where, f"{sub}.input"), "a dict", inp)
+        raise type_error(location(where, f"{sub}.input"), "a dict", inp)
     cextra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "input")}
-    return ChatToolCall(call_id, name, args, _freeze(cextra))
+    return ChatToolCall(call_id, name, args, freeze(cextra))
 
 
-def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
-    if not _is_mapping(d):
-        raise _type_error(_at(where), "a message dict", d)
-    role = _role(d, where, _ANTHROPIC_ROLES, _ANTHROPIC_ROLES_TEXT)
-    meta = _meta_from(d, where)
-    extra = _freeze({k: v for k, v in d.items() if k not in _ANTHROPIC_KNOWN})
+def from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
+    if not is_mapping(d):
+        raise type_error(location(where), "a message dict", d)
+    role = role_of(d, where, _ANTHROPIC_ROLES, _ANTHROPIC_ROLES_TEXT)
+    meta = meta_from(d, where)
+    extra = freeze({k: v for k, v in d.items() if k not in ANTHROPIC_KNOWN})
     content = d.get("content")
     if not isinstance(content, list | tuple):
-        parts, style = _parse_content(content, where, ".content")
+        parts, style = parse_content(content, where, ".content")
         return [
             Message(role, parts, meta=meta, extra=extra, origin="anthropic", content_style=style)  # type: ignore[arg-type]
         ]
@@ -65,10 +70,10 @@ def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
         parts_l: list[Part] = []
         calls: list[ChatToolCall] = []
         for j, b in enumerate(content):
-            if _is_mapping(b) and b.get("type") == "tool_use":
+            if is_mapping(b) and b.get("type") == "tool_use":
                 calls.append(_parse_tool_use(b, where, f".content[{j}]"))
             else:
-                parts_l.append(_parse_block(b, where, f".content[{j}]"))
+                parts_l.append(parse_block(b, where, f".content[{j}]"))
         return [
             Message(
                 "assistant",
@@ -84,14 +89,14 @@ def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
     out: list[Message] = []
     rest: list[Part] = []
     for j, b in enumerate(content):
-        if _is_mapping(b) and b.get("type") == "tool_result":
+        if is_mapping(b) and b.get("type") == "tool_result":
             sub = f".content[{j}]"
-            tool_use_id = _opt_str(b, "tool_use_id", where, sub) or ""
+            tool_use_id = optional_str(b, "tool_use_id", where, sub) or ""
             is_error = b.get("is_error")
             if is_error is not None and type(is_error) is not bool:
-                raise _type_error(_at(where, f"{sub}.is_error"), "a bool", is_error)
-            rparts, rstyle = _parse_content(b.get("content", ""), where, f"{sub}.content")
-            rextra = _freeze(
+                raise type_error(location(where, f"{sub}.is_error"), "a bool", is_error)
+            rparts, rstyle = parse_content(b.get("content", ""), where, f"{sub}.content")
+            rextra = freeze(
                 {
                     k: v
                     for k, v in b.items()
@@ -111,7 +116,7 @@ def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
                 )
             )
         else:
-            rest.append(_parse_block(b, where, f".content[{j}]"))
+            rest.append(parse_block(b, where, f".content[{j}]"))
     if rest or not out:
         out.append(
             Message(
@@ -125,7 +130,7 @@ def _from_anthropic_dict(d: Any, where: int | str) -> list[Message]:
         )
     elif extra:
         # keep message-level unknown keys on the first tool result so they survive
-        out[0] = replace(out[0], extra=_freeze({**out[0].extra, _MSG_EXTRA: dict(extra)}))
+        out[0] = replace(out[0], extra=freeze({**out[0].extra, MSG_EXTRA: dict(extra)}))
     return out
 
 
@@ -139,16 +144,16 @@ def from_anthropic(
     items = as_message_list(messages)
     out: list[Message] = []
     if system is not None and not (isinstance(system, list | tuple) and not system):
-        parts, style = _parse_content(system, "system", "")
+        parts, style = parse_content(system, "system", "")
         out.append(Message("system", parts, origin="anthropic", content_style=style))
     for i, d in enumerate(items):
-        out.extend(_from_anthropic_dict(d, i))
+        out.extend(from_anthropic_dict(d, i))
     return out
 
 
 def _anthropic_part(p: Part, m: Message) -> dict[str, Any]:
     if type(p) is TextPart:
-        return {"type": "text", "text": p.text, **_extras(m, "anthropic", p.extra)}
+        return {"type": "text", "text": p.text, **extras_of(m, "anthropic", p.extra)}
     if type(p) is ImagePart:
         if p.data is not None:
             src: dict[str, Any] = {
@@ -158,12 +163,12 @@ def _anthropic_part(p: Part, m: Message) -> dict[str, Any]:
             }
         else:
             url = p.url or ""
-            media_type, data = _data_url_split(url)
+            media_type, data = split_data_url(url)
             if data is not None:
                 src = {"type": "base64", "media_type": media_type or "image/png", "data": data}
             else:
                 src = {"type": "url", "url": url}
-        return {"type": "image", "source": src, **_extras(m, "anthropic", p.extra)}
+        return {"type": "image", "source": src, **extras_of(m, "anthropic", p.extra)}
     assert type(p) is OtherPart
     if m.origin == "anthropic":
         return dict(p.block)
@@ -194,10 +199,10 @@ def to_anthropic(messages: Iterable[Message], *, include_meta: bool = False) -> 
         if pending:
             assert pending_src is not None
             d: dict[str, Any] = {"role": "user", "content": pending}
-            if pending_src.origin == "anthropic" and _MSG_EXTRA in pending_src.extra:
-                d.update(pending_src.extra[_MSG_EXTRA])
+            if pending_src.origin == "anthropic" and MSG_EXTRA in pending_src.extra:
+                d.update(pending_src.extra[MSG_EXTRA])
             if include_meta:
-                d.update(_meta_dict(pending_src))
+                d.update(meta_dict(pending_src))
             out.append(d)
         pending = []
         pending_src = None
@@ -214,7 +219,7 @@ def to_anthropic(messages: Iterable[Message], *, include_meta: bool = False) -> 
             if m.is_error is not None:
                 block["is_error"] = m.is_error
             if m.origin == "anthropic":
-                block.update({k: v for k, v in m.extra.items() if k != _MSG_EXTRA})
+                block.update({k: v for k, v in m.extra.items() if k != MSG_EXTRA})
             if pending_src is None:
                 pending_src = m
             pending.append(block)
@@ -237,7 +242,7 @@ def to_anthropic(messages: Iterable[Message], *, include_meta: bool = False) -> 
                                 "id": tc.id,
                                 "name": tc.name,
                                 "input": tc.parsed_arguments(),
-                                **_extras(m, "anthropic", tc.extra),
+                                **extras_of(m, "anthropic", tc.extra),
                             }
                         )
                 else:
@@ -245,9 +250,9 @@ def to_anthropic(messages: Iterable[Message], *, include_meta: bool = False) -> 
                 d = {"role": "assistant", "content": content}
             else:
                 d = {"role": "user", "content": _anthropic_content(m)}
-        d.update(_extras(m, "anthropic", m.extra))
+        d.update(extras_of(m, "anthropic", m.extra))
         if include_meta:
-            d.update(_meta_dict(m))
+            d.update(meta_dict(m))
         out.append(d)
     flush()
     result: dict[str, Any] = {"messages": out}

@@ -30,7 +30,7 @@ from .repair import (
     RepairReport,
     SystemPolicy,
     UnansweredPolicy,
-    _provider,
+    provider_name,
     rendering_policy,
     repair,
 )
@@ -330,7 +330,7 @@ class HistoryResult:
         self, provider: Provider = "strict", *, alternate_roles: bool | None = None
     ) -> list[Message]:
         """``messages`` with ``provider``'s constraints applied (see :func:`repair`)."""
-        _provider(provider)
+        provider_name(provider)
         cached = self.strict_messages is not None and self.strict_of is self.messages
         if cached and alternate_roles is not False and (provider != "openai" or alternate_roles):
             return list(self.strict_messages or ())

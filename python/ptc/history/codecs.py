@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._checks import as_message_list
-from ._content import _is_anthropic_dict, _is_mapping
-from .anthropic_codec import _from_anthropic_dict, to_anthropic
+from ._content import is_anthropic_dict, is_mapping
+from .anthropic_codec import from_anthropic_dict, to_anthropic
 from .messages import Message, Shape
-from .openai_codec import _from_openai_dict, to_openai
+from .openai_codec import from_openai_dict, to_openai
 
 
 def to_messages(history: Iterable[Message | Mapping[str, Any]]) -> list[Message]:
@@ -34,10 +34,10 @@ def to_messages(history: Iterable[Message | Mapping[str, Any]]) -> list[Message]
     for i, m in enumerate(items):
         if type(m) is Message:
             out.append(m)
-        elif anthropic and _is_mapping(m) and m.get("role") in ("user", "assistant"):
-            out.extend(_from_anthropic_dict(m, i))
+        elif anthropic and is_mapping(m) and m.get("role") in ("user", "assistant"):
+            out.extend(from_anthropic_dict(m, i))
         else:
-            out.append(_from_openai_dict(m, i))
+            out.append(from_openai_dict(m, i))
     return out
 
 
@@ -45,12 +45,12 @@ def detect_shape(history: Iterable[Message | Mapping[str, Any]]) -> Shape:
     """``"anthropic"`` if any message uses Anthropic content blocks or origin, else ``"openai"``."""
     for m in history:
         if type(m) is dict:
-            if type(m.get("content")) is list and _is_anthropic_dict(m):
+            if type(m.get("content")) is list and is_anthropic_dict(m):
                 return "anthropic"
         elif type(m) is Message:
             if m.origin == "anthropic":
                 return "anthropic"
-        elif isinstance(m, Mapping) and _is_anthropic_dict(m):
+        elif isinstance(m, Mapping) and is_anthropic_dict(m):
             return "anthropic"
     return "openai"
 

@@ -53,32 +53,11 @@ class FrozenMap(Mapping[str, Any]):
 EMPTY: Mapping[str, Any] = FrozenMap()
 
 
-# Where a tool result keeps the message-level unknown keys of an Anthropic user message
-# that held only tool results, so they are written back on the way out.
-_MSG_EXTRA = "__ptc_message_extra__"
-
-
 # Message-level keys that carry our metadata rather than provider fields.
 META_KEYS = ("source", "sender_id", "reasoning", "created_at", "merged_meta")
 
 
-_OPENAI_KNOWN = frozenset(("role", "content", "tool_calls", "tool_call_id", *META_KEYS))
-
-
-_ANTHROPIC_KNOWN = frozenset(("role", "content", *META_KEYS))
-
-
-_CALL_KEYS = frozenset(("id", "type", "function"))
-
-
-# The message keys _meta_from reads (a message with none of them has ``NO_META``).
-_META_INPUT_KEYS = frozenset(("source", "sender_id", "reasoning", "created_at", "merged_meta"))
-
-
-_FN_KEYS = frozenset(("name", "arguments"))
-
-
-def _freeze(d: Mapping[str, Any]) -> Mapping[str, Any]:
+def freeze(d: Mapping[str, Any]) -> Mapping[str, Any]:
     return FrozenMap(d) if d else EMPTY
 
 

@@ -7,21 +7,18 @@ from typing import Any
 
 from ._checks import (
     MISSING,
-    _at,
-    _json_text,
-    _opt_str,
-    _type_error,
-    _value_error,
-    _wrong,
     as_message_list,
+    json_text,
+    location,
+    optional_str,
+    type_error,
+    value_error,
+    wrong_type,
 )
-from ._content import _extras, _is_mapping, _meta_dict, _meta_from, _parse_content, _role
+from ._content import extras_of, is_mapping, meta_dict, meta_from, parse_content, role_of
 from .messages import (
-    _CALL_KEYS,
-    _FN_KEYS,
-    _META_INPUT_KEYS,
-    _OPENAI_KNOWN,
     EMPTY,
+    META_KEYS,
     NO_META,
     ChatToolCall,
     ImagePart,
@@ -30,10 +27,18 @@ from .messages import (
     OtherPart,
     Part,
     TextPart,
-    _freeze,
+    freeze,
 )
 
 _OPENAI_ROLES = frozenset(("system", "developer", "user", "assistant", "tool"))
+
+# The message keys OpenAI's format and our metadata use; others are kept as extras.
+OPENAI_KNOWN = frozenset(("role", "content", "tool_calls", "tool_call_id", *META_KEYS))
+# The keys of a plain tool call and of its function.
+CALL_KEYS = frozenset(("id", "type", "function"))
+FN_KEYS = frozenset(("name", "arguments"))
+# The message keys meta_from reads (a message with none of them has ``NO_META``).
+META_INPUT_KEYS = frozenset(META_KEYS)
 
 
 _OPENAI_ROLES_TEXT = '"system", "developer", "user", "assistant" or "tool"'
@@ -50,44 +55,44 @@ CallFields = tuple[str, str, str, Mapping[str, Any], str | None, Mapping[str, An
 def _call_fields(tc: Any, where: int | str, k: int) -> CallFields:
     # Paths are formatted only when an error is raised: this runs for every call.
     if type(tc) is not dict and not isinstance(tc, Mapping):
-        raise _type_error(_at(where, f".tool_calls[{k}]"), "a tool call dict", tc)
+        raise type_error(location(where, f".tool_calls[{k}]"), "a tool call dict", tc)
     ctype = tc.get("type")
     if ctype is None or ctype == "function":
         ctype = None
     elif not isinstance(ctype, str):
-        raise _type_error(_at(where, f".tool_calls[{k}].type"), "a str", ctype)
+        raise type_error(location(where, f".tool_calls[{k}].type"), "a str", ctype)
     fn = tc.get("function", MISSING)
     if type(fn) is not dict and not isinstance(fn, Mapping):
         if ctype is None or (fn is not MISSING and fn is not None):
-            raise _wrong(_at(where, f".tool_calls[{k}].function"), _FUNCTION_TEXT, fn)
+            raise wrong_type(location(where, f".tool_calls[{k}].function"), _FUNCTION_TEXT, fn)
         fn = EMPTY  # another call type (e.g. "custom") without a function
     name = fn.get("name", MISSING)
     if type(name) is not str and not isinstance(name, str):
         if ctype is not None and (name is MISSING or name is None):
             name = ""
         else:
-            raise _wrong(_at(where, f".tool_calls[{k}].function.name"), "a str", name)
+            raise wrong_type(location(where, f".tool_calls[{k}].function.name"), "a str", name)
     args = fn.get("arguments")
     if type(args) is not str and not isinstance(args, str):
         if args is None:
             args = "{}"
         elif type(args) is dict or isinstance(args, Mapping):
-            args = _json_text(args, where, f".tool_calls[{k}].function.arguments")
+            args = json_text(args, where, f".tool_calls[{k}].function.arguments")
         else:
-            path = _at(where, f".tool_calls[{k}].function.arguments")
-            raise _type_error(path, "a str or a dict", args)
+            path = location(where, f".tool_calls[{k}].function.arguments")
+            raise type_error(path, "a str or a dict", args)
     call_id = tc.get("id")
     if type(call_id) is not str:
         if call_id is None:
             call_id = ""
         elif not isinstance(call_id, str):
-            raise _type_error(_at(where, f".tool_calls[{k}].id"), "a str", call_id)
+            raise type_error(location(where, f".tool_calls[{k}].id"), "a str", call_id)
     return call_id, name, args, fn, ctype, tc
 
 
 def _tool_call(fields: CallFields) -> ChatToolCall:
     call_id, name, args, fn, ctype, tc = fields
-    if ctype is None and type(tc) is dict and tc.keys() <= _CALL_KEYS and fn.keys() <= _FN_KEYS:
+    if ctype is None and type(tc) is dict and tc.keys() <= CALL_KEYS and fn.keys() <= FN_KEYS:
         return ChatToolCall(call_id, name, args)
     extra = {k: v for k, v in tc.items() if k not in ("id", "function", "type")}
     if ctype is not None:
@@ -95,7 +100,7 @@ def _tool_call(fields: CallFields) -> ChatToolCall:
     fn_extra = {k: v for k, v in fn.items() if k not in ("name", "arguments")}
     if fn_extra:
         extra["function"] = fn_extra
-    return ChatToolCall(call_id, name, args, _freeze(extra))
+    return ChatToolCall(call_id, name, args, freeze(extra))
 
 
 def parse_openai_fields(
@@ -112,15 +117,15 @@ def parse_openai_fields(
     # goes to the helpers, which accept it or raise.
     role = d.get("role")
     if type(role) is not str or role not in _OPENAI_ROLES:
-        role = _role(d, index, _OPENAI_ROLES, _OPENAI_ROLES_TEXT)
+        role = role_of(d, index, _OPENAI_ROLES, _OPENAI_ROLES_TEXT)
     raw_calls = d.get("tool_calls")
     calls: Sequence[CallFields] = ()
     if raw_calls is not None:
         if type(raw_calls) is not list and not isinstance(raw_calls, list | tuple):
-            raise _type_error(_at(index, ".tool_calls"), "a list of tool call dicts", raw_calls)
+            raise type_error(location(index, ".tool_calls"), "a list of tool call dicts", raw_calls)
         if raw_calls and role != "assistant":  # providers reject it; repair cannot pair it
-            path = _at(index, ".tool_calls")
-            raise _value_error(path, f"no tool calls on a {role} message", raw_calls)
+            path = location(index, ".tool_calls")
+            raise value_error(path, f"no tool calls on a {role} message", raw_calls)
         found = []
         k = 0
         for tc in raw_calls:
@@ -129,29 +134,29 @@ def parse_openai_fields(
         calls = found
     tcid = d.get("tool_call_id")
     if tcid is not None and type(tcid) is not str:
-        tcid = _opt_str(d, "tool_call_id", index)
-    meta = NO_META if _META_INPUT_KEYS.isdisjoint(d) else _meta_from(d, index)
+        tcid = optional_str(d, "tool_call_id", index)
+    meta = NO_META if META_INPUT_KEYS.isdisjoint(d) else meta_from(d, index)
     return role, calls, tcid, meta
 
 
-def _from_openai_dict(d: Any, where: int | str) -> Message:
-    if not _is_mapping(d):
-        raise _type_error(_at(where), "a message dict", d)
+def from_openai_dict(d: Any, where: int | str) -> Message:
+    if not is_mapping(d):
+        raise type_error(location(where), "a message dict", d)
     role, fields, tcid, meta = parse_openai_fields(d, where)
     calls = tuple(_tool_call(f) for f in fields) if fields else ()
-    parts, style = _parse_content(d.get("content"), where, ".content")
+    parts, style = parse_content(d.get("content"), where, ".content")
     extra = EMPTY
-    if not d.keys() <= _OPENAI_KNOWN:
-        extra = _freeze({k: v for k, v in d.items() if k not in _OPENAI_KNOWN})
+    if not d.keys() <= OPENAI_KNOWN:
+        extra = freeze({k: v for k, v in d.items() if k not in OPENAI_KNOWN})
     if role == "developer":  # OpenAI's newer name for the system role
         role = "system"
-        extra = _freeze({**extra, "role": "developer"})
+        extra = freeze({**extra, "role": "developer"})
     return Message(role, parts, calls, tcid, None, meta, extra, "openai", style)  # type: ignore[arg-type]
 
 
 def message_from_openai(d: Any, *, index: int = 0) -> Message:
     """Parse one OpenAI message dict; ``index`` is its position, used in error messages."""
-    return _from_openai_dict(d, index)
+    return from_openai_dict(d, index)
 
 
 def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
@@ -159,18 +164,18 @@ def from_openai(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
 
     Malformed input raises ``TypeError``/``ValueError`` (see :func:`to_messages`).
     """
-    return [_from_openai_dict(d, i) for i, d in enumerate(as_message_list(messages))]
+    return [from_openai_dict(d, i) for i, d in enumerate(as_message_list(messages))]
 
 
 def _openai_part(p: Part, m: Message) -> dict[str, Any]:
     if type(p) is TextPart:
-        return {"type": "text", "text": p.text, **_extras(m, "openai", p.extra)}
+        return {"type": "text", "text": p.text, **extras_of(m, "openai", p.extra)}
     if type(p) is ImagePart:
         url = p.url or f"data:{p.media_type or 'image/png'};base64,{p.data or ''}"
         inner: dict[str, Any] = {"url": url}
         if p.detail is not None:
             inner["detail"] = p.detail
-        return {"type": "image_url", "image_url": inner, **_extras(m, "openai", p.extra)}
+        return {"type": "image_url", "image_url": inner, **extras_of(m, "openai", p.extra)}
     assert type(p) is OtherPart
     if m.origin == "openai":
         return dict(p.block)
@@ -215,7 +220,7 @@ def message_to_openai(
         if k != "role":
             d[k] = v
     if include_meta:
-        d.update(_meta_dict(m))
+        d.update(meta_dict(m))
     return d
 
 

@@ -166,11 +166,11 @@ def validate(
             i = j
             continue
         i += 1
-    accepted = _ACCEPTED[_provider(provider)]
+    accepted = _ACCEPTED[provider_name(provider)]
     return [x for x in issues if x.kind not in accepted] if accepted else issues
 
 
-def _provider(provider: Provider) -> Provider:
+def provider_name(provider: Provider) -> Provider:
     if provider not in PROVIDERS:
         raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
     return provider
@@ -378,7 +378,7 @@ def repair(
     :func:`continuation_message` first; finally consecutive user or assistant messages are
     merged (the later messages' metadata is kept in ``Meta.merged``).
     """
-    alternate = _provider(provider) != "openai" if alternate_roles is None else alternate_roles
+    alternate = provider_name(provider) != "openai" if alternate_roles is None else alternate_roles
     msgs = to_messages(history)
     systems_moved = empty_dropped = orphans = synthesized = removed = renamed = assigned = 0
     text_results = 0
