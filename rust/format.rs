@@ -68,16 +68,30 @@ pub fn to_clojure(
     )
 }
 
-/// Output bytes after which a print with a `limit` or `printable_limit` (a preview) stops: the
-/// limits apply per collection, and a value built from shared parts can hold `limit`^depth items.
 /// A sample of a value (definitions, data entries, feedback): this many items of a collection
 /// and this many characters of a string, unless the caller asks otherwise (seed 001, TRN-002).
 pub const SAMPLE_LIMIT: usize = 3;
 pub const SAMPLE_PRINTABLE_LIMIT: usize = 80;
+/// A tool call's arguments as the LLM sees them (seed 001, TRN-003).
+pub const TOOL_ARGS_LIMIT: usize = 3;
+pub const TOOL_ARGS_PRINTABLE_LIMIT: usize = 60;
+/// A run's value previewed by default (`Result.preview()`).
+pub const PREVIEW_LIMIT: usize = 10;
+pub const PREVIEW_PRINTABLE_LIMIT: usize = 512;
+/// A value mentioned inside a sentence (an error's "got ...", a repr): shorter than a sample.
+pub const MENTION_LIMIT: usize = 3;
+pub const MENTION_PRINTABLE_LIMIT: usize = 40;
 
+/// Output bytes after which a print with a `limit` or `printable_limit` (a preview) stops: the
+/// limits apply per collection, and a value built from shared parts can hold `limit`^depth items.
 pub const PREVIEW_CAP: usize = 1024 * 1024;
 /// Output bytes after which any print stops.
 pub const PRINT_CAP: usize = 256 * 1024 * 1024;
+
+/// `v` as mentioned inside a sentence (see [`MENTION_LIMIT`]).
+pub fn mention(v: &Value) -> String {
+    to_clojure(v, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT)).0
+}
 
 pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
     let cap = if opts.limit.is_some() || opts.printable_limit.is_some() {

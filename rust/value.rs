@@ -565,7 +565,7 @@ impl Value {
         match self {
             Value::Nil => "nil".to_string(),
             _ => {
-                let (text, _) = crate::format::to_clojure(self, Some(3), Some(40));
+                let text = crate::format::mention(self);
                 format!("{} {}", self.kind_name(), text)
             }
         }

@@ -6,8 +6,11 @@ from .errors import LispError
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "PRINT_ENTRY_CHARS",
     "SAMPLE_LIMIT",
     "SAMPLE_PRINTABLE_LIMIT",
+    "TOOL_ARGS_LIMIT",
+    "TOOL_ARGS_PRINTABLE_LIMIT",
     "CancelToken",
     "CoreSession",
     "Definition",
@@ -32,6 +35,9 @@ __all__ = [
 __version__: str
 DEFAULT_LIMITS: dict[str, int]
 SAMPLE_LIMIT: int
+TOOL_ARGS_LIMIT: int
+TOOL_ARGS_PRINTABLE_LIMIT: int
+PRINT_ENTRY_CHARS: int
 SAMPLE_PRINTABLE_LIMIT: int
 
 @final

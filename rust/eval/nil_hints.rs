@@ -32,7 +32,7 @@ pub(super) fn with_hint_if(
 
 /// A short printed form of a key, for hints.
 pub(super) fn printed(v: &Value) -> String {
-    crate::format::to_clojure(v, Some(3), Some(40)).0
+    crate::format::mention(v)
 }
 
 /// The text of a keyword or string map key.

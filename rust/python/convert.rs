@@ -748,7 +748,7 @@ impl<'py> ToPy<'py> {
                             // `ptc.Keyword("a") == "a"`: a map with both :a and "a" would lose one
                             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                                 "a map has keys that are equal in Python (a keyword and a string with the same text): {}",
-                                crate::format::to_clojure(v, Some(5), Some(80)).0
+                                crate::format::mention(v)
                             )));
                         }
                         d.into_any()

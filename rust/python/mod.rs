@@ -77,5 +77,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_LIMITS", d)?;
     m.add("SAMPLE_LIMIT", SAMPLE_LIMIT)?;
     m.add("SAMPLE_PRINTABLE_LIMIT", SAMPLE_PRINTABLE_LIMIT)?;
+    m.add("TOOL_ARGS_LIMIT", crate::format::TOOL_ARGS_LIMIT)?;
+    m.add(
+        "TOOL_ARGS_PRINTABLE_LIMIT",
+        crate::format::TOOL_ARGS_PRINTABLE_LIMIT,
+    )?;
+    m.add("PRINT_ENTRY_CHARS", crate::limits::PRINT_ENTRY_CHARS)?;
     Ok(())
 }

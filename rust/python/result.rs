@@ -9,7 +9,10 @@ use pyo3::types::{PyList, PyString};
 use super::convert::ToPy;
 use super::{bounded, lisp_error};
 use crate::error::Error;
-use crate::format::{print, PrintOpts};
+use crate::format::{
+    print, PrintOpts, MENTION_LIMIT, MENTION_PRINTABLE_LIMIT, PREVIEW_LIMIT,
+    PREVIEW_PRINTABLE_LIMIT, TOOL_ARGS_LIMIT, TOOL_ARGS_PRINTABLE_LIMIT,
+};
 use crate::limits::Limits;
 use crate::session::Outcome;
 use crate::value::Value;
@@ -122,7 +125,7 @@ impl LazyValue {
 
     /// The value in Clojure syntax, at most `limit` elements per collection and
     /// `printable_limit` characters per string (private `_` keys hidden).
-    #[pyo3(signature = (limit=Some(10), printable_limit=Some(512)))]
+    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT)))]
     fn preview(
         &self,
         py: Python<'_>,
@@ -143,7 +146,7 @@ impl LazyValue {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "LazyValue({})",
-            self.preview(py, Some(3), Some(40))?
+            self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT))?
         ))
     }
 }
@@ -253,7 +256,7 @@ impl ToolCall {
     }
 
     /// The arguments in Clojure syntax separated by spaces, rendered from the core values.
-    #[pyo3(signature = (limit=Some(3), printable_limit=Some(60)))]
+    #[pyo3(signature = (limit=Some(TOOL_ARGS_LIMIT), printable_limit=Some(TOOL_ARGS_PRINTABLE_LIMIT)))]
     fn args_text(
         &self,
         py: Python<'_>,
@@ -274,7 +277,7 @@ impl ToolCall {
         Ok(format!(
             "ToolCall(name={}, args=[{}], error={}, duration_ms={:.3}, abandoned={})",
             text_repr(py, Some(&self.name)),
-            self.args_text(py, Some(3), Some(40))?,
+            self.args_text(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT))?,
             text_repr(py, self.error.as_deref()),
             self.duration_ms,
             if self.abandoned { "True" } else { "False" },
@@ -442,7 +445,7 @@ impl RunOutcome {
     }
 
     /// The value in Clojure syntax, rendered from the core value without converting it.
-    #[pyo3(signature = (limit=Some(10), printable_limit=Some(512)))]
+    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT)))]
     fn preview(
         &self,
         py: Python<'_>,
@@ -455,7 +458,10 @@ impl RunOutcome {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let head = match &self.error {
             Some(e) => format!("error={}", text_repr(py, Some(&e.message))),
-            None => format!("value={}", self.preview(py, Some(3), Some(40))?),
+            None => format!(
+                "value={}",
+                self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT))?
+            ),
         };
         Ok(format!(
             "Result(outcome={}, {head})",

@@ -204,9 +204,10 @@ class Strategy:
     tool_call_limit: int = 20  # API-005: most recent tool calls shown
     sample_limit: int = _core.SAMPLE_LIMIT  # TRN-002: collection items in a sample (3)
     sample_printable_limit: int = _core.SAMPLE_PRINTABLE_LIMIT  # TRN-002: characters (80)
-    tool_args_limit: int = 3  # TRN-003
-    tool_args_printable_limit: int = 60  # TRN-003
-    println_max_chars: int = 2000  # TRN-011: one println entry is cut after this
+    tool_args_limit: int = _core.TOOL_ARGS_LIMIT  # TRN-003 (3)
+    tool_args_printable_limit: int = _core.TOOL_ARGS_PRINTABLE_LIMIT  # TRN-003 (60)
+    # TRN-011: one println entry is cut after this (2,000, as the core keeps them)
+    println_max_chars: int = _core.PRINT_ENTRY_CHARS
 
     def __post_init__(self) -> None:
         for key, value in self.options().items():
