@@ -218,6 +218,26 @@ pub enum LimitName {
 }
 
 impl LimitName {
+    /// Every limit, in the order hosts see them (`ptc._core.DEFAULT_LIMITS`).
+    pub const ALL: [LimitName; 10] = [
+        LimitName::Fuel,
+        LimitName::Timeout,
+        LimitName::Depth,
+        LimitName::CollectionSize,
+        LimitName::StringSize,
+        LimitName::Output,
+        LimitName::Memory,
+        LimitName::Loop,
+        LimitName::Nesting,
+        LimitName::Symbols,
+    ];
+
+    /// The limit a host names (`"timeout_ms"`, ...).
+    pub fn named(name: &str) -> Option<LimitName> {
+        LimitName::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
+    /// The name hosts set it by, and limit errors report.
     pub fn as_str(self) -> &'static str {
         match self {
             LimitName::Fuel => "fuel",

@@ -1,6 +1,8 @@
 //! Resource limits. Each has a default that lets ordinary programs over large inputs run
 //! (a filter/map/reduce over 1,000,000 records) and ends a runaway program with a typed error.
 
+use crate::error::LimitName;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Evaluation steps (one per evaluated IR node): a deterministic bound on work.
@@ -42,6 +44,42 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The value of one limit (sizes widened to u64).
+    pub fn get(&self, name: LimitName) -> u64 {
+        let size = |n: usize| n as u64;
+        match name {
+            LimitName::Fuel => self.fuel,
+            LimitName::Timeout => self.timeout_ms,
+            LimitName::Depth => size(self.max_depth),
+            LimitName::CollectionSize => size(self.max_collection_size),
+            LimitName::StringSize => size(self.max_string_size),
+            LimitName::Output => size(self.max_output),
+            LimitName::Memory => size(self.max_memory),
+            LimitName::Loop => self.loop_limit,
+            LimitName::Nesting => size(self.max_nesting),
+            LimitName::Symbols => size(self.max_symbols),
+        }
+    }
+
+    /// Sets one limit (a size beyond this platform's addresses saturates).
+    pub fn set(&mut self, name: LimitName, n: u64) {
+        let size = usize::try_from(n).unwrap_or(usize::MAX);
+        match name {
+            LimitName::Fuel => self.fuel = n,
+            LimitName::Timeout => self.timeout_ms = n,
+            LimitName::Depth => self.max_depth = size,
+            LimitName::CollectionSize => self.max_collection_size = size,
+            LimitName::StringSize => self.max_string_size = size,
+            LimitName::Output => self.max_output = size,
+            LimitName::Memory => self.max_memory = size,
+            LimitName::Loop => self.loop_limit = n,
+            LimitName::Nesting => self.max_nesting = size,
+            LimitName::Symbols => self.max_symbols = size,
+        }
+    }
+}
+
 /// Each `pmap`/`pcalls` branch ends after this long (LANGUAGE.md §11), or at the run's end.
 pub const BRANCH_TIMEOUT_MS: u64 = 5_000;
 
@@ -55,25 +93,25 @@ pub struct Cap {
     pub why: &'static str,
 }
 
-pub fn cap(name: &str) -> Option<Cap> {
+pub fn cap(name: LimitName) -> Option<Cap> {
     Some(match name {
-        "max_depth" => Cap {
+        LimitName::Depth => Cap {
             max: 100_000,
             why: "each call level takes native stack; deeper recursion should be a loop",
         },
-        "max_nesting" => Cap {
+        LimitName::Nesting => Cap {
             max: 100_000,
             why: "deeper programs take native stack to read, analyze and free",
         },
-        "max_collection_size" | "max_string_size" => Cap {
+        LimitName::CollectionSize | LimitName::StringSize => Cap {
             max: 1 << 40,
             why: "larger sizes cannot be allocated on this platform",
         },
-        "max_memory" | "max_output" => Cap {
+        LimitName::Memory | LimitName::Output => Cap {
             max: 1 << 46,
             why: "larger sizes cannot be allocated on this platform",
         },
-        "timeout_ms" => Cap {
+        LimitName::Timeout => Cap {
             max: 365 * 24 * 3_600_000,
             why: "a run's deadline must be representable",
         },

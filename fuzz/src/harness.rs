@@ -39,14 +39,11 @@ pub fn fuzz_limits() -> Limits {
     Limits {
         fuel: 2_000_000,
         timeout_ms: 200,
-        max_depth: 1_000,
         max_collection_size: 1_000_000,
         max_string_size: 4 * 1024 * 1024,
         max_output: 100_000,
         max_memory: 64 * 1024 * 1024,
-        loop_limit: 1_000_000,
-        max_nesting: 512,
-        max_symbols: 10_000,
+        ..Limits::default()
     }
 }
 

@@ -23,7 +23,10 @@ pub(super) fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResu
         let n: u64 = v.extract().map_err(|_| {
             PyValueError::new_err(format!("limit {key} must be a non-negative integer"))
         })?;
-        if let Some(cap) = crate::limits::cap(&key) {
+        let Some(name) = crate::error::LimitName::named(&key) else {
+            return Err(PyValueError::new_err(format!("unknown limit {key:?}")));
+        };
+        if let Some(cap) = crate::limits::cap(name) {
             if n > cap.max {
                 return Err(PyValueError::new_err(format!(
                     "limit {key} may be at most {}: {}",
@@ -31,20 +34,7 @@ pub(super) fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResu
                 )));
             }
         }
-        let nz = usize::try_from(n).unwrap_or(usize::MAX);
-        match key.as_str() {
-            "fuel" => l.fuel = n,
-            "timeout_ms" => l.timeout_ms = n,
-            "max_depth" => l.max_depth = nz,
-            "max_collection_size" => l.max_collection_size = nz,
-            "max_string_size" => l.max_string_size = nz,
-            "max_output" => l.max_output = nz,
-            "max_memory" => l.max_memory = nz,
-            "loop_limit" => l.loop_limit = n,
-            "max_nesting" => l.max_nesting = nz,
-            "max_symbols" => l.max_symbols = nz,
-            other => return Err(PyValueError::new_err(format!("unknown limit {other:?}"))),
-        }
+        l.set(name, n);
     }
     Ok(l)
 }

@@ -64,16 +64,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     record_main_thread(m.py())?;
     let defaults = Limits::default();
     let d = PyDict::new(m.py());
-    d.set_item("fuel", defaults.fuel)?;
-    d.set_item("timeout_ms", defaults.timeout_ms)?;
-    d.set_item("max_depth", defaults.max_depth)?;
-    d.set_item("max_collection_size", defaults.max_collection_size)?;
-    d.set_item("max_string_size", defaults.max_string_size)?;
-    d.set_item("max_output", defaults.max_output)?;
-    d.set_item("max_memory", defaults.max_memory)?;
-    d.set_item("loop_limit", defaults.loop_limit)?;
-    d.set_item("max_nesting", defaults.max_nesting)?;
-    d.set_item("max_symbols", defaults.max_symbols)?;
+    for name in crate::error::LimitName::ALL {
+        d.set_item(name.as_str(), defaults.get(name))?;
+    }
     m.add("DEFAULT_LIMITS", d)?;
     m.add("SAMPLE_LIMIT", SAMPLE_LIMIT)?;
     m.add("SAMPLE_PRINTABLE_LIMIT", SAMPLE_PRINTABLE_LIMIT)?;
