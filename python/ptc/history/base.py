@@ -10,14 +10,13 @@ answers; :func:`drive` runs it synchronously (a small thread pool for batches) a
 from __future__ import annotations
 
 import asyncio
-import inspect
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
-from ptc._aio import run_blocking
+from ptc._aio import call_async, call_sync
 
 from ._checks import as_message_list
 from .anthropic_codec import to_anthropic
@@ -134,22 +133,14 @@ Plan = Generator[list[SummaryRequest], Results, T]
 
 def _call_sync(summarizer: Summarizer, req: SummaryRequest) -> str | BaseException:
     try:
-        out = summarizer(req)
-        return run_blocking(out) if inspect.isawaitable(out) else out
+        return cast(str, call_sync(summarizer, req))
     except Exception as e:  # a failing summarizer is answered with a fallback, not a crash
         return e
 
 
 async def _call_async(summarizer: Summarizer, req: SummaryRequest) -> str | BaseException:
     try:
-        if inspect.iscoroutinefunction(summarizer) or inspect.iscoroutinefunction(
-            getattr(summarizer, "__call__", None)  # noqa: B004
-        ):
-            return cast(str, await summarizer(req))  # type: ignore[misc]
-        out = await asyncio.to_thread(summarizer, req)
-        if inspect.isawaitable(out):
-            out = await out
-        return out
+        return cast(str, await call_async(summarizer, req))
     except Exception as e:
         return e
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ptc._aio import run_blocking
+from ptc._aio import call_async, call_sync, is_async_callable
 from ptc.llm._adapter import Messages, retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
@@ -101,9 +101,7 @@ class RetryPolicy:
 
 
 def is_async_llm(llm: Any) -> bool:
-    return inspect.iscoroutinefunction(llm) or inspect.iscoroutinefunction(
-        getattr(llm, "__call__", None)  # noqa: B004 (async __call__ on an instance)
-    )
+    return is_async_callable(llm)
 
 
 ATTEMPTS_ATTR = "ptc_llm_attempts"
@@ -133,9 +131,8 @@ def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply
     while True:
         attempt += 1
         try:
-            raw = llm(_copy(messages))
-            if inspect.isawaitable(raw):  # a sync-looking callable returned a coroutine
-                raw = run_blocking(raw)
+            # (a sync-looking callable may return a coroutine: it is run to completion)
+            raw = call_sync(llm, _copy(messages))
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
             wait = retry.wait_before(attempt, exc)
@@ -154,12 +151,8 @@ async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[L
             acall = getattr(llm, "acall", None)
             if acall is not None and inspect.iscoroutinefunction(acall):
                 raw = await acall(_copy(messages))  # an adapter's async twin
-            elif is_async_llm(llm):
-                raw = await llm(_copy(messages))
             else:
-                raw = await asyncio.to_thread(llm, _copy(messages))
-                if inspect.isawaitable(raw):
-                    raw = await raw
+                raw = await call_async(llm, _copy(messages))
             return normalize_reply(raw), attempt - 1
         except Exception as exc:
             wait = retry.wait_before(attempt, exc)

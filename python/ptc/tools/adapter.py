@@ -53,11 +53,11 @@ class EventLoopRef:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
         import asyncio
 
-        from ptc._aio import run_blocking
+        from ptc._aio import awaited, run_blocking
 
         loop = self.loop
         if loop is not None and loop.is_running():
-            future = asyncio.run_coroutine_threadsafe(_awaited(awaitable), loop)
+            future = asyncio.run_coroutine_threadsafe(awaited(awaitable), loop)
             with self._lock:
                 self.pending.add(future)
             try:
@@ -76,10 +76,6 @@ class EventLoopRef:
             pending, self.pending = self.pending, set()
         for f in pending:
             f.cancel()
-
-
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
 
 
 class ToolAdapter:
