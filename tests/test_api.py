@@ -277,3 +277,15 @@ def test_to_clojure_signature() -> None:
     assert ptc.to_clojure({"_a": 1, "b": [1, 2, 3]}, 2, None, True)[0] == (
         "{:b [1 2 ...] (3 items, showing first 2)}"
     )
+
+
+def test_eval_returns_python_values() -> None:
+    assert ptc.eval("(+ 1 2 3)") == 6
+    assert ptc.eval("(/ 12 4)") == 3.0
+
+
+def test_run_reports_an_error_without_raising() -> None:
+    r = ptc.run("(undefined-thing 1)")
+    assert not r.ok
+    assert r.error is not None
+    assert r.error.type == "undefined_variable"

@@ -2,6 +2,9 @@
 //! and by the regression test of the main crate (rust/tests/fuzz_regressions.rs includes this
 //! very file with `#[path]`), so a reproducer replays exactly as it was found.
 //!
+//! Why one file over 600 lines: `#[path]` inclusion takes a single file, and a replayed
+//! reproducer must run the very code that found it.
+//!
 //! It uses only `std` and the stable core API: `reader::read_with_limit`, `session::run_source`,
 //! `eval::NoTools`, `limits::Limits`, `format::to_clojure`, `json::from_json`.
 //!

@@ -1,5 +1,5 @@
-"""Issue 11's paper cuts, each as it was reproduced on main, now with the behaviour a user
-expects."""
+"""Edges of the Python API a user meets early: file paths for JSON, star imports, cyclic and
+shared data, dates, surrogates, what `import ptc` loads, and docs free of one machine's paths."""
 
 from __future__ import annotations
 
