@@ -369,6 +369,67 @@ pub fn type_shape_hint(
 
 // ---- forms and namespaces outside the subset ----
 
+/// Reader syntax of Clojure outside the subset, by how the form starts (`#"`, `#_`, `##`, `#`
+/// for a tagged literal, `'`, `` ` ``, `~`, `@`, and `^` / `^ ` for metadata or a power): the
+/// parse error's message and its hint.
+pub const SYNTAX: &[(&str, &str, Option<&str>)] = &[
+    (
+        "#\"",
+        "regex literals #\"...\" are not supported",
+        Some("build the regex with (re-pattern \"...\"), or use split, split-lines or re-split"),
+    ),
+    (
+        "#_",
+        "the discard form #_ is not supported",
+        Some("comment code out with ; instead"),
+    ),
+    (
+        "##",
+        "##Inf, ##-Inf and ##NaN cannot be written in programs",
+        Some("write Double/POSITIVE_INFINITY, Double/NEGATIVE_INFINITY or Double/NaN"),
+    ),
+    ("#", "tagged literals (#tag ...) are not supported", None),
+    (
+        "'",
+        "quote (') is not supported",
+        Some("use a vector [...] instead of a quoted list; symbols need no quoting"),
+    ),
+    (
+        "`",
+        "syntax-quote (`) is not supported: there are no macros",
+        None,
+    ),
+    (
+        "~",
+        "unquote (~) is not supported: there are no macros",
+        None,
+    ),
+    (
+        "@",
+        "deref (@) is not supported",
+        Some("there are no atoms or refs; use let bindings, loop/recur or def"),
+    ),
+    // `(^ 2 10)` is an exponent, `^:private` metadata
+    (
+        "^ ",
+        "metadata (^) is not supported",
+        Some("for a power use (pow a b)"),
+    ),
+    (
+        "^",
+        "metadata (^) is not supported",
+        Some("drop the metadata: definitions need none"),
+    ),
+];
+
+/// The message and hint for reader syntax outside the subset that starts as `lead`.
+pub fn unsupported_syntax(lead: &str) -> Option<(&'static str, Option<&'static str>)> {
+    SYNTAX
+        .iter()
+        .find(|(start, _, _)| *start == lead)
+        .map(|(_, message, hint)| (*message, *hint))
+}
+
 /// Clojure forms outside the subset, with the supported alternative.
 pub fn unsupported_form(name: &str) -> Option<&'static str> {
     Some(match name {

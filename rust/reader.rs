@@ -261,66 +261,58 @@ pub fn read_with_limits(src: &str, max_nesting: usize, max_symbols: usize) -> Re
                 }
             }
             '"' => read_string(&mut r)?,
-            '#' => {
-                match r.peek_at(1) {
-                    Some('{') => {
-                        r.bump();
-                        r.bump();
-                        push_frame(&mut stack, Open::Set, pos, max_nesting)?;
-                        continue;
+            '#' => match r.peek_at(1) {
+                Some('{') => {
+                    r.bump();
+                    r.bump();
+                    push_frame(&mut stack, Open::Set, pos, max_nesting)?;
+                    continue;
+                }
+                Some('(') => {
+                    r.bump();
+                    r.bump();
+                    push_frame(&mut stack, Open::ShortFn, pos, max_nesting)?;
+                    continue;
+                }
+                Some('\'') => {
+                    r.bump();
+                    r.bump();
+                    let start = r.i;
+                    let end = r.token_end();
+                    let name = r.slice(start, end).to_string();
+                    if name.is_empty() || !name.chars().next().is_some_and(is_symbol_start) {
+                        return Err(Error::parse(
+                            "#' must be followed by a name, e.g. #'total",
+                            pos,
+                        ));
                     }
-                    Some('(') => {
-                        r.bump();
-                        r.bump();
-                        push_frame(&mut stack, Open::ShortFn, pos, max_nesting)?;
-                        continue;
-                    }
-                    Some('\'') => {
-                        r.bump();
-                        r.bump();
-                        let start = r.i;
-                        let end = r.token_end();
-                        let name = r.slice(start, end).to_string();
-                        if name.is_empty() || !name.chars().next().is_some_and(is_symbol_start) {
-                            return Err(Error::parse("#' must be followed by a name, e.g. #'total", pos));
-                        }
-                        r.advance_to(end);
-                        Form { kind: FormKind::VarRef(Str::from(name.as_str())), pos }
-                    }
-                    Some('"') => {
-                        return Err(Error::parse("regex literals #\"...\" are not supported", pos)
-                            .with_hint("build the regex with (re-pattern \"...\"), or use split, split-lines or re-split"))
-                    }
-                    Some('_') => {
-                        return Err(Error::parse("the discard form #_ is not supported", pos)
-                            .with_hint("comment code out with ; instead"))
-                    }
-                    Some('#') => {
-                        return Err(Error::parse("##Inf, ##-Inf and ##NaN cannot be written in programs", pos)
-                            .with_hint("write Double/POSITIVE_INFINITY, Double/NEGATIVE_INFINITY or Double/NaN"))
-                    }
-                    _ => {
-                        return Err(Error::parse("tagged literals (#tag ...) are not supported", pos))
+                    r.advance_to(end);
+                    Form {
+                        kind: FormKind::VarRef(Str::from(name.as_str())),
+                        pos,
                     }
                 }
-            }
-            '\'' => {
-                return Err(Error::parse("quote (') is not supported", pos)
-                    .with_hint("use a vector [...] instead of a quoted list; symbols need no quoting"))
-            }
-            '`' => return Err(Error::parse("syntax-quote (`) is not supported: there are no macros", pos)),
-            '~' => return Err(Error::parse("unquote (~) is not supported: there are no macros", pos)),
-            '@' => {
-                return Err(Error::parse("deref (@) is not supported", pos)
-                    .with_hint("there are no atoms or refs; use let bindings, loop/recur or def"))
-            }
+                next => {
+                    let lead = match next {
+                        Some('"') => "#\"",
+                        Some('_') => "#_",
+                        Some('#') => "##",
+                        _ => "#",
+                    };
+                    return Err(unsupported(lead, pos));
+                }
+            },
+            '\'' => return Err(unsupported("'", pos)),
+            '`' => return Err(unsupported("`", pos)),
+            '~' => return Err(unsupported("~", pos)),
+            '@' => return Err(unsupported("@", pos)),
             '^' => {
-                let e = Error::parse("metadata (^) is not supported", pos);
                 // `(^ 2 10)` is an exponent, `^:private` metadata
-                return Err(match r.src[r.i + 1..].chars().next() {
-                    Some(c) if c.is_whitespace() => e.with_hint("for a power use (pow a b)"),
-                    _ => e.with_hint("drop the metadata: definitions need none"),
-                });
+                let spaced = r.src[r.i + 1..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_whitespace);
+                return Err(unsupported(if spaced { "^ " } else { "^" }, pos));
             }
             '\\' => read_char(&mut r)?,
             ':' => read_keyword(&mut r)?,
@@ -488,6 +480,15 @@ fn read_string(r: &mut Reader) -> Result<Form> {
         kind: FormKind::Str(Str::from(s)),
         pos,
     })
+}
+
+/// The parse error for Clojure reader syntax outside the subset (see `meant::SYNTAX`).
+fn unsupported(lead: &str, pos: Pos) -> Error {
+    match crate::meant::unsupported_syntax(lead) {
+        Some((message, Some(hint))) => Error::parse(message, pos).with_hint(hint),
+        Some((message, None)) => Error::parse(message, pos),
+        None => Error::parse(format!("{lead} is not supported"), pos),
+    }
 }
 
 fn read_char(r: &mut Reader) -> Result<Form> {
