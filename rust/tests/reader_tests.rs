@@ -171,3 +171,30 @@ fn nesting_is_bounded_without_recursion() {
     assert!(read(&ok).is_ok());
     assert!(read_with_limit(&ok, 100).is_err());
 }
+
+#[test]
+fn every_rejected_syntax_gets_its_message_and_hint_from_the_table() {
+    let programs = [
+        ("#\"", "#\"x\""),
+        ("#_", "#_ x"),
+        ("##", "##Inf"),
+        ("#", "#inst 1"),
+        ("'", "'x"),
+        ("`", "`x"),
+        ("~", "~x"),
+        ("@", "@a"),
+        ("^ ", "(^ 2 10)"),
+        ("^", "^:private x"),
+    ];
+    assert_eq!(programs.len(), _core::meant::SYNTAX.len());
+    for (lead, message, hint) in _core::meant::SYNTAX {
+        let (_, src) = programs
+            .iter()
+            .find(|(l, _)| l == lead)
+            .expect("a program per entry");
+        let e = read_err(src);
+        assert_eq!(e.kind, ErrorKind::Parse, "{src}");
+        assert_eq!(e.message, *message, "{src}");
+        assert_eq!(e.hint.as_deref(), *hint, "{src}");
+    }
+}
