@@ -632,7 +632,7 @@ def _held(runner: _Runner) -> contextlib.AbstractContextManager[object]:
     a worker that takes it for abandoned and resumes it meanwhile gets ``RunLockedError``
     instead of running its turns (and tools) a second time."""
     lock = getattr(runner.sink, "lock", None)
-    if runner.resumed or lock is None:
+    if runner.resumed or not callable(lock):
         return contextlib.nullcontext()
     return cast("contextlib.AbstractContextManager[object]", lock(runner.run_id))
 
@@ -682,9 +682,14 @@ def _drive_sync(runner: _Runner) -> Step:
 async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
     """Async twin of :func:`_drive_sync_turns`; the Step comes last (async generators cannot
     return a value)."""
-    with _held(runner):
+    held = _held(runner)
+    # taking and freeing the lock talk to the store: off the event loop
+    await asyncio.to_thread(held.__enter__)
+    try:
         async for item in _drive_async_loop(runner):
             yield item
+    finally:
+        await asyncio.to_thread(held.__exit__, None, None, None)
 
 
 async def _drive_async_loop(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
@@ -747,6 +752,17 @@ class AgentRun:
             self.step = stop.value
             raise StopIteration from None
 
+    def close(self) -> None:
+        """Stops a run left before its end: its run lock is freed now, not when the object
+        is collected (``with agent.iter() as turns:`` closes it too)."""
+        self._gen.close()
+
+    def __enter__(self) -> AgentRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class AsyncAgentRun:
     """The turns of a run as they complete (``agent.aiter()``); ``step`` once it is over."""
@@ -764,6 +780,16 @@ class AsyncAgentRun:
             self.step = item
             raise StopAsyncIteration
         return item
+
+    async def aclose(self) -> None:
+        """Stops a run left before its end: its run lock is freed now."""
+        await self._gen.aclose()
+
+    async def __aenter__(self) -> AsyncAgentRun:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def _resume_source(
@@ -800,7 +826,7 @@ def _resume_source(
 def _run_lock(source: Step | CheckpointSource, run_id: str | None) -> Iterator[str | None]:
     """Holds ``source``'s lock on the run (when it has one) and yields the run id."""
     lock = getattr(source, "lock", None)
-    if isinstance(source, Step) or lock is None:
+    if isinstance(source, Step) or not callable(lock):
         yield run_id
         return
     if run_id is None:

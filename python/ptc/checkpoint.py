@@ -274,7 +274,7 @@ class SqliteCheckpoint:
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
-        """Hold the run while resuming it; another holder raises :class:`RunLockedError`.
+        """Hold the run while it goes on; another holder raises :class:`RunLockedError`.
 
         A lease row: renewed by every save, freed on exit, taken over when its holder's
         process is gone (same machine) or it expired (:data:`LEASE_SECONDS`)."""
@@ -357,24 +357,27 @@ class PostgresCheckpoint:
         conn = self._held.get(run_id)
         if conn is None or not (conn.closed or conn.broken):
             return
-        pool = self.store._get_pool()
         with contextlib.suppress(Exception):
-            pool.putconn(conn)
+            conn.close()
         self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
 
     def _take(self, run_id: str) -> Any:
-        pool = self.store._get_pool()
-        conn = pool.getconn()
+        """A connection of its own (not the store's pool: a run holds it for its whole life,
+        and the pool must stay free for the saves of every run) holding the run's lock."""
+        import psycopg
+
+        conn = psycopg.connect(
+            self.store.url, autocommit=True, connect_timeout=max(1, int(self.store.timeout))
+        )
         try:
-            conn.autocommit = True
-            got = conn.execute(
+            row = conn.execute(
                 "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key(run_id),)
-            ).fetchone()[0]
+            ).fetchone()
         except BaseException:
-            pool.putconn(conn)
+            conn.close()
             raise
-        if not got:
-            pool.putconn(conn)
+        if row is None or not row[0]:
+            conn.close()
             raise _locked(run_id, "a session holding its advisory lock")
         return conn
 
@@ -442,26 +445,19 @@ class PostgresCheckpoint:
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
-        """Hold the run while resuming it; another holder raises :class:`RunLockedError`.
+        """Hold the run while it goes on; another holder raises :class:`RunLockedError`.
 
-        The lock is a session advisory lock: a worker that dies frees it. If the holding
+        The lock is a session advisory lock on a connection of its own (outside the store's
+        pool, which the saves of every run share): a worker that dies frees it. If the holding
         session is lost while the run goes on, the next save takes the lock again (or
         raises :class:`RunLockedError` when another worker took the run meanwhile)."""
-        pool = self.store._get_pool()
+        self.store._get_pool()  # the schema is made (migrated) before the run starts
         self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
         try:
             yield
         finally:
             conn = self._held.pop(run_id, None)
             if conn is not None:
-                try:
-                    if not (conn.closed or conn.broken):
-                        conn.execute(
-                            "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
-                            (self._key(run_id),),
-                        )
-                        conn.autocommit = False
-                except Exception:  # a session lost now has freed its lock already
-                    pass
-                finally:
-                    pool.putconn(conn)
+                # ending the session frees its advisory locks
+                with contextlib.suppress(Exception):
+                    conn.close()

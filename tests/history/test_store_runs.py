@@ -816,3 +816,74 @@ def test_word_search_in_the_async_store() -> None:
 
     with fresh_database() as url:
         assert asyncio.run(main(url)) == [WORDS[0], WORDS[4]]
+
+
+# -- run locks under load ----------------------------------------------------------------------
+
+
+def test_runs_at_once_do_not_starve_the_store(backend: Backend) -> None:
+    """Each run holds its lock for its whole life; on PostgreSQL that is a session of its own,
+    so more runs than the pool has connections still save their turns (a pool of 2, 4 runs
+    meeting in their LLM calls)."""
+    import ptc
+
+    extra = {"max_size": 2, "timeout": 5, "retry_timeout": 5} if backend.name == "postgres" else {}
+    store = backend.open(**extra)
+    cp = store.checkpoint()
+    meet = threading.Barrier(4, timeout=30)
+    results: list[Any] = []
+
+    def run(i: int) -> None:
+        replies = iter([clj_(f"(def a {i})"), clj_("(return (* a 10))")])
+
+        def llm(messages: Any) -> str:
+            reply = next(replies)
+            if reply.startswith("```clojure\n(def"):
+                meet.wait()  # every run is going on, each holding its lock
+            return reply
+
+        results.append(ptc.SubAgent(prompt="p", llm=llm, max_turns=3, checkpoint=cp).run())
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(s.value for s in results if s.ok) == [0, 10, 20, 30]
+    assert len(cp.runs()) == 4
+    store.close()
+
+
+def test_a_run_left_before_its_end_frees_its_lock_when_closed(backend: Backend) -> None:
+    import ptc
+
+    store = backend.open()
+    cp = store.checkpoint()
+    replies = iter([clj_("(def a 1)"), clj_("(return a)")])
+    agent = ptc.SubAgent(prompt="p", llm=lambda m: next(replies), max_turns=3, checkpoint=cp)
+    with agent.iter() as turns:
+        first = next(turns)  # the run goes on, holding its lock
+        assert first.number == 1
+    (run_id,) = cp.runs()
+    # closed: another worker may take the run over
+    done = ptc.SubAgent(prompt="p", llm=lambda m: clj_("(return (+ a 1))"), max_turns=3)
+    step = done.resume(run_id, store=store)
+    assert step.ok and step.value == 2
+    store.close()
+
+
+def test_a_sink_with_a_lock_attribute_that_is_no_lock_factory_still_saves() -> None:
+    import ptc
+
+    class Sink:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()  # the sink's own mutex, not a run lock
+            self.saved: list[int] = []
+
+        def save(self, step: Any, run_id: str) -> None:
+            with self.lock:
+                self.saved.append(len(step.turns))
+
+    sink = Sink()
+    step = ptc.SubAgent(prompt="p", llm=lambda m: clj_("(return 1)"), checkpoint=sink).run()
+    assert step.ok and step.value == 1 and sink.saved[-1] == 1
