@@ -2,17 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
+from ptc._deprecated import moved
 
-
-def __getattr__(name: str) -> Any:
-    import warnings
-
-    import ptc.tools.rich_types as moved
-
-    warnings.warn(
-        f"ptc.tooltypes.{name} is deprecated: import it from ptc.tools.rich_types",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(moved, name)
+__getattr__ = moved("ptc.tooltypes", "ptc.tools.rich_types")

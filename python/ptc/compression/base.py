@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import types
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypedDict, cast, runtime_checkable
 
 from ptc import _core, _records
+from ptc._deprecated import renamed
 from ptc.turn import MemoryEntry, Turn
 
 #: A chat message as a strategy renders it and ``Step.messages`` holds it: a plain
@@ -17,15 +17,8 @@ from ptc.turn import MemoryEntry, Turn
 ChatMessage = dict[str, str]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Message":  # the old name, easily confused with ptc.history.Message
-        warnings.warn(
-            "ptc.compression.Message is deprecated: use ptc.compression.ChatMessage",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ChatMessage
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the old name, easily confused with ptc.history.Message
+__getattr__ = renamed("ptc.compression", "Message", "ChatMessage", ChatMessage)
 
 
 @dataclass(frozen=True)

@@ -3,17 +3,6 @@ resolve here."""
 
 from __future__ import annotations
 
-from typing import Any
+from ptc._deprecated import moved
 
-
-def __getattr__(name: str) -> Any:
-    import warnings
-
-    import ptc.tools.signature as moved
-
-    warnings.warn(
-        f"ptc.compression.signature.{name} is deprecated: import it from ptc.tools.signature",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(moved, name)
+__getattr__ = moved("ptc.compression.signature", "ptc.tools.signature")

@@ -19,7 +19,7 @@ subpackage depends on the standard library only, except PostgreSQL, which needs 
 
 from __future__ import annotations
 
-from typing import Any
+from ptc._deprecated import renamed
 
 from .anthropic_codec import from_anthropic, to_anthropic
 from .base import (
@@ -173,14 +173,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "ToolCall":  # the old name, easily confused with ptc.ToolCall (a program's call)
-        import warnings
-
-        warnings.warn(
-            "ptc.history.ToolCall is deprecated: use ptc.history.ChatToolCall",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ChatToolCall
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the old name, easily confused with ptc.ToolCall (a program's call of a host tool)
+__getattr__ = renamed("ptc.history", "ToolCall", "ChatToolCall", ChatToolCall)
