@@ -233,6 +233,9 @@ pub struct Lambda {
     /// Parameter names as written (`_` for destructured ones), for `#fn[a b]` and host summaries.
     pub param_names: Vec<String>,
     pub frame_size: u32,
+    /// Every parameter is a plain name in the slot of its position and there is no rest
+    /// parameter: a call moves its arguments straight into the new frame.
+    pub plain_params: bool,
     pub body: Node,
     pub pos: Pos,
 }

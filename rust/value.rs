@@ -41,11 +41,13 @@ macro_rules! fn_pat {
 pub type ValueMap = IndexMap<Value, Value, RandomState>;
 pub type ValueSet = IndexSet<Value, RandomState>;
 
-/// `repr(C, u8)`: one tag byte, every payload in the second word. Moving a value then never
-/// has to carry bytes 1..7 (which a `Bool` or `Date` payload would otherwise occupy), and the
-/// tag's unused values still give `Result<Value, Flow>` its 16-byte niche layout.
+/// `repr(C, u64)`: the tag fills the first word and every payload the second. A value is then
+/// written and moved as two whole words: with a one-byte tag the compiler copied bytes 1..7 in
+/// pieces that straddled the tag's one-byte store, and each such load stalled on it (store
+/// forwarding fails on a partial overlap). The tag's unused values still give `Option<Value>`
+/// and `Result<Value, Flow>` their 16-byte niche layout.
 #[derive(Default)]
-#[repr(C, u8)]
+#[repr(C, u64)]
 pub enum Value {
     #[default]
     Nil,
@@ -70,6 +72,9 @@ pub enum Value {
     /// Milliseconds since the Unix epoch, UTC.
     DateTime(i64),
 }
+
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+const _: () = assert!(std::mem::size_of::<Option<Value>>() == 16);
 
 impl Clone for Value {
     // Written out (not derived) so it inlines: cloning is on every hot path.

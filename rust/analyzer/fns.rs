@@ -38,12 +38,18 @@ impl Analyzer {
         pos: Pos,
     ) -> Result<Node> {
         liveness::optimize_lambda(&mut body, scope.next_slot);
+        let plain_params = rest.is_none()
+            && params
+                .iter()
+                .enumerate()
+                .all(|(i, p)| matches!(p, Pattern::Bind(s) if *s as usize == i));
         let lambda = Lambda {
             name,
             params,
             rest,
             param_names,
             frame_size: scope.next_slot,
+            plain_params,
             body,
             pos,
         };

@@ -11,6 +11,12 @@ fn main() {
             1e6,
         ),
         ("map-reduce", "(reduce + (map inc (range 1000000)))", 1e6),
+        // a closure call per element: arguments moved into the frame, values moved as words
+        (
+            "closure-call-reduce",
+            "(reduce (fn [a x] (+ a x)) 0 (range 1000000))",
+            1e6,
+        ),
         // issue 9: map literals with constant keys build records (one shape, values only)
         (
             "record-build-read",

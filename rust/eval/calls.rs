@@ -158,16 +158,23 @@ impl<'a> Interp<'a> {
         self.enter_call()?;
         self.depth += 1;
         let base = self.stack.len();
-        for _ in 0..lambda.frame_size {
-            self.stack.push(Value::Nil);
-        }
+        let frame = lambda.frame_size as usize;
+        let bound = if lambda.plain_params {
+            // the arguments are the frame's first slots, in order: moved, not bound one by one
+            self.stack.extend(args.iter_mut().map(std::mem::take));
+            self.stack.resize_with(base + frame, Value::default);
+            Ok(())
+        } else {
+            self.stack.resize_with(base + frame, Value::default);
+            self.bind_params(lambda, args, base)
+        };
         let mut ctx = Ctx {
             base,
             caps: &c.captures,
             loops: 0,
         };
         let result = (|| {
-            self.bind_params(lambda, args, base)?;
+            bound?;
             loop {
                 match self.ev(&lambda.body, &mut ctx) {
                     Err(f) if f.is_recur() && self.recur_bound => {
