@@ -2,52 +2,35 @@
 //! keywords or strings, and short string values that repeat (categories, ids, statuses)
 //! share one allocation per distinct text. One interner lives for one load.
 
-use ahash::{AHashMap, RandomState};
+use ahash::RandomState;
 use hashbrown::HashTable;
 
 use crate::value::{intern_keyword, is_keyword_text, Str, Value};
 
-/// Texts this long or shorter are shared (values) or held in place in the key table.
+/// String values this long or shorter are shared; longer ones rarely repeat.
 const SHORT: usize = 32;
 /// Distinct texts one table keeps; past it, texts are still converted, just not shared.
 const CAP: usize = 65_536;
 
-/// The text of a short key held in place: a lookup compares candidates without following a
-/// pointer to each one's heap text.
-#[derive(PartialEq, Eq, Hash)]
-struct ShortText {
-    len: u8,
-    bytes: [u8; SHORT],
-}
-
-impl ShortText {
-    #[inline]
-    fn new(s: &str) -> Option<ShortText> {
-        let len = s.len();
-        if len > SHORT {
-            return None;
-        }
-        let mut bytes = [0; SHORT];
-        bytes[..len].copy_from_slice(s.as_bytes());
-        Some(ShortText {
-            len: len as u8,
-            bytes,
-        })
-    }
-}
-
+/// Both tables hold only pointers, found by their text's hash: an entry is 8 or 16 bytes
+/// (20,000 distinct names take 256 KB, not the 1.5 MB of texts held in place), and the one
+/// candidate the table's hash tags leave is compared in the string's own allocation, on the
+/// line its reference count is on: a lookup costs one memory load, and hashes only the text.
 #[derive(Default)]
 pub struct Interner {
-    /// Short string values, found by their text's hash. An entry is only the shared string's
-    /// pointer (8 bytes: 20,000 distinct names take 256 KB, not 1.5 MB), and the one candidate
-    /// the table's hash tags leave is compared in the string's own allocation, the line its
-    /// reference count is on: a lookup costs one memory load where in-place texts cost two.
     strings: HashTable<Str>,
+    /// Keys of any length are shared: records are recognised by their keys' addresses.
+    keys: HashTable<Value>,
     hasher: RandomState,
-    keys: AHashMap<ShortText, Value>,
-    /// Long keys are rare but must still be shared: records are recognised by their keys'
-    /// addresses.
-    long_keys: AHashMap<Box<str>, Value>,
+}
+
+/// The text of a key the interner made (a keyword or a string).
+#[inline]
+fn key_text(k: &Value) -> &str {
+    match k {
+        Value::Keyword(s) | Value::Str(s) => s.as_str(),
+        _ => "",
+    }
 }
 
 impl Interner {
@@ -74,28 +57,17 @@ impl Interner {
     /// as idiomatic Clojure: `{:name "Ada"}`, `(:name p)`), other text a string.
     #[inline]
     pub fn key(&mut self, s: &str) -> Value {
-        match ShortText::new(s) {
-            Some(t) => {
-                if let Some(k) = self.keys.get(&t) {
-                    return k.clone();
-                }
-                let k = new_key(s);
-                if self.keys.len() < CAP {
-                    self.keys.insert(t, k.clone());
-                }
-                k
-            }
-            None => {
-                if let Some(k) = self.long_keys.get(s) {
-                    return k.clone();
-                }
-                let k = new_key(s);
-                if self.long_keys.len() < CAP {
-                    self.long_keys.insert(s.into(), k.clone());
-                }
-                k
-            }
+        let hash = self.hasher.hash_one(s);
+        if let Some(k) = self.keys.find(hash, |k| key_text(k) == s) {
+            return k.clone();
         }
+        let k = new_key(s);
+        if self.keys.len() < CAP {
+            let hasher = &self.hasher;
+            self.keys
+                .insert_unique(hash, k.clone(), |k| hasher.hash_one(key_text(k)));
+        }
+        k
     }
 }
 
