@@ -15,6 +15,18 @@ pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value
     }
 }
 
+/// `(:k m)` without a default, borrowed from the map: for chains of field reads, whose maps in
+/// between need no clone.
+#[inline]
+pub fn keyword_ref<'m>(k: &Value, m: &'m Value) -> Result<&'m Value, Error> {
+    static NIL: Value = Value::Nil;
+    match m {
+        Value::Map(map) => Ok(flex_get(map, k).unwrap_or(&NIL)),
+        Value::Nil => Ok(&NIL),
+        other => Err(keyword_type_error(k, other)),
+    }
+}
+
 /// A keyword used as the function of a collection builtin: nil for non-map elements (§7.0).
 #[inline]
 pub fn keyword_field(k: &Value, m: &Value) -> Value {

@@ -424,10 +424,12 @@ impl<'a> Interp<'a> {
                 at(r, *pos)
             }
             Node::KwGet(k, args, pos) => {
-                if let (Node::Local(s) | Node::MoveLocal(s), None) = (&args[0], args.get(1)) {
-                    // read the field in place: no clone (and no refcount traffic) of the map
-                    let m = &self.stack[ctx.base + *s as usize];
-                    return keyword_get(k, m, None).map_err(|e| Flow::from(e.at(*pos)));
+                if args.len() == 1 {
+                    if let Some(m) = self.borrowed(&args[0], ctx) {
+                        // read the field in place: no clone (and no refcount traffic) of the
+                        // map, nor of the maps between in a chain like (:tier (:customer o))
+                        return keyword_get(k, m?, None).map_err(|e| Flow::from(e.at(*pos)));
+                    }
                 }
                 let m = self.ev(&args[0], ctx)?;
                 let default = match args.get(1) {
@@ -453,6 +455,21 @@ impl<'a> Interp<'a> {
                 self.doseq(d, 0, ctx)?;
                 Ok(Value::Nil)
             }
+        }
+    }
+
+    /// The value of `node` borrowed where it lies, when it is a local or a chain of field
+    /// reads from one; `None` for anything else (evaluated the usual way).
+    fn borrowed<'s>(&'s self, node: &Node, ctx: &Ctx) -> Option<Result<&'s Value, Flow>> {
+        match node {
+            Node::Local(s) | Node::MoveLocal(s) => Some(Ok(&self.stack[ctx.base + *s as usize])),
+            Node::KwGet(k, args, pos) if args.len() == 1 => {
+                Some(match self.borrowed(&args[0], ctx)? {
+                    Ok(m) => keyword_ref(k, m).map_err(|e| Flow::from(e.at(*pos))),
+                    Err(f) => Err(f),
+                })
+            }
+            _ => None,
         }
     }
 
