@@ -442,7 +442,8 @@ impl<'py> ToValue<'py> {
             return Ok(None);
         };
         self.reserve(crate::guard::values_bytes(len))?;
-        // on the stack for common widths: the record's one allocation is its only one
+        // on the stack for common widths: the record's one allocation is its only one (drained,
+        // not moved: moving the SmallVec into an iterator copied its whole inline buffer)
         let mut vals: SmallVec<[Value; 16]> = SmallVec::with_capacity(len);
         for (i, v) in held.iter().enumerate() {
             let val = self.value(v, depth + 1).map_err(|e| {
@@ -459,7 +460,7 @@ impl<'py> ToValue<'py> {
                 "the dict changed size while it was being converted",
             ));
         }
-        Ok(Some(Value::Map(MapData::record(shape, vals.into_iter()))))
+        Ok(Some(Value::Map(MapData::record(shape, vals.drain(..)))))
     }
 
     /// The shape of a dict whose key objects were not seen together before: every key must be
