@@ -80,3 +80,19 @@ def test_chained_reads_fail_where_one_read_fails(
     r = ptc.Session().run(program)
     assert isinstance(r.error, ptc.LispTypeError)
     assert (r.error.message, r.error.line, r.error.column) == (message, line, column)
+
+
+def test_a_chain_thousands_of_reads_deep_stays_on_the_stack() -> None:
+    depth = 20_000
+    chain = "(:a " * depth + "o" + ")" * depth
+    session = ptc.Session(limits={"max_nesting": 50_000})
+    # two reads reach nil, and :a of nil is nil all the way up
+    r = session.run("(let [o {:a {:a nil}}] " + chain + ")")
+    assert r.error is None, r.error
+    assert r.value is None
+    # the third read from the inside meets a number: the error is at that read (the prefix
+    # "(let [o {:a {:a 1}}] " is 21 characters; each "(:a " four more)
+    r = session.run("(let [o {:a {:a 1}}] " + chain + ")")
+    assert isinstance(r.error, ptc.LispTypeError)
+    assert r.error.message == "(:a ...) expects a map, got integer 1"
+    assert (r.error.line, r.error.column) == (1, 22 + 4 * (depth - 3))

@@ -459,18 +459,29 @@ impl<'a> Interp<'a> {
     }
 
     /// The value of `node` borrowed where it lies, when it is a local or a chain of field
-    /// reads from one; `None` for anything else (evaluated the usual way).
+    /// reads from one; `None` for anything else (evaluated the usual way). A loop, not
+    /// recursion: a chain thousands of reads deep must not reach the end of the stack.
     fn borrowed<'s>(&'s self, node: &Node, ctx: &Ctx) -> Option<Result<&'s Value, Flow>> {
-        match node {
-            Node::Local(s) | Node::MoveLocal(s) => Some(Ok(&self.stack[ctx.base + *s as usize])),
-            Node::KwGet(k, args, pos) if args.len() == 1 => {
-                Some(match self.borrowed(&args[0], ctx)? {
-                    Ok(m) => keyword_ref(k, m).map_err(|e| Flow::from(e.at(*pos))),
-                    Err(f) => Err(f),
-                })
+        let mut reads: SmallVec<[(&Value, Pos); 4]> = SmallVec::new();
+        let mut at = node;
+        let base = loop {
+            match at {
+                Node::Local(s) | Node::MoveLocal(s) => break &self.stack[ctx.base + *s as usize],
+                Node::KwGet(k, args, pos) if args.len() == 1 => {
+                    reads.push((k, *pos));
+                    at = &args[0];
+                }
+                _ => return None,
             }
-            _ => None,
+        };
+        let mut v = base;
+        for (k, pos) in reads.iter().rev() {
+            v = match keyword_ref(k, v) {
+                Ok(v) => v,
+                Err(e) => return Some(Err(Flow::from(e.at(*pos)))),
+            };
         }
+        Some(Ok(v))
     }
 
     #[inline(never)]
