@@ -96,3 +96,25 @@ def test_a_chain_thousands_of_reads_deep_stays_on_the_stack() -> None:
     assert isinstance(r.error, ptc.LispTypeError)
     assert r.error.message == "(:a ...) expects a map, got integer 1"
     assert (r.error.line, r.error.column) == (1, 22 + 4 * (depth - 3))
+
+
+def test_each_read_of_a_chain_counts_as_a_step() -> None:
+    # every evaluated read is one step of the run's budget, read in place or not: a chain one
+    # read longer takes exactly one step more (fuel and timeouts are checked on steps)
+    session = ptc.Session()
+    steps = []
+    for n in range(1, 12):
+        r = session.run("(let [o nil] " + "(:a " * n + "o" + ")" * n + ")")
+        assert r.error is None and r.value is None
+        steps.append(r.steps)
+    assert [b - a for a, b in zip(steps, steps[1:])] == [1] * 10
+
+
+def test_a_long_chain_from_a_call_is_read_in_linear_time() -> None:
+    # a chain that does not start at a local is evaluated read by read; finding that out must
+    # not walk the rest of the chain again at every level (99,000 levels: ~5e9 visits if it did)
+    depth = 99_000
+    program = "(let [o {:a nil}] " + "(:a " * depth + "(identity o)" + ")" * depth + ")"
+    r = ptc.Session(limits={"max_nesting": 100_000}).run(program)
+    assert r.error is None, r.error
+    assert r.value is None

@@ -424,12 +424,18 @@ impl<'a> Interp<'a> {
                 at(r, *pos)
             }
             Node::KwGet(k, args, pos) => {
-                if args.len() == 1 {
-                    if let Some(m) = self.borrowed(&args[0], ctx) {
-                        // read the field in place: no clone (and no refcount traffic) of the
-                        // map, nor of the maps between in a chain like (:tier (:customer o))
-                        return keyword_get(k, m?, None).map_err(|e| Flow::from(e.at(*pos)));
+                if let Some((reads, slot)) = field_chain(args) {
+                    // read the field in place: no clone (and no refcount traffic) of the map,
+                    // nor of the maps between in a chain like (:tier (:customer o)); each
+                    // inner read still counts as the step its evaluation would have been
+                    for _ in 0..reads.len() {
+                        self.tick()?;
                     }
+                    let mut m = &self.stack[ctx.base + slot as usize];
+                    for (k, pos) in reads.iter().rev() {
+                        m = keyword_ref(k, m).map_err(|e| Flow::from(e.at(*pos)))?;
+                    }
+                    return keyword_get(k, m, None).map_err(|e| Flow::from(e.at(*pos)));
                 }
                 let m = self.ev(&args[0], ctx)?;
                 let default = match args.get(1) {
@@ -456,32 +462,6 @@ impl<'a> Interp<'a> {
                 Ok(Value::Nil)
             }
         }
-    }
-
-    /// The value of `node` borrowed where it lies, when it is a local or a chain of field
-    /// reads from one; `None` for anything else (evaluated the usual way). A loop, not
-    /// recursion: a chain thousands of reads deep must not reach the end of the stack.
-    fn borrowed<'s>(&'s self, node: &Node, ctx: &Ctx) -> Option<Result<&'s Value, Flow>> {
-        let mut reads: SmallVec<[(&Value, Pos); 4]> = SmallVec::new();
-        let mut at = node;
-        let base = loop {
-            match at {
-                Node::Local(s) | Node::MoveLocal(s) => break &self.stack[ctx.base + *s as usize],
-                Node::KwGet(k, args, pos) if args.len() == 1 => {
-                    reads.push((k, *pos));
-                    at = &args[0];
-                }
-                _ => return None,
-            }
-        };
-        let mut v = base;
-        for (k, pos) in reads.iter().rev() {
-            v = match keyword_ref(k, v) {
-                Ok(v) => v,
-                Err(e) => return Some(Err(Flow::from(e.at(*pos)))),
-            };
-        }
-        Some(Ok(v))
     }
 
     #[inline(never)]
@@ -671,4 +651,27 @@ impl<'a> Interp<'a> {
     }
 
     // ---- calls ----
+}
+
+/// Reads in one chain that are done in place; a longer chain is evaluated the usual way down
+/// to its last reads, so finding chains stays linear in the program's nesting.
+const CHAIN: usize = 8;
+
+/// The inner reads and the local slot of `(:k (:j ... local))`, given the outer read's
+/// arguments: `None` when there is a default or the chain does not end in a local.
+fn field_chain(args: &[Node]) -> Option<(SmallVec<[(&Value, Pos); CHAIN]>, u32)> {
+    let [first] = args else { return None };
+    let mut at = first;
+    let mut reads = SmallVec::new();
+    loop {
+        match at {
+            Node::Local(s) | Node::MoveLocal(s) => return Some((reads, *s)),
+            Node::KwGet(k, inner, pos) if reads.len() < CHAIN => {
+                let [next] = &inner[..] else { return None };
+                reads.push((k, *pos));
+                at = next;
+            }
+            _ => return None,
+        }
+    }
 }
