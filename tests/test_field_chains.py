@@ -3,6 +3,8 @@ between): the values, nils and errors must be exactly those of reading one field
 
 from __future__ import annotations
 
+import itertools
+
 import ptc
 import pytest
 
@@ -107,7 +109,7 @@ def test_each_read_of_a_chain_counts_as_a_step() -> None:
         r = session.run("(let [o nil] " + "(:a " * n + "o" + ")" * n + ")")
         assert r.error is None and r.value is None
         steps.append(r.steps)
-    assert [b - a for a, b in zip(steps, steps[1:])] == [1] * 10
+    assert [b - a for a, b in itertools.pairwise(steps)] == [1] * 10
 
 
 def test_a_long_chain_from_a_call_is_read_in_linear_time() -> None:

@@ -657,9 +657,12 @@ impl<'a> Interp<'a> {
 /// to its last reads, so finding chains stays linear in the program's nesting.
 const CHAIN: usize = 8;
 
+/// The inner reads of a chain (keyword and position), outermost first.
+type Reads<'n> = SmallVec<[(&'n Value, Pos); CHAIN]>;
+
 /// The inner reads and the local slot of `(:k (:j ... local))`, given the outer read's
 /// arguments: `None` when there is a default or the chain does not end in a local.
-fn field_chain(args: &[Node]) -> Option<(SmallVec<[(&Value, Pos); CHAIN]>, u32)> {
+fn field_chain(args: &[Node]) -> Option<(Reads<'_>, u32)> {
     let [first] = args else { return None };
     let mut at = first;
     let mut reads = SmallVec::new();
