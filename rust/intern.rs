@@ -40,35 +40,37 @@ impl Interner {
         if s.len() > SHORT {
             return Str::from(s);
         }
-        let hash = self.hasher.hash_one(s);
-        if let Some(k) = self.strings.find(hash, |k| k.as_str() == s) {
-            return k.clone();
-        }
-        let k = Str::from(s);
-        if self.strings.len() < CAP {
-            let hasher = &self.hasher;
-            self.strings
-                .insert_unique(hash, k.clone(), |k| hasher.hash_one(k.as_str()));
-        }
-        k
+        shared(&mut self.strings, &self.hasher, s, Str::as_str, |s| {
+            Str::from(s)
+        })
     }
 
     /// A map key: valid keyword text becomes a keyword (so JSON-shaped data reads and prints
     /// as idiomatic Clojure: `{:name "Ada"}`, `(:name p)`), other text a string.
     #[inline]
     pub fn key(&mut self, s: &str) -> Value {
-        let hash = self.hasher.hash_one(s);
-        if let Some(k) = self.keys.find(hash, |k| key_text(k) == s) {
-            return k.clone();
-        }
-        let k = new_key(s);
-        if self.keys.len() < CAP {
-            let hasher = &self.hasher;
-            self.keys
-                .insert_unique(hash, k.clone(), |k| hasher.hash_one(key_text(k)));
-        }
-        k
+        shared(&mut self.keys, &self.hasher, s, key_text, new_key)
     }
+}
+
+/// The entry of `table` whose text is `s`, made by `make` and kept (up to [`CAP`]) if new.
+#[inline]
+fn shared<T: Clone>(
+    table: &mut HashTable<T>,
+    hasher: &RandomState,
+    s: &str,
+    text: impl Fn(&T) -> &str,
+    make: impl FnOnce(&str) -> T,
+) -> T {
+    let hash = hasher.hash_one(s);
+    if let Some(found) = table.find(hash, |t| text(t) == s) {
+        return found.clone();
+    }
+    let made = make(s);
+    if table.len() < CAP {
+        table.insert_unique(hash, made.clone(), |t| hasher.hash_one(text(t)));
+    }
+    made
 }
 
 fn new_key(s: &str) -> Value {

@@ -73,9 +73,6 @@ pub enum Value {
     DateTime(i64),
 }
 
-const _: () = assert!(std::mem::size_of::<Value>() == 16);
-const _: () = assert!(std::mem::size_of::<Option<Value>>() == 16);
-
 impl Clone for Value {
     // Written out (not derived) so it inlines: cloning is on every hot path.
     #[inline(always)]

@@ -2,29 +2,32 @@
 
 use super::*;
 
-/// `(:k m default?)`: flexible lookup in a map; nil gives the default; anything else is an error.
+/// `(:k m)`: the value under `k` (flexible lookup, §4.4), `None` when it is absent or `m` is nil;
+/// anything else is an error.
 #[inline]
-pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value, Error> {
+pub fn keyword_lookup<'m>(k: &Value, m: &'m Value) -> Result<Option<&'m Value>, Error> {
     match m {
-        Value::Map(map) => match flex_get(map, k) {
-            Some(v) => Ok(v.clone()),
-            None => Ok(default.unwrap_or_default()),
-        },
-        Value::Nil => Ok(default.unwrap_or_default()),
+        Value::Map(map) => Ok(flex_get(map, k)),
+        Value::Nil => Ok(None),
         other => Err(keyword_type_error(k, other)),
     }
 }
 
-/// `(:k m)` without a default, borrowed from the map: for chains of field reads, whose maps in
-/// between need no clone.
+/// `(:k m default?)`: the value under `k`, or the default (nil without one).
+#[inline]
+pub fn keyword_get(k: &Value, m: &Value, default: Option<Value>) -> Result<Value, Error> {
+    Ok(match keyword_lookup(k, m)? {
+        Some(v) => v.clone(),
+        None => default.unwrap_or_default(),
+    })
+}
+
+/// `(:k m)` borrowed from the map: for chains of field reads, whose maps in between need no
+/// clone.
 #[inline]
 pub fn keyword_ref<'m>(k: &Value, m: &'m Value) -> Result<&'m Value, Error> {
     static NIL: Value = Value::Nil;
-    match m {
-        Value::Map(map) => Ok(flex_get(map, k).unwrap_or(&NIL)),
-        Value::Nil => Ok(&NIL),
-        other => Err(keyword_type_error(k, other)),
-    }
+    Ok(keyword_lookup(k, m)?.unwrap_or(&NIL))
 }
 
 /// A keyword used as the function of a collection builtin: nil for non-map elements (§7.0).

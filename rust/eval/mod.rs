@@ -48,8 +48,6 @@ pub type Args = SmallVec<[Value; 4]>;
 /// `EvalResult` is 16 bytes and comes back in two registers instead of through memory.
 pub struct Flow(Option<Box<FlowKind>>);
 
-const _: () = assert!(std::mem::size_of::<EvalResult>() == 16);
-
 pub enum FlowKind {
     Error(Error),
     Return(Value),

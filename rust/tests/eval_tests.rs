@@ -52,6 +52,7 @@ fn destructuring() {
 #[test]
 fn value_and_result_sizes_stay_small() {
     assert_eq!(std::mem::size_of::<_core::Value>(), 16);
+    assert_eq!(std::mem::size_of::<Option<_core::Value>>(), 16);
     assert_eq!(std::mem::size_of::<_core::eval::EvalResult>(), 16);
 }
 
