@@ -36,6 +36,12 @@ fn main() {
             "(let [rs (sort-by #(mod (* (:a %) 7919) 300007) (mapv (fn [i] {:a i :b i :c (if (odd? i) \"x\" \"y\")}) (range 300000)))] (count (group-by :c (filter #(= (:c %) \"x\") rs))))",
             3e5,
         ),
+        // a chain of field reads reads the nested map in place (no clone of it per record)
+        (
+            "record-field-chain",
+            "(let [rs (mapv (fn [i] {:a i :c {:t i :u \"x\"}}) (range 300000))] (reduce + (map #(:t (:c %)) rs)))",
+            3e5,
+        ),
         (
             "hashed-build-read",
             "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",
