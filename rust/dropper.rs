@@ -1,40 +1,105 @@
-//! Large values are freed on a background thread: releasing a result of a million elements
-//! (a few tens of milliseconds of reference-count traffic) must not add to the latency of
-//! whoever lets go of it — the next agent turn, or Python's garbage collector.
+//! Large values are freed on a background thread: releasing a collection of a million elements
+//! (a few tens of milliseconds of reference-count traffic, mostly cache misses) must not add to
+//! the latency of whoever lets go of it — the next agent turn, Python's garbage collector, or the
+//! rest of the run that dropped an intermediate (`(count (filter ...))`).
+//!
+//! Inside a run, the bytes the background thread frees are credited to that run's memory
+//! ([`crate::guard::Freeing`]); the memory check settles outstanding frees before it fails a run,
+//! so `max_memory` gives the same verdict as freeing at once. The queue is bounded: when the
+//! thread is behind, values are freed where they are dropped, so at most [`BACKLOG`] large values
+//! wait to be freed at any time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
 
-use crate::value::Value;
+use crate::guard::Freeing;
+use crate::value::{Value, ValueMap, ValueSet};
 
 /// Collections with at least this many elements are freed in the background.
 const LARGE: usize = 4096;
 
-static QUEUE: OnceLock<Option<Mutex<Sender<Value>>>> = OnceLock::new();
+/// Large values waiting for the background thread, at most.
+const BACKLOG: usize = 8;
+
+/// What the background thread frees: a whole value, or the contents of a collection whose
+/// own drop handed them off.
+enum Job {
+    #[allow(dead_code)] // held only to be dropped there
+    Value(Value),
+    Elements(Vec<Value>),
+    Members(ValueSet),
+    Entries(ValueMap),
+}
+
+struct Handoff {
+    job: Job,
+    /// The run the memory was counted to, if the value was dropped inside one.
+    credit: Option<Arc<Freeing>>,
+}
+
+static QUEUE: OnceLock<Option<SyncSender<Handoff>>> = OnceLock::new();
 static FREED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// Set on the background thread: what it drops is freed there, never handed off again.
+    static IN_DROPPER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// How many values the background thread has freed so far (for tests and diagnostics).
 pub fn freed_in_background() -> u64 {
     FREED.load(Ordering::Relaxed)
 }
 
-fn queue() -> Option<&'static Mutex<Sender<Value>>> {
+fn queue() -> Option<&'static SyncSender<Handoff>> {
     QUEUE
         .get_or_init(|| {
-            let (tx, rx) = channel::<Value>();
+            let (tx, rx) = sync_channel::<Handoff>(BACKLOG);
             std::thread::Builder::new()
                 .name("ptc-drop".into())
                 .spawn(move || {
-                    for v in rx {
-                        drop(v);
+                    IN_DROPPER.with(|d| d.set(true));
+                    for Handoff { job, credit } in rx {
+                        let before = crate::alloc::allocated();
+                        match job {
+                            // with the worklist's prefetching: the elements lie all over the heap
+                            Job::Elements(v) => crate::value::drop_iteratively(v),
+                            other => drop(other),
+                        }
+                        if let Some(c) = credit {
+                            c.end(crate::alloc::allocated() - before);
+                        }
                         FREED.fetch_add(1, Ordering::Relaxed);
                     }
                 })
                 .ok()
-                .map(|_| Mutex::new(tx))
+                .map(|_| tx)
         })
         .as_ref()
+}
+
+/// Hands `job` to the background thread; gives it back when it must be freed here (this is the
+/// background thread, the queue is full, or the thread could not be started).
+fn hand_off(job: Job) -> Result<(), Job> {
+    if IN_DROPPER.try_with(|d| d.get()).unwrap_or(true) {
+        return Err(job);
+    }
+    let Some(tx) = queue() else {
+        return Err(job);
+    };
+    let credit = crate::guard::freeing();
+    if let Some(c) = &credit {
+        c.begin();
+    }
+    match tx.try_send(Handoff { job, credit }) {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => {
+            if let Some(c) = &back.credit {
+                c.end(0);
+            }
+            Err(back.job)
+        }
+    }
 }
 
 /// Whether freeing `v` now would walk many values: a large collection only this owner holds.
@@ -48,16 +113,56 @@ fn large_and_unique(v: &Value) -> bool {
 }
 
 /// Lets go of `v`: at once when that is cheap, else on the background thread (if it cannot
-/// be started, at once).
+/// take it, at once).
 pub fn release(v: Value) {
-    if !large_and_unique(&v) {
-        return;
+    if large_and_unique(&v) {
+        let _ = hand_off(Job::Value(v));
     }
-    if let Some(q) = queue() {
-        let tx = q.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(back) = tx.send(v) {
-            drop(tx);
-            drop(back.0);
+}
+
+/// For the drop of a collection's storage: hands large contents to the background thread,
+/// leaving `items` empty. False (and `items` unchanged) when they must be freed here.
+fn release_with<T: Default>(
+    items: &mut T,
+    len: usize,
+    job: fn(T) -> Job,
+    back: fn(Job) -> T,
+) -> bool {
+    if len < LARGE {
+        return false;
+    }
+    match hand_off(job(std::mem::take(items))) {
+        Ok(()) => true,
+        Err(j) => {
+            *items = back(j);
+            false
         }
     }
+}
+
+/// A vector's elements (see [`release_with`]).
+pub fn release_elements(items: &mut Vec<Value>) -> bool {
+    let len = items.len();
+    release_with(items, len, Job::Elements, |j| match j {
+        Job::Elements(v) => v,
+        _ => Vec::new(),
+    })
+}
+
+/// A set's members (see [`release_with`]).
+pub fn release_members(items: &mut ValueSet) -> bool {
+    let len = items.len();
+    release_with(items, len, Job::Members, |j| match j {
+        Job::Members(v) => v,
+        _ => ValueSet::default(),
+    })
+}
+
+/// A hashed map's entries (see [`release_with`]).
+pub fn release_entries(items: &mut ValueMap) -> bool {
+    let len = items.len();
+    release_with(items, len, Job::Entries, |j| match j {
+        Job::Entries(v) => v,
+        _ => ValueMap::default(),
+    })
 }

@@ -20,7 +20,7 @@
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, LimitName};
@@ -76,6 +76,55 @@ pub struct Budget {
     next_poll: Mutex<Instant>,
     /// The most the run may hold given what the process has left (see `memory_limit`).
     process_cap: std::sync::OnceLock<i64>,
+    /// What the background thread frees for the run (`dropper`), credited to its memory.
+    freeing: Arc<Freeing>,
+}
+
+/// The run's large values handed to the background thread to free, and the bytes freed so far.
+/// The memory check settles these before it fails a run, so whether a run fits its
+/// `max_memory` does not depend on how far the background thread has got: the verdict is the
+/// one freeing at once would have given.
+#[derive(Default)]
+pub struct Freeing {
+    /// Net bytes the background thread freed for the run (zero or negative).
+    freed: AtomicI64,
+    /// Hand-offs not yet freed.
+    pending: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl Freeing {
+    /// A value is about to be handed off.
+    pub fn begin(&self) {
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    }
+
+    /// A handed-off value is freed (or was not handed off after all: `bytes` 0); `bytes` is
+    /// the change in allocated memory the freeing made.
+    pub fn end(&self, bytes: i64) {
+        self.freed.fetch_add(bytes, Relaxed);
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        *pending = pending.saturating_sub(1);
+        if *pending == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    fn freed(&self) -> i64 {
+        self.freed.load(Relaxed)
+    }
+
+    /// Waits until every value handed off so far is freed; whether there were any.
+    fn settle(&self) -> bool {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if *pending == 0 {
+            return false;
+        }
+        while *pending > 0 {
+            pending = self.idle.wait(pending).unwrap_or_else(|p| p.into_inner());
+        }
+        true
+    }
 }
 
 impl Budget {
@@ -96,6 +145,7 @@ impl Budget {
             error: Mutex::new(None),
             next_poll: Mutex::new(started + POLL_EVERY),
             process_cap: std::sync::OnceLock::new(),
+            freeing: Arc::default(),
         }
     }
 
@@ -177,7 +227,7 @@ impl Budget {
 
     /// Bytes the run has allocated, counting this thread's unpublished share.
     pub fn memory_used(&self) -> i64 {
-        self.memory.load(Relaxed) + LOCAL.with(|l| l.unpublished())
+        self.memory.load(Relaxed) + LOCAL.with(|l| l.unpublished()) + self.freeing.freed()
     }
 
     /// Fails when the run's memory plus `extra` bytes about to be allocated pass `max_memory`.
@@ -191,7 +241,7 @@ impl Budget {
     /// allocated and freed between two checks) is counted until the next.
     pub fn check_memory(&self, extra: usize) -> Result<(), Error> {
         let extra = i64::try_from(extra).unwrap_or(i64::MAX / 2);
-        let used = LOCAL.with(|l| {
+        let mut used = LOCAL.with(|l| {
             if extra > 0 {
                 l.floor.set(l.own().saturating_add(extra));
             }
@@ -201,8 +251,13 @@ impl Budget {
             }
             l.published.set(l.published.get() + d);
             self.memory.fetch_add(d, Relaxed).saturating_add(d)
-        });
-        let limit = self.memory_limit(used);
+        }) + self.freeing.freed();
+        let mut limit = self.memory_limit(used);
+        if used > limit && self.freeing.settle() {
+            // over only while frees handed to the background are under way: count them done
+            used = self.memory_used();
+            limit = self.memory_limit(used);
+        }
         if used > limit {
             if extra > 0 {
                 // not allocated after all: take the reservation back
@@ -462,6 +517,17 @@ fn current<R>(f: impl FnOnce(Option<&Budget>) -> R) -> R {
     // SAFETY: the pointer is set only by `with_budget`, which clears it before the budget it
     // borrows can be dropped.
     f(unsafe { p.as_ref() })
+}
+
+/// The current run's account of background frees (`None` outside a run, or while this
+/// thread's locals are being torn down).
+pub fn freeing() -> Option<Arc<Freeing>> {
+    LOCAL
+        .try_with(|l| l.budget.get())
+        .ok()
+        // SAFETY: as in `current`.
+        .and_then(|p| unsafe { p.as_ref() })
+        .map(|b| b.freeing.clone())
 }
 
 /// Charges `units` of walk work (elements visited) to the current run. Unwinds with [`Abort`]

@@ -541,7 +541,17 @@ const DROP_RECURSION: u32 = 48;
 impl Drop for MapData {
     fn drop(&mut self) {
         // SAFETY: `self.0` is not used again: this is its drop.
-        let arc = unsafe { ManuallyDrop::take(&mut self.0) };
+        let mut arc = unsafe { ManuallyDrop::take(&mut self.0) };
+        if ThinArc::strong_count(&arc) == 1 && arc.header.header.is_hashed() {
+            // a large map's entries go to the background thread when it has room (`dropper`)
+            let mut last = MapData(ManuallyDrop::new(arc));
+            if let Some(m) = last.parts_mut().and_then(|(head, _)| head.hashed_mut()) {
+                if crate::dropper::release_entries(m) {
+                    return; // `last`, now empty, is freed here
+                }
+            }
+            arc = ManuallyDrop::into_inner(last.into_raw());
+        }
         let depth = DROP_DEPTH.with(Cell::get);
         if depth < DROP_RECURSION || ThinArc::strong_count(&arc) != 1 {
             // the usual shallow data (or only a count to drop): plain recursion is fastest

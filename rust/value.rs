@@ -162,8 +162,11 @@ fn map_pending(mut m: MapData) -> Option<Pending> {
         // the keys live in the shared shape; only the values can nest
         return Some(Pending::Record(m, 0));
     }
-    m.take_entries()
-        .map(|e| Pending::Pairs(e.into_iter(), None))
+    let mut entries = m.take_entries()?;
+    if crate::dropper::release_entries(&mut entries) {
+        return None;
+    }
+    Some(Pending::Pairs(entries.into_iter(), None))
 }
 
 fn drain(mut stack: Vec<Pending>) {
@@ -174,8 +177,14 @@ fn drain(mut stack: Vec<Pending>) {
         }
         let Some(v) = next else { continue };
         let pending = match v {
+            // large collections go to the background thread when it has room (`dropper`)
             Value::Vector(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => Pending::Values(std::mem::take(&mut inner.0).into_iter()),
+                Ok(mut inner) => {
+                    if crate::dropper::release_elements(&mut inner.0) {
+                        continue;
+                    }
+                    Pending::Values(std::mem::take(&mut inner.0).into_iter())
+                }
                 Err(_) => continue,
             },
             Value::Map(a) => match map_pending(a) {
@@ -183,7 +192,12 @@ fn drain(mut stack: Vec<Pending>) {
                 None => continue,
             },
             Value::Set(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => Pending::Members(std::mem::take(&mut inner.0).into_iter()),
+                Ok(mut inner) => {
+                    if crate::dropper::release_members(&mut inner.0) {
+                        continue;
+                    }
+                    Pending::Members(std::mem::take(&mut inner.0).into_iter())
+                }
                 Err(_) => continue,
             },
             Value::Closure(a) => match Arc::try_unwrap(a) {
@@ -294,6 +308,9 @@ pub(crate) fn is_nested(v: &Value) -> bool {
 
 impl Drop for VecData {
     fn drop(&mut self) {
+        if crate::dropper::release_elements(&mut self.0) {
+            return;
+        }
         if self.0.iter().any(is_nested) {
             drop_iteratively(std::mem::take(&mut self.0));
         }
@@ -302,6 +319,9 @@ impl Drop for VecData {
 
 impl Drop for SetData {
     fn drop(&mut self) {
+        if crate::dropper::release_members(&mut self.0) {
+            return;
+        }
         if self.0.iter().any(is_nested) {
             let s = std::mem::take(&mut self.0);
             drop_iteratively(vec![Value::Set(Arc::new(SetData(s)))]);

@@ -4,6 +4,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use _core::guard::{with_budget, Budget, NeverInterrupted};
 use _core::map::{MapData, Shape};
 use _core::value::{Value, ValueMap};
 
@@ -152,4 +153,66 @@ fn dropping_deep_chains_of_hashed_maps_and_shared_records_does_not_overflow() {
     }
     drop(a);
     drop(keep);
+}
+
+fn budget(limits: _core::limits::Limits) -> Budget {
+    Budget::new(limits, Arc::new(NeverInterrupted), None)
+}
+
+/// 100,000 one-element vectors: a few MB, each element its own allocation.
+fn many_small_vectors() -> Value {
+    Value::vector(
+        (0..100_000)
+            .map(|i| Value::vector(vec![Value::Int(i)]))
+            .collect(),
+    )
+}
+
+#[test]
+fn a_large_value_dropped_in_a_run_is_freed_in_the_background_and_credited_to_it() {
+    let budget = budget(Default::default());
+    with_budget(&budget, || {
+        let before = _core::dropper::freed_in_background();
+        let start = budget.memory_used();
+        let big = many_small_vectors();
+        let held = budget.memory_used() - start;
+        assert!(held > 5_000_000, "the vectors take {held} bytes");
+        drop(big);
+        // the background thread frees them and credits the run
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while budget.memory_used() - start > held / 100 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} bytes still counted",
+                budget.memory_used() - start
+            );
+            std::thread::yield_now();
+        }
+        assert!(_core::dropper::freed_in_background() > before);
+    });
+}
+
+#[test]
+fn the_memory_check_counts_frees_still_under_way_as_done() {
+    // room for one batch and a half: a second batch fits only once the first is counted freed
+    let probe = budget(Default::default());
+    let one = with_budget(&probe, || {
+        let start = probe.memory_used();
+        let v = many_small_vectors();
+        let n = probe.memory_used() - start;
+        drop(v);
+        n
+    }) as usize;
+    for _ in 0..20 {
+        let limits = _core::limits::Limits {
+            max_memory: one * 3 / 2,
+            ..Default::default()
+        };
+        let budget = budget(limits);
+        with_budget(&budget, || {
+            drop(many_small_vectors()); // handed to the background thread
+                                        // the verdict does not depend on how far that thread has got
+            assert!(budget.check_memory(one).is_ok());
+        });
+    }
 }
