@@ -42,6 +42,18 @@ fn main() {
             "(let [rs (mapv (fn [i] {:a i :c {:t i :u \"x\"}}) (range 300000))] (reduce + (map #(:t (:c %)) rs)))",
             3e5,
         ),
+        // group-by on a field with few values: the shared key strings are found by address
+        (
+            "group-by-shared-keys",
+            "(let [ks [\"gold\" \"silver\" \"bronze\"] rs (mapv (fn [i] {:a i :t (nth ks (mod i 3))}) (range 300000))] (reduce + (map (fn [_] (count (group-by :t rs))) (range 10))))",
+            3e6,
+        ),
+        // a large intermediate (the filter's output) is freed on the background thread
+        (
+            "dropped-intermediate",
+            "(let [rs (mapv (fn [i] {:a i :b [i]}) (range 300000))] (reduce + (map (fn [_] (count (filter #(odd? (:a %)) rs))) (range 5))))",
+            1.5e6,
+        ),
         (
             "hashed-build-read",
             "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",

@@ -143,7 +143,7 @@ fn distinct_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let key = a[0].clone();
     expect_key("group-by", &key)?;
-    let mut groups: ValueMap = ValueMap::default();
+    let mut groups = Groups::default();
     let coll = std::mem::take(&mut a[1]);
     if let (Value::Keyword(_), Value::Vector(xs)) = (&key, &coll) {
         // every element lands in one group: at most one group and one slot each
@@ -151,28 +151,68 @@ fn group_by(it: &mut Interp, a: &mut [Value]) -> EvalResult {
         for x in crate::value::prefetching(xs) {
             it.charge(1)?;
             let k = crate::eval::keyword_field(&key, x);
-            push_group(&mut groups, k, x.clone());
+            groups.push(k, x.clone());
         }
     } else {
         each_of("group-by", it, &coll, |it, x| {
             let k = key_of(it, &key, &x)?;
-            push_group(&mut groups, k, x);
+            groups.push(k, x);
             Ok(())
         })?;
     }
-    Ok(Value::map(groups))
+    Ok(groups.into_value())
 }
 
-fn push_group(groups: &mut ValueMap, k: Value, x: Value) {
-    match groups.entry(k) {
-        Entry::Occupied(mut e) => {
-            if let Value::Vector(v) = e.get_mut() {
-                std::sync::Arc::make_mut(v).push(x);
+/// `group-by`'s groups in first-seen order, as plain vectors until done (no shared-vector check
+/// per element). The last few string keys are compared by address before hashing: the strings
+/// of loaded data are shared, so a field with few values (a status, a tier) rarely hashes.
+#[derive(Default)]
+struct Groups {
+    /// The keys, in order (values filled in at the end: the keys are hashed once).
+    keys: ValueMap,
+    members: Vec<Vec<Value>>,
+    /// (address of a key held by `keys`, whether a keyword, its group), most recent first.
+    recent: [(usize, bool, usize); 4],
+}
+
+impl Groups {
+    fn push(&mut self, k: Value, x: Value) {
+        let addr = match &k {
+            Value::Str(s) | Value::Keyword(s) => {
+                Some((s.as_ptr() as usize, matches!(k, Value::Keyword(_))))
+            }
+            _ => None,
+        };
+        if let Some((p, kw)) = addr {
+            if let Some(&(_, _, i)) = self.recent.iter().find(|r| r.0 == p && r.1 == kw) {
+                self.members[i].push(x);
+                return;
             }
         }
-        Entry::Vacant(e) => {
-            e.insert(Value::vector(vec![x]));
+        let i = match self.keys.entry(k) {
+            Entry::Occupied(e) => e.index(),
+            Entry::Vacant(e) => {
+                let i = e.index();
+                e.insert(Value::Nil);
+                self.members.push(Vec::new());
+                i
+            }
+        };
+        self.members[i].push(x);
+        // remember the address of the key the map holds (a key only looked up may be freed)
+        if let (Some((_, kw)), Some((Value::Str(s) | Value::Keyword(s), _))) =
+            (addr, self.keys.get_index(i))
+        {
+            self.recent.rotate_right(1);
+            self.recent[0] = (s.as_ptr() as usize, kw, i);
         }
+    }
+
+    fn into_value(mut self) -> Value {
+        for (slot, members) in self.keys.values_mut().zip(self.members) {
+            *slot = Value::vector(members);
+        }
+        Value::map(self.keys)
     }
 }
 

@@ -65,6 +65,33 @@ def test_group_by_and_frequencies_first_occurrence_order_many_keys() -> None:
     assert groups == first_seen
 
 
+def test_group_by_string_keys_shared_and_not() -> None:
+    """LANGUAGE.md §4.3/§7.5: groups go by value, whether the key strings are one shared
+    string (loaded data), equal strings built separately, or a keyword of the same name."""
+    rows = [{"t": t} for t in ["gold", "silver", "gold", "bronze", "gold"] * 3]
+    assert ev("(update-vals (group-by :t data/rows) count)", data={"rows": rows}) == {
+        "gold": 9,
+        "silver": 3,
+        "bronze": 3,
+    }
+    # the same text built at run time (str) is a new string each time: same groups
+    src = '(update-vals (group-by #(str "g" (mod % 3)) (range 12)) count)'
+    assert show(src) == '{"g0" 4, "g1" 4, "g2" 4}'
+    # a keyword and a string of the same name are different keys
+    src = '(update-vals (group-by identity [:a "a" :a "a" (first (keys {:a 1})) (str "a")]) count)'
+    assert show(src) == '{:a 3, "a" 3}'
+
+
+def test_group_by_more_keys_than_recent_ones_keeps_every_member_in_order() -> None:
+    """LANGUAGE.md §7.5: with more distinct keys than group-by remembers, cycling through them,
+    every element lands in its own key's group, in order."""
+    keys = [f"k{i}" for i in range(7)]
+    rows = [{"k": keys[i % 7], "i": i} for i in range(70)]
+    got = ev("(update-vals (group-by :k data/rows) #(mapv :i %))", data={"rows": rows})
+    assert list(got) == keys
+    assert got == {k: list(range(j, 70, 7)) for j, k in enumerate(keys)}
+
+
 AGG_TYPE_ERRORS = error_cases("aggregation", "AGG_TYPE_ERRORS")
 
 
