@@ -3,6 +3,8 @@
 //! the latency of whoever lets go of it — the next agent turn, Python's garbage collector, or the
 //! rest of the run that dropped an intermediate (`(count (filter ...))`).
 //!
+//! Collections a run drops are handed off by their own `Drop`; outside a run only results are
+//! (`release`): a host that lets go of a Session expects its memory back at once.
 //! Inside a run, the bytes the background thread frees are credited to that run's memory
 //! ([`crate::guard::Freeing`]); the memory check settles outstanding frees before it fails a run,
 //! so `max_memory` gives the same verdict as freeing at once. The queue is bounded: when the
@@ -78,16 +80,16 @@ fn queue() -> Option<&'static SyncSender<Handoff>> {
         .as_ref()
 }
 
-/// Hands `job` to the background thread; gives it back when it must be freed here (this is the
-/// background thread, the queue is full, or the thread could not be started).
-fn hand_off(job: Job) -> Result<(), Job> {
+/// Hands `job` to the background thread, crediting what it frees to `credit`'s run; gives it
+/// back when it must be freed here (this is the background thread, the queue is full, or the
+/// thread could not be started).
+fn hand_off(job: Job, credit: Option<Arc<Freeing>>) -> Result<(), Job> {
     if IN_DROPPER.try_with(|d| d.get()).unwrap_or(true) {
         return Err(job);
     }
     let Some(tx) = queue() else {
         return Err(job);
     };
-    let credit = crate::guard::freeing();
     if let Some(c) = &credit {
         c.begin();
     }
@@ -116,12 +118,14 @@ fn large_and_unique(v: &Value) -> bool {
 /// take it, at once).
 pub fn release(v: Value) {
     if large_and_unique(&v) {
-        let _ = hand_off(Job::Value(v));
+        let _ = hand_off(Job::Value(v), crate::guard::freeing());
     }
 }
 
-/// For the drop of a collection's storage: hands large contents to the background thread,
-/// leaving `items` empty. False (and `items` unchanged) when they must be freed here.
+/// For the drop of a collection's storage inside a run: hands large contents to the background
+/// thread, leaving `items` empty. False (and `items` unchanged) when they must be freed here;
+/// always outside a run, where whoever drops a value (`del session`) expects its memory back
+/// when the drop returns.
 fn release_with<T: Default>(
     items: &mut T,
     len: usize,
@@ -131,7 +135,10 @@ fn release_with<T: Default>(
     if len < LARGE {
         return false;
     }
-    match hand_off(job(std::mem::take(items))) {
+    let Some(credit) = crate::guard::freeing() else {
+        return false;
+    };
+    match hand_off(job(std::mem::take(items)), Some(credit)) {
         Ok(()) => true,
         Err(j) => {
             *items = back(j);
