@@ -9,9 +9,10 @@
 //! Underneath, small and medium blocks come from mimalloc (feature `mimalloc`, on by default):
 //! the loaders and the evaluator make millions of small allocations, and freeing them on the
 //! background thread (`dropper.rs`) is where glibc's malloc spent its time consolidating and
-//! locking arenas. Blocks of [`LARGE`] bytes or more come from the system allocator, which grows
-//! them by remapping pages (a vector doubling to 128 MB never holds 192 MB) and returns them to
-//! the system when freed, so peak memory stays what `max_memory` counts. Which allocator owns a
+//! locking arenas. Blocks of [`LARGE`] bytes or more come from the system allocator as before:
+//! mimalloc grows a huge block by copying it (a vector doubling to 128 MB held 192 MB at once,
+//! and the hostile tests' peak-memory bounds caught it) and keeps freed memory a while, where
+//! glibc remaps its mmapped blocks and unmaps them when freed. Which allocator owns a
 //! block follows from its size alone, so `dealloc` and `realloc` find it again. Sanitizer builds
 //! (fuzz/) use the system allocator throughout, whose calls AddressSanitizer checks.
 
@@ -75,7 +76,6 @@ fn configure() {
     if DONE.load(Relaxed) {
         return;
     }
-    DONE.store(true, Relaxed);
     let (option, default) = ARENA_RESERVE;
     // SAFETY: reading and setting an option touch only mimalloc's static option table.
     unsafe {
@@ -83,6 +83,7 @@ fn configure() {
             libmimalloc_sys::mi_option_set(option, 64 << 10);
         }
     }
+    DONE.store(true, Relaxed); // after: a racing first allocation sets it too, never skips it
 }
 
 /// A block from the allocator `layout`'s size selects.

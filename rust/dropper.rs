@@ -7,10 +7,11 @@
 //! (`release`): a host that lets go of a Session expects its memory back at once.
 //! Inside a run, the bytes the background thread frees are credited to that run's memory
 //! ([`crate::guard::Freeing`]); the memory check settles outstanding frees before it fails a run,
-//! so `max_memory` gives the same verdict as freeing at once. The queue is bounded: when the
+//! so `max_memory`'s verdict does not depend on how far this thread has got. The queue is bounded: when the
 //! thread is behind, values are freed where they are dropped, so at most [`BACKLOG`] large values
 //! wait to be freed at any time.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
@@ -40,7 +41,35 @@ struct Handoff {
     credit: Option<Arc<Freeing>>,
 }
 
-static QUEUE: OnceLock<Option<SyncSender<Handoff>>> = OnceLock::new();
+impl Handoff {
+    /// Frees the job, crediting the bytes freed.
+    fn free(mut self) {
+        let before = crate::alloc::allocated();
+        match std::mem::replace(&mut self.job, Job::Elements(Vec::new())) {
+            // with the worklist's prefetching: the elements lie all over the heap
+            Job::Elements(v) => crate::value::drop_iteratively(v),
+            other => drop(other),
+        }
+        FREED.fetch_add(1, Ordering::Relaxed);
+        if let Some(c) = self.credit.take() {
+            c.end(crate::alloc::allocated() - before);
+        }
+    }
+}
+
+impl Drop for Handoff {
+    /// A hand-off dropped unfreed (a panic while freeing it, or the queue's end) still ends,
+    /// so the run's memory check never waits for it.
+    fn drop(&mut self) {
+        if let Some(c) = self.credit.take() {
+            c.end(0);
+        }
+    }
+}
+
+/// The queue to the background thread, and the process that started it: a child made by
+/// `fork` inherits the queue but not the thread, and frees its values itself.
+static QUEUE: OnceLock<Option<(SyncSender<Handoff>, u32)>> = OnceLock::new();
 static FREED: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
@@ -54,30 +83,24 @@ pub fn freed_in_background() -> u64 {
 }
 
 fn queue() -> Option<&'static SyncSender<Handoff>> {
-    QUEUE
+    let (tx, pid) = QUEUE
         .get_or_init(|| {
             let (tx, rx) = sync_channel::<Handoff>(BACKLOG);
             std::thread::Builder::new()
                 .name("ptc-drop".into())
                 .spawn(move || {
                     IN_DROPPER.with(|d| d.set(true));
-                    for Handoff { job, credit } in rx {
-                        let before = crate::alloc::allocated();
-                        match job {
-                            // with the worklist's prefetching: the elements lie all over the heap
-                            Job::Elements(v) => crate::value::drop_iteratively(v),
-                            other => drop(other),
-                        }
-                        if let Some(c) = credit {
-                            c.end(crate::alloc::allocated() - before);
-                        }
-                        FREED.fetch_add(1, Ordering::Relaxed);
+                    for h in rx {
+                        // a panic while freeing (a stack segment refused) loses one value's
+                        // memory, not the thread
+                        let _ = catch_unwind(AssertUnwindSafe(|| h.free()));
                     }
                 })
                 .ok()
-                .map(|_| tx)
+                .map(|_| (tx, std::process::id()))
         })
-        .as_ref()
+        .as_ref()?;
+    (*pid == std::process::id()).then_some(tx)
 }
 
 /// Hands `job` to the background thread, crediting what it frees to `credit`'s run; gives it
@@ -95,11 +118,9 @@ fn hand_off(job: Job, credit: Option<Arc<Freeing>>) -> Result<(), Job> {
     }
     match tx.try_send(Handoff { job, credit }) {
         Ok(()) => Ok(()),
-        Err(TrySendError::Full(back) | TrySendError::Disconnected(back)) => {
-            if let Some(c) = &back.credit {
-                c.end(0);
-            }
-            Err(back.job)
+        Err(TrySendError::Full(mut back) | TrySendError::Disconnected(mut back)) => {
+            // the credit ends as `back` drops
+            Err(std::mem::replace(&mut back.job, Job::Elements(Vec::new())))
         }
     }
 }

@@ -88,40 +88,47 @@ pub struct Budget {
 pub struct Freeing {
     /// Net bytes the background thread freed for the run (zero or negative).
     freed: AtomicI64,
-    /// Hand-offs not yet freed.
-    pending: Mutex<usize>,
-    idle: Condvar,
+    /// Hand-offs begun and ended so far.
+    counts: Mutex<(u64, u64)>,
+    ended: Condvar,
 }
 
 impl Freeing {
     /// A value is about to be handed off.
     pub fn begin(&self) {
-        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.counts.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
     }
 
     /// A handed-off value is freed (or was not handed off after all: `bytes` 0); `bytes` is
     /// the change in allocated memory the freeing made.
     pub fn end(&self, bytes: i64) {
         self.freed.fetch_add(bytes, Relaxed);
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        *pending = pending.saturating_sub(1);
-        if *pending == 0 {
-            self.idle.notify_all();
-        }
+        self.counts.lock().unwrap_or_else(|p| p.into_inner()).1 += 1;
+        self.ended.notify_all();
     }
 
     fn freed(&self) -> i64 {
         self.freed.load(Relaxed)
     }
 
-    /// Waits until every value handed off so far is freed; whether there were any.
-    fn settle(&self) -> bool {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        if *pending == 0 {
+    /// Waits until the values handed off so far are freed (not those other threads of the
+    /// run hand off meanwhile), or until `deadline`; whether there were any.
+    fn settle(&self, deadline: Instant) -> bool {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let target = counts.0;
+        if counts.1 >= target {
             return false;
         }
-        while *pending > 0 {
-            pending = self.idle.wait(pending).unwrap_or_else(|p| p.into_inner());
+        while counts.1 < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            counts = self
+                .ended
+                .wait_timeout(counts, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         true
     }
@@ -253,7 +260,7 @@ impl Budget {
             self.memory.fetch_add(d, Relaxed).saturating_add(d)
         }) + self.freeing.freed();
         let mut limit = self.memory_limit(used);
-        if used > limit && self.freeing.settle() {
+        if used > limit && self.freeing.settle(self.deadline) {
             // over only while frees handed to the background are under way: count them done
             used = self.memory_used();
             limit = self.memory_limit(used);

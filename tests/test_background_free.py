@@ -4,6 +4,9 @@ once, however far behind that thread is."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import ptc
 
 # Each round builds 20,000 one-element vectors (about 2 MB), counts them and drops them.
@@ -48,3 +51,20 @@ def test_the_same_program_gets_the_same_verdict_in_parallel_sessions() -> None:
     for t in threads:
         t.join()
     assert results == [800_000] * 10
+
+
+def test_a_forked_child_frees_its_own_values() -> None:
+    """A child made by `fork` inherits the queue to the background thread but not the thread:
+    it must free what it drops itself, and its runs must neither hang nor fail."""
+    s = ptc.Session(limits=LIMITS)
+    assert s.run(ROUNDS).value == 800_000  # the parent's background thread is running
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit code only
+        signal.alarm(60)
+        try:
+            ok = all(s.run(ROUNDS).value == 800_000 for _ in range(3))
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -199,12 +199,16 @@ impl Groups {
             }
         };
         self.members[i].push(x);
-        // remember the address of the key the map holds (a key only looked up may be freed)
+        // remember the address of the key the map holds (a key only looked up may be freed),
+        // once: equal strings at other addresses would otherwise fill every slot with it
         if let (Some((_, kw)), Some((Value::Str(s) | Value::Keyword(s), _))) =
             (addr, self.keys.get_index(i))
         {
-            self.recent.rotate_right(1);
-            self.recent[0] = (s.as_ptr() as usize, kw, i);
+            let held = s.as_ptr() as usize;
+            if !self.recent.iter().any(|r| r.0 == held && r.1 == kw) {
+                self.recent.rotate_right(1);
+                self.recent[0] = (held, kw, i);
+            }
         }
     }
 
