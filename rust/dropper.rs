@@ -27,7 +27,7 @@ const BACKLOG: usize = 8;
 
 /// What the background thread frees: a whole value, or the contents of a collection whose
 /// own drop handed them off.
-enum Job {
+pub(crate) enum Job {
     #[allow(dead_code)] // held only to be dropped there
     Value(Value),
     Elements(Vec<Value>),
@@ -143,54 +143,52 @@ pub fn release(v: Value) {
     }
 }
 
+/// The storage of a collection whose drop may hand its contents to the background thread.
+pub(crate) trait Contents: Default {
+    fn count(&self) -> usize;
+    fn into_job(self) -> Job;
+    /// The contents back from a hand-off that failed (always the variant `into_job` made).
+    fn from_job(job: Job) -> Self;
+}
+
+macro_rules! contents {
+    ($t:ty, $variant:ident) => {
+        impl Contents for $t {
+            fn count(&self) -> usize {
+                self.len()
+            }
+            fn into_job(self) -> Job {
+                Job::$variant(self)
+            }
+            fn from_job(job: Job) -> Self {
+                match job {
+                    Job::$variant(v) => v,
+                    _ => Self::default(),
+                }
+            }
+        }
+    };
+}
+contents!(Vec<Value>, Elements);
+contents!(ValueSet, Members);
+contents!(ValueMap, Entries);
+
 /// For the drop of a collection's storage inside a run: hands large contents to the background
 /// thread, leaving `items` empty. False (and `items` unchanged) when they must be freed here;
 /// always outside a run, where whoever drops a value (`del session`) expects its memory back
 /// when the drop returns.
-fn release_with<T: Default>(
-    items: &mut T,
-    len: usize,
-    job: fn(T) -> Job,
-    back: fn(Job) -> T,
-) -> bool {
-    if len < LARGE {
+pub(crate) fn release_contents<T: Contents>(items: &mut T) -> bool {
+    if items.count() < LARGE {
         return false;
     }
     let Some(credit) = crate::guard::freeing() else {
         return false;
     };
-    match hand_off(job(std::mem::take(items)), Some(credit)) {
+    match hand_off(std::mem::take(items).into_job(), Some(credit)) {
         Ok(()) => true,
         Err(j) => {
-            *items = back(j);
+            *items = T::from_job(j);
             false
         }
     }
-}
-
-/// A vector's elements (see [`release_with`]).
-pub fn release_elements(items: &mut Vec<Value>) -> bool {
-    let len = items.len();
-    release_with(items, len, Job::Elements, |j| match j {
-        Job::Elements(v) => v,
-        _ => Vec::new(),
-    })
-}
-
-/// A set's members (see [`release_with`]).
-pub fn release_members(items: &mut ValueSet) -> bool {
-    let len = items.len();
-    release_with(items, len, Job::Members, |j| match j {
-        Job::Members(v) => v,
-        _ => ValueSet::default(),
-    })
-}
-
-/// A hashed map's entries (see [`release_with`]).
-pub fn release_entries(items: &mut ValueMap) -> bool {
-    let len = items.len();
-    release_with(items, len, Job::Entries, |j| match j {
-        Job::Entries(v) => v,
-        _ => ValueMap::default(),
-    })
 }

@@ -162,11 +162,14 @@ fn map_pending(mut m: MapData) -> Option<Pending> {
         // the keys live in the shared shape; only the values can nest
         return Some(Pending::Record(m, 0));
     }
-    let mut entries = m.take_entries()?;
-    if crate::dropper::release_entries(&mut entries) {
-        return None;
-    }
+    let entries = kept(&mut m.take_entries()?)?;
     Some(Pending::Pairs(entries.into_iter(), None))
+}
+
+/// The contents of a last reference's storage to take apart here, unless they went to the
+/// background thread (`dropper`).
+fn kept<T: crate::dropper::Contents>(items: &mut T) -> Option<T> {
+    (!crate::dropper::release_contents(items)).then(|| std::mem::take(items))
 }
 
 fn drain(mut stack: Vec<Pending>) {
@@ -178,27 +181,17 @@ fn drain(mut stack: Vec<Pending>) {
         let Some(v) = next else { continue };
         let pending = match v {
             // large collections go to the background thread when it has room (`dropper`)
-            Value::Vector(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => {
-                    if crate::dropper::release_elements(&mut inner.0) {
-                        continue;
-                    }
-                    Pending::Values(std::mem::take(&mut inner.0).into_iter())
-                }
-                Err(_) => continue,
+            Value::Vector(a) => match Arc::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
+                Some(items) => Pending::Values(items.into_iter()),
+                None => continue,
             },
             Value::Map(a) => match map_pending(a) {
                 Some(p) => p,
                 None => continue,
             },
-            Value::Set(a) => match Arc::try_unwrap(a) {
-                Ok(mut inner) => {
-                    if crate::dropper::release_members(&mut inner.0) {
-                        continue;
-                    }
-                    Pending::Members(std::mem::take(&mut inner.0).into_iter())
-                }
-                Err(_) => continue,
+            Value::Set(a) => match Arc::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
+                Some(items) => Pending::Members(items.into_iter()),
+                None => continue,
             },
             Value::Closure(a) => match Arc::try_unwrap(a) {
                 Ok(mut inner) => {
@@ -308,7 +301,7 @@ pub(crate) fn is_nested(v: &Value) -> bool {
 
 impl Drop for VecData {
     fn drop(&mut self) {
-        if crate::dropper::release_elements(&mut self.0) {
+        if crate::dropper::release_contents(&mut self.0) {
             return;
         }
         if self.0.iter().any(is_nested) {
@@ -319,7 +312,7 @@ impl Drop for VecData {
 
 impl Drop for SetData {
     fn drop(&mut self) {
-        if crate::dropper::release_members(&mut self.0) {
+        if crate::dropper::release_contents(&mut self.0) {
             return;
         }
         if self.0.iter().any(is_nested) {
