@@ -26,7 +26,7 @@ pub struct Interner {
 
 /// The text of a key the interner made (a keyword or a string).
 #[inline]
-fn key_text(k: &Value) -> &str {
+pub(crate) fn key_text(k: &Value) -> &str {
     match k {
         Value::Keyword(s) | Value::Str(s) => s.as_str(),
         _ => "",

@@ -19,6 +19,9 @@ use crate::value::{is_keyword_text, Value, ValueMap};
 /// Nesting deeper than this is refused (the same bound as for Python input).
 pub const MAX_JSON_DEPTH: usize = 1_000;
 
+/// Values read between two checks of the process's memory, at most.
+const CHECK_EVERY: usize = 64;
+
 /// Where in the document a problem is: keys and indexes, innermost first.
 enum Seg {
     Key(String),
@@ -57,6 +60,8 @@ struct Builder<'j> {
     /// own off the top into one allocation of the exact size.
     keys: Vec<Value>,
     vals: Vec<Value>,
+    /// By depth: the shape of the last record read there (taken while an object there is read).
+    expect: Vec<Option<Arc<Shape>>>,
 }
 
 impl<'j> Builder<'j> {
@@ -79,9 +84,6 @@ impl<'j> Builder<'j> {
     }
 
     fn value(&mut self, peek: Peek, depth: usize) -> Result<Value, Problem> {
-        if let Err(e) = self.watch.check() {
-            return Err(memory_problem(&e));
-        }
         match peek {
             Peek::Null => {
                 self.jiter.known_null().map_err(|e| self.syntax(e))?;
@@ -95,13 +97,24 @@ impl<'j> Builder<'j> {
                 Ok(s) => Ok(Value::Str(self.interner.string(s))),
                 Err(e) => Err(self.syntax(e)),
             },
-            Peek::Array => self.array(depth),
-            Peek::Object => self.object(depth),
+            // only containers nest: the stack is checked there, not for every scalar
+            Peek::Array => crate::guard::deeper(|| self.array(depth)),
+            Peek::Object => crate::guard::deeper(|| self.object(depth)),
             _ => match self.jiter.known_number(peek).map_err(|e| self.syntax(e))? {
                 NumberAny::Int(NumberInt::Int(i)) => Ok(Value::Int(i)),
                 NumberAny::Float(f) => Ok(Value::Float(f)),
             },
         }
+    }
+
+    /// The process's memory, checked at every container and every [`CHECK_EVERY`] values of
+    /// one (between checks, scalars and strings no longer than the text itself).
+    #[inline]
+    fn check(&mut self, i: usize) -> Result<(), Problem> {
+        if i % CHECK_EVERY == 0 {
+            self.watch.check().map_err(|e| memory_problem(&e))?;
+        }
+        Ok(())
     }
 
     fn deeper(&self, depth: usize) -> Result<usize, Problem> {
@@ -141,6 +154,7 @@ impl<'j> Builder<'j> {
         let mut next = self.jiter.known_array().map_err(|e| self.syntax(e))?;
         while let Some(peek) = next {
             let i = out.len();
+            self.check(i).map_err(|p| p.under(Seg::Index(i)))?;
             if i == out.capacity() {
                 // growing doubles the buffer at once: make sure the process has room for it
                 let grow = i.max(4);
@@ -149,7 +163,8 @@ impl<'j> Builder<'j> {
                     .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
                 out.reserve(grow);
             }
-            let v = crate::guard::deeper(|| self.value(peek, depth))
+            let v = self
+                .value(peek, depth)
                 .map_err(|p| p.under(Seg::Index(i)))?;
             out.push(v);
             next = self.jiter.array_step().map_err(|e| self.syntax(e))?;
@@ -161,32 +176,53 @@ impl<'j> Builder<'j> {
         let depth = self.deeper(depth)?;
         let base = self.vals.len();
         let kbase = self.keys.len();
-        let mut next = match self.jiter.known_object() {
-            Ok(k) => k.map(|k| self.interner.key(k)),
+        // the previous object at this depth usually has the same keys: while they match, no
+        // key is interned or pushed, and the record takes that shape as it is
+        let mut guess = Guess {
+            shape: self.expect.get_mut(depth).and_then(Option::take),
+            kbase,
+        };
+        let mut n = 0;
+        let mut more = match self.jiter.known_object() {
+            Ok(k) => k.map(|k| guess.key(&mut self.interner, &mut self.keys, 0, k)),
             Err(e) => return Err(self.syntax(e)),
         };
-        while let Some(kv) = next {
+        while more.is_some() {
+            self.check(n)?;
             self.room().map_err(|e| memory_problem(&e))?;
             let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
-            let v = crate::guard::deeper(|| self.value(peek, depth)).map_err(|p| {
-                let name = match &kv {
-                    Value::Keyword(s) | Value::Str(s) => s.to_string(),
-                    _ => String::new(),
+            let v = self.value(peek, depth).map_err(|p| {
+                let key = match &guess.shape {
+                    Some(shape) => &shape.keys()[n],
+                    None => &self.keys[kbase + n], // deeper objects' keys may lie above it
                 };
-                p.under(Seg::Key(name))
+                p.under(Seg::Key(crate::intern::key_text(key).to_string()))
             })?;
-            self.keys.push(kv);
             self.vals.push(v);
-            next = match self.jiter.next_key() {
-                Ok(k) => k.map(|k| self.interner.key(k)),
+            n += 1;
+            more = match self.jiter.next_key() {
+                Ok(k) => k.map(|k| guess.key(&mut self.interner, &mut self.keys, n, k)),
                 Err(e) => return Err(self.syntax(e)),
             };
         }
-        if let Some(shape) = self.shape(kbase) {
+        let shape = match guess.shape {
+            Some(shape) if shape.len() == n => Some(shape),
+            Some(shape) => {
+                // fewer keys than the guess: its first `n` are this object's
+                self.keys.extend_from_slice(&shape.keys()[..n]);
+                self.shape(kbase)
+            }
+            None => self.shape(kbase),
+        };
+        if let Some(shape) = shape {
             self.keys.truncate(kbase);
             self.watch
                 .reserve(crate::guard::values_bytes(self.vals.len() - base))
                 .map_err(|e| memory_problem(&e))?;
+            if self.expect.len() <= depth {
+                self.expect.resize_with(depth + 1, || None);
+            }
+            self.expect[depth] = Some(shape.clone());
             // straight from the value stack into the record's one allocation
             return Ok(Value::Map(MapData::record(shape, self.vals.drain(base..))));
         }
@@ -215,6 +251,35 @@ impl<'j> Builder<'j> {
             }
         }
         self.shapes.get(&self.scratch, || keys.to_vec())
+    }
+}
+
+/// The keys an object is expected to have (the shape of the previous object at its depth),
+/// while every key read so far has matched them.
+struct Guess {
+    shape: Option<Arc<Shape>>,
+    /// Where this object's keys start on the builder's key stack.
+    kbase: usize,
+}
+
+impl Guess {
+    /// Takes the object's key number `i`, text `k`: nothing to do while it is the guess's,
+    /// else the guess is dropped and the keys so far go on the stack, interned.
+    #[inline]
+    fn key(&mut self, interner: &mut Interner, keys: &mut Vec<Value>, i: usize, k: &str) {
+        if let Some(shape) = &self.shape {
+            if shape
+                .keys()
+                .get(i)
+                .is_some_and(|g| crate::intern::key_text(g) == k)
+            {
+                return;
+            }
+            debug_assert_eq!(keys.len(), self.kbase);
+            keys.extend_from_slice(&shape.keys()[..i]);
+            self.shape = None;
+        }
+        keys.push(interner.key(k));
     }
 }
 
@@ -260,6 +325,7 @@ pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
         scratch: Vec::new(),
         keys: Vec::new(),
         vals: Vec::new(),
+        expect: Vec::new(),
     };
     let result = b
         .jiter

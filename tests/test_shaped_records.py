@@ -153,3 +153,57 @@ def test_random_records(rs: list[dict[str, Any]], op: str) -> None:
     from_json = ptc.Session.from_json(json.dumps({"rs": rs})).run(op)
     written = ptc.Session().run(f"(let [rs {literal(rs)}] {op.replace('data/rs', 'rs')})")
     assert outcome(shaped) == outcome(from_json) == outcome(written)
+
+
+# ---- JSON objects read with the previous object's keys as the guess ----
+
+GUESS_CASES = [
+    # same keys each time
+    '[{"a": 1, "b": 2}, {"a": 3, "b": 4}, {"a": 5, "b": 6}]',
+    # fewer keys than the guess (a prefix), then more (a superset), then none
+    '[{"a": 1, "b": 2, "c": 3}, {"a": 4}, {"a": 5, "b": 6, "c": 7, "d": 8}, {}]',
+    # the same keys in another order, then other keys altogether
+    '[{"a": 1, "b": 2}, {"b": 3, "a": 4}, {"x": 5, "y-z": 6}]',
+    # a repeated key after the guess matched a prefix: the last value wins, at the first place
+    '[{"a": 1, "b": 2}, {"a": 3, "a": 4}, {"a": 5, "b": 6, "a": 7}]',
+    # keys that are not keyword text, matched and mismatched
+    '[{"a b": 1, "": 2}, {"a b": 3, "": 4}, {"a b": 5, " ": 6}]',
+    # records nested at several depths, with objects of other shapes between them
+    '[{"a": {"p": 1}, "b": [{"q": 2}]}, {"a": {"p": 3, "r": 4}, "b": [{"q": 5}, {"s": 6}]},'
+    ' {"a": {"p": 7}, "b": []}]',
+]
+
+
+@pytest.mark.parametrize("text", GUESS_CASES)
+def test_json_objects_guessed_from_their_neighbours_keep_their_own_keys(text: str) -> None:
+    """Every object keeps its own keys in its own order, keyword or string as its text says."""
+    expected = json.loads(text)  # Python's reader: the last value wins, at the first key's place
+    got = ptc.Session.from_json('{"rs": ' + text + "}").run("data/rs").value
+
+    def entries(v: Any, keyword: Any) -> Any:
+        if isinstance(v, dict):
+            return [(keyword(k), str(k), entries(x, keyword)) for k, x in v.items()]
+        if isinstance(v, list):
+            return [entries(x, keyword) for x in v]
+        return v
+
+    def is_keyword_text(k: str) -> bool:
+        return k != "" and " " not in k
+
+    assert entries(got, lambda k: isinstance(k, ptc.Keyword)) == entries(expected, is_keyword_text)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # the error inside a value whose key matched the guess
+        ('{"rs": [{"a": 1, "b": 2}, {"a": 1, "b": [1,]}]}', "data.rs[1].b"),
+        # the error after the guess was dropped
+        ('{"rs": [{"a": 1, "b": 2}, {"a": 1, "c": [1,]}]}', "data.rs[1].c"),
+        ('{"rs": [{"a": 1}, {"x y": {"z": }}]}', 'data.rs[1]["x y"].z'),
+    ],
+)
+def test_json_errors_under_a_guessed_key_name_that_key(text: str, where: str) -> None:
+    with pytest.raises(ValueError) as info:
+        ptc.Session.from_json(text)
+    assert str(info.value).startswith(f"invalid JSON data at {where}: ")
