@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use triomphe::ThinArc;
+use crate::thin::{Header, Thin};
 
 use crate::value::{Value, ValueMap, ValueSet};
 
@@ -208,6 +208,17 @@ impl Head {
     }
 }
 
+impl Header for Head {
+    /// A record's values follow its head, one per key of its shape; a hashed map has none.
+    #[inline(always)]
+    fn values(&self) -> usize {
+        match self.get() {
+            HeadRef::Shaped(shape) => shape.len(),
+            HeadRef::Hashed(_) => 0,
+        }
+    }
+}
+
 impl Drop for Head {
     fn drop(&mut self) {
         if self.is_hashed() {
@@ -223,7 +234,7 @@ impl Drop for Head {
 /// A map value: one reference-counted allocation holding a header and, for a record, its
 /// values inline, so a record costs one allocation (the key list is in the shared shape).
 /// Cloning shares it; the methods that change it copy it first when it is shared.
-pub struct MapData(ManuallyDrop<ThinArc<Head, Value>>);
+pub struct MapData(ManuallyDrop<Thin<Head, Value>>);
 
 impl Default for MapData {
     fn default() -> Self {
@@ -293,7 +304,7 @@ enum View<'a> {
 impl MapData {
     /// A hashed map holding `m`.
     fn hashed(m: Box<ValueMap>) -> MapData {
-        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
+        MapData(ManuallyDrop::new(Thin::new(
             Head::hashed(m),
             std::iter::empty(),
         )))
@@ -302,22 +313,19 @@ impl MapData {
     /// A record of `shape`; `vals` in the shape's key order.
     pub fn record(shape: Arc<Shape>, vals: impl ExactSizeIterator<Item = Value>) -> MapData {
         debug_assert_eq!(shape.len(), vals.len());
-        MapData(ManuallyDrop::new(ThinArc::from_header_and_iter(
-            Head::shaped(shape),
-            vals,
-        )))
+        MapData(ManuallyDrop::new(Thin::new(Head::shaped(shape), vals)))
     }
 
     #[inline(always)]
     fn view(&self) -> View<'_> {
-        match self.0.header.header.get() {
-            HeadRef::Shaped(shape) => View::Shaped(shape, &self.0.slice),
+        match self.0.header().get() {
+            HeadRef::Shaped(shape) => View::Shaped(shape, self.0.values()),
             HeadRef::Hashed(m) => View::Hashed(m),
         }
     }
 
     /// The allocation, without running this handle's drop.
-    fn into_raw(self) -> ManuallyDrop<ThinArc<Head, Value>> {
+    fn into_raw(self) -> ManuallyDrop<Thin<Head, Value>> {
         let me = ManuallyDrop::new(self);
         // SAFETY: `me` is never dropped, so the allocation is moved out exactly once.
         unsafe { std::ptr::read(&me.0) }
@@ -334,13 +342,13 @@ impl MapData {
 
     /// Whether the map is a record (shaped), not a hashed map.
     pub fn is_record(&self) -> bool {
-        !self.0.header.header.is_hashed()
+        !self.0.header().is_hashed()
     }
 
     /// Whether this is the only reference to the map (changing it would change no one else's).
     #[inline]
     pub fn is_unique(&self) -> bool {
-        ThinArc::strong_count(&self.0) == 1
+        self.0.strong_count() == 1
     }
 
     /// The start of the map's allocation (for prefetching).
@@ -357,15 +365,7 @@ impl MapData {
 
     /// The header and values to change, when this is the only reference.
     fn parts_mut(&mut self) -> Option<(&mut Head, &mut [Value])> {
-        let p = self
-            .0
-            .with_arc_mut(|a| triomphe::Arc::get_mut(a).map(|inner| inner as *mut _));
-        // SAFETY: `get_mut` proved this the only reference; the allocation stays where it is
-        // while `self` is borrowed mutably, which bounds the returned borrows.
-        let inner: &mut triomphe::HeaderSliceWithLengthProtected<Head, Value> = unsafe { &mut *p? };
-        let head: *mut Head = inner.header_mut();
-        // SAFETY: the header and the slice are disjoint parts of one allocation.
-        Some((unsafe { &mut *head }, inner.slice_mut()))
+        self.0.parts_mut()
     }
 
     /// Makes this the only reference, copying the map if it was shared.
@@ -373,8 +373,8 @@ impl MapData {
         if self.is_unique() {
             return;
         }
-        let head = &self.0.header.header;
-        let vals = self.0.slice.iter().cloned();
+        let head = self.0.header();
+        let vals = self.0.values().iter().cloned();
         let copy = match (head.shape_arc(), head.get()) {
             (Some(shape), _) => MapData::record(shape, vals),
             (None, HeadRef::Hashed(m)) => MapData::from(m.clone()),
@@ -542,7 +542,7 @@ impl Drop for MapData {
     fn drop(&mut self) {
         // SAFETY: `self.0` is not used again: this is its drop.
         let mut arc = unsafe { ManuallyDrop::take(&mut self.0) };
-        if ThinArc::strong_count(&arc) == 1 && arc.header.header.is_hashed() {
+        if arc.strong_count() == 1 && arc.header().is_hashed() {
             // a large map's entries go to the background thread when it has room (`dropper`)
             let mut last = MapData(ManuallyDrop::new(arc));
             if let Some(m) = last.parts_mut().and_then(|(head, _)| head.hashed_mut()) {
@@ -553,7 +553,7 @@ impl Drop for MapData {
             arc = ManuallyDrop::into_inner(last.into_raw());
         }
         let depth = DROP_DEPTH.with(Cell::get);
-        if depth < DROP_RECURSION || ThinArc::strong_count(&arc) != 1 {
+        if depth < DROP_RECURSION || arc.strong_count() != 1 {
             // the usual shallow data (or only a count to drop): plain recursion is fastest
             DROP_DEPTH.with(|d| d.set(depth + 1));
             drop(arc);
