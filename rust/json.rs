@@ -19,6 +19,9 @@ use crate::value::{is_keyword_text, Value, ValueMap};
 /// Nesting deeper than this is refused (the same bound as for Python input).
 pub const MAX_JSON_DEPTH: usize = 1_000;
 
+/// Arrays longer than this are built in a buffer of their own, not on the value stack.
+const SHORT_ARRAY: usize = 1024;
+
 /// Values read between two checks of the process's memory, at most.
 const CHECK_EVERY: usize = 64;
 
@@ -146,29 +149,52 @@ impl<'j> Builder<'j> {
         Ok(self.vals.drain(base..).collect())
     }
 
-    /// An array: its own buffer, grown by doubling and kept as it is (a copy into one
-    /// exact allocation would need twice the memory of a huge array at once).
+    /// An array. A short one gathers on the value stack and leaves in one allocation of its
+    /// size; past [`SHORT_ARRAY`] elements it moves to a buffer of its own, grown by doubling
+    /// and kept as it is (a copy into an exact allocation would need twice the memory of a
+    /// huge array at once).
     fn array(&mut self, depth: usize) -> Result<Value, Problem> {
         let depth = self.deeper(depth)?;
-        let mut out = Vec::new();
+        let base = self.vals.len();
+        let mut own: Option<Vec<Value>> = None;
+        let mut i = 0;
         let mut next = self.jiter.known_array().map_err(|e| self.syntax(e))?;
         while let Some(peek) = next {
-            let i = out.len();
             self.check(i).map_err(|p| p.under(Seg::Index(i)))?;
-            if i == out.capacity() {
-                // growing doubles the buffer at once: make sure the process has room for it
-                let grow = i.max(4);
-                self.watch
-                    .reserve(crate::guard::values_bytes(grow))
-                    .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
-                out.reserve(grow);
-            }
             let v = self
                 .value(peek, depth)
                 .map_err(|p| p.under(Seg::Index(i)))?;
-            out.push(v);
+            if own.is_none() && i == SHORT_ARRAY {
+                self.watch
+                    .reserve(crate::guard::values_bytes(2 * i))
+                    .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
+                let mut out = Vec::with_capacity(2 * i);
+                out.extend(self.vals.drain(base..));
+                own = Some(out);
+            }
+            match &mut own {
+                None => {
+                    self.room().map_err(|e| memory_problem(&e))?;
+                    self.vals.push(v);
+                }
+                Some(out) => {
+                    if out.len() == out.capacity() {
+                        // growing doubles the buffer at once: make sure the process has room
+                        self.watch
+                            .reserve(crate::guard::values_bytes(out.len()))
+                            .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
+                        out.reserve(out.len());
+                    }
+                    out.push(v);
+                }
+            }
+            i += 1;
             next = self.jiter.array_step().map_err(|e| self.syntax(e))?;
         }
+        let out = match own {
+            Some(out) => out,
+            None => self.take(base).map_err(|e| memory_problem(&e))?,
+        };
         Ok(Value::vector(out))
     }
 

@@ -207,3 +207,18 @@ def test_json_errors_under_a_guessed_key_name_that_key(text: str, where: str) ->
     with pytest.raises(ValueError) as info:
         ptc.Session.from_json(text)
     assert str(info.value).startswith(f"invalid JSON data at {where}: ")
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 1023, 1024, 1025, 2049, 5000])
+def test_json_arrays_short_and_long_keep_their_elements_in_order(n: int) -> None:
+    """Short arrays gather on the loader's value stack and long ones move to their own buffer
+    on the way: either way, with arrays and objects nested in them, every element in place."""
+    doc = {
+        "xs": list(range(n)),
+        "rows": [{"i": i, "pair": [i, [str(i)]], "tags": ["t"] * (i % 4)} for i in range(n)],
+        "after": [n, {"n": n}],
+    }
+    s = ptc.Session.from_json(json.dumps(doc))
+    assert s.run("data/xs").value == doc["xs"]
+    assert s.run("data/rows").value == doc["rows"]
+    assert s.run("data/after").value == doc["after"]
