@@ -182,7 +182,9 @@ def test_cancelling_one_arun_task_leaves_another_runs_alone() -> None:
     async def main() -> tuple[ptc.Result, bool]:
         s = ptc.Session()
         a = asyncio.ensure_future(
-            s.arun("(loop [i 0] (if (< i 2000000) (recur (inc i)) i))", limits=LONG)
+            # about a second: long enough that `b` is surely still waiting when cancelled
+            # (2,000,000 iterations took 0.13 s, so a busy event loop could miss it)
+            s.arun("(loop [i 0] (if (< i 20000000) (recur (inc i)) i))", limits=LONG)
         )
         await asyncio.sleep(0.05)
         b = asyncio.ensure_future(s.arun("(+ 1 2)"))  # waits for the Session behind a
@@ -197,7 +199,7 @@ def test_cancelling_one_arun_task_leaves_another_runs_alone() -> None:
 
     r, cancelled = asyncio.run(main())
     assert cancelled
-    assert r.value == 2_000_000
+    assert r.value == 20_000_000
 
 
 def test_cancel_without_a_run_does_nothing() -> None:
