@@ -128,9 +128,9 @@ fn hand_off(job: Job, credit: Option<Arc<Freeing>>) -> Result<(), Job> {
 /// Whether freeing `v` now would walk many values: a large collection only this owner holds.
 fn large_and_unique(v: &Value) -> bool {
     match v {
-        Value::Vector(a) => a.len() >= LARGE && Arc::strong_count(a) == 1,
+        Value::Vector(a) => a.len() >= LARGE && a.is_unique(),
         Value::Map(a) => a.len() >= LARGE && a.is_unique(),
-        Value::Set(a) => a.len() >= LARGE && Arc::strong_count(a) == 1,
+        Value::Set(a) => a.len() >= LARGE && a.is_unique(),
         _ => false,
     }
 }

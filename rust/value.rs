@@ -56,9 +56,9 @@ pub enum Value {
     Float(f64),
     Str(Str),
     Keyword(Str),
-    Vector(Arc<VecData>),
+    Vector(Shared<VecData>),
     Map(MapData),
-    Set(Arc<SetData>),
+    Set(Shared<SetData>),
     Builtin(&'static Builtin),
     Closure(Arc<Closure>),
     /// Functions built by builtins (`where`, `juxt`, `fnil`, ...).
@@ -98,6 +98,10 @@ impl Clone for Value {
         }
     }
 }
+
+/// Vectors and sets are shared without weak references: a count of one word, so a vector's
+/// handle takes 32 bytes (the count and the `Vec`), not `std::sync::Arc`'s 40 (a 48-byte block).
+pub type Shared<T> = triomphe::Arc<T>;
 
 /// Vector storage. The newtype exists for its iterative `Drop`: a program can build a value nested
 /// a million levels deep, and the default recursive drop would overflow the stack.
@@ -181,7 +185,7 @@ fn drain(mut stack: Vec<Pending>) {
         let Some(v) = next else { continue };
         let pending = match v {
             // large collections go to the background thread when it has room (`dropper`)
-            Value::Vector(a) => match Arc::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
+            Value::Vector(a) => match Shared::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
                 Some(items) => Pending::Values(items.into_iter()),
                 None => continue,
             },
@@ -189,7 +193,7 @@ fn drain(mut stack: Vec<Pending>) {
                 Some(p) => p,
                 None => continue,
             },
-            Value::Set(a) => match Arc::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
+            Value::Set(a) => match Shared::try_unwrap(a).ok().and_then(|mut d| kept(&mut d.0)) {
                 Some(items) => Pending::Members(items.into_iter()),
                 None => continue,
             },
@@ -262,12 +266,12 @@ impl Pending {
 
 /// Copy-on-write access for builtins: a shared collection is copied before it is changed, and
 /// that copy (as large as the collection) is reserved and charged first.
-pub fn unshare_vec(a: &mut Arc<VecData>) -> &mut VecData {
-    if Arc::strong_count(a) > 1 {
+pub fn unshare_vec(a: &mut Shared<VecData>) -> &mut VecData {
+    if Shared::strong_count(a) > 1 {
         guard::charge(a.len());
         guard::reserve(guard::values_bytes(a.len()));
     }
-    Arc::make_mut(a)
+    Shared::make_mut(a)
 }
 
 pub fn unshare_map(a: &mut MapData) -> &mut MapData {
@@ -279,12 +283,12 @@ pub fn unshare_map(a: &mut MapData) -> &mut MapData {
     a // its changing methods copy it first when shared
 }
 
-pub fn unshare_set(a: &mut Arc<SetData>) -> &mut SetData {
-    if Arc::strong_count(a) > 1 {
+pub fn unshare_set(a: &mut Shared<SetData>) -> &mut SetData {
+    if Shared::strong_count(a) > 1 {
         guard::charge(a.len());
         guard::reserve(guard::values_bytes(a.len()).saturating_mul(2));
     }
-    Arc::make_mut(a)
+    Shared::make_mut(a)
 }
 
 /// Whether dropping `v` could recurse: a value that holds other values.
@@ -317,7 +321,7 @@ impl Drop for SetData {
         }
         if self.0.iter().any(is_nested) {
             let s = std::mem::take(&mut self.0);
-            drop_iteratively(vec![Value::Set(Arc::new(SetData(s)))]);
+            drop_iteratively(vec![Value::Set(Shared::new(SetData(s)))]);
         }
     }
 }
@@ -528,13 +532,13 @@ impl Value {
         Value::Keyword(intern_keyword(s))
     }
     pub fn vector(items: Vec<Value>) -> Value {
-        Value::Vector(Arc::new(VecData(items)))
+        Value::Vector(Shared::new(VecData(items)))
     }
     pub fn map(m: ValueMap) -> Value {
         Value::Map(MapData::from(m))
     }
     pub fn set(s: ValueSet) -> Value {
-        Value::Set(Arc::new(SetData(s)))
+        Value::Set(Shared::new(SetData(s)))
     }
     pub fn empty_map() -> Value {
         Value::map(ValueMap::default())
@@ -659,7 +663,7 @@ pub fn identical(a: &Value, b: &Value) -> bool {
 fn identical_coll(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Vector(x), Value::Vector(y)) => {
-            Arc::ptr_eq(x, y)
+            Shared::ptr_eq(x, y)
                 || (x.len() == y.len()
                     && guard::charged(x.iter().zip(y.iter())).all(|(p, q)| identical(p, q)))
         }
@@ -670,7 +674,7 @@ fn identical_coll(a: &Value, b: &Value) -> bool {
                         .all(|(k, v)| y.get(k).is_some_and(|w| identical(v, w))))
         }
         (Value::Set(x), Value::Set(y)) => {
-            Arc::ptr_eq(x, y)
+            Shared::ptr_eq(x, y)
                 || (x.len() == y.len() && guard::charged(x.iter()).all(|k| y.contains(k)))
         }
         _ => false,
@@ -780,7 +784,7 @@ pub fn lisp_eq(a: &Value, b: &Value) -> bool {
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => int_float_eq(*x, *y),
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Vector(x), Value::Vector(y)) => {
-            Arc::ptr_eq(x, y)
+            Shared::ptr_eq(x, y)
                 || (x.len() == y.len()
                     && guard::deeper(|| {
                         guard::charged(x.iter().zip(y.iter())).all(|(p, q)| lisp_eq(p, q))
@@ -874,7 +878,7 @@ pub fn prefetching(xs: &[Value]) -> impl Iterator<Item = &Value> {
 fn prefetch(v: &Value) {
     let p: *const u8 = match v {
         Value::Map(m) => m.heap_ptr(),
-        Value::Vector(a) => Arc::as_ptr(a).cast(),
+        Value::Vector(a) => Shared::as_ptr(a).cast(),
         _ => return,
     };
     #[cfg(target_arch = "x86_64")]

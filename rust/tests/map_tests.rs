@@ -240,3 +240,16 @@ fn a_record_costs_its_values_and_two_words() {
     assert_eq!(per_record, expected);
     assert_eq!(records[999].values().nth(4), Some(&Value::Int(999 * 4)));
 }
+
+/// A vector's handle is a count (one word: no weak count) and the `Vec`: 32 bytes, a size class
+/// of its own in mimalloc (`std::sync::Arc` made it 40, served from the 48-byte class).
+#[test]
+fn a_vector_handle_costs_a_count_and_the_vec() {
+    let before = _core::alloc::allocated();
+    let vectors: Vec<Value> = (0..1000).map(|_| Value::vector(Vec::new())).collect();
+    let per_vector = (_core::alloc::allocated() - before - 1000 * 16) / 1000;
+    // the system allocator's chunk: 8 bytes of its own, rounded up to 16
+    let expected = if cfg!(feature = "mimalloc") { 32 } else { 48 };
+    assert_eq!(per_vector, expected);
+    assert!(matches!(&vectors[999], Value::Vector(v) if v.is_empty()));
+}
