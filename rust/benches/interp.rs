@@ -42,6 +42,13 @@ fn main() {
             "(let [rs (mapv (fn [i] {:a i :c {:t i :u \"x\"}}) (range 300000))] (reduce + (map #(:t (:c %)) rs)))",
             3e5,
         ),
+        // a nested record read per element, the records out of allocation order: the loop
+        // prefetches, halfway ahead, the collections each record holds
+        (
+            "record-nested-scattered",
+            "(let [rs (sort-by #(mod (* (:a %) 7919) 300007) (mapv (fn [i] {:a i :b i :c {:t (mod i 3) :u \"x\"}}) (range 300000)))] (reduce + (map (fn [_] (count (filter #(= (:t (:c %)) 1) rs))) (range 5))))",
+            1.5e6,
+        ),
         // group-by on a field with few values: the shared key strings are found by address
         (
             "group-by-shared-keys",
