@@ -179,9 +179,10 @@ impl<'j> Builder<'j> {
                 }
                 Some(out) => {
                     if out.len() == out.capacity() {
-                        // growing doubles the buffer at once: make sure the process has room
+                        // growing doubles the buffer, the old one held until it is copied:
+                        // make sure the process has room for the new one
                         self.watch
-                            .reserve(crate::guard::values_bytes(out.len()))
+                            .reserve(crate::guard::values_bytes(2 * out.len()))
                             .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
                         out.reserve(out.len());
                     }
@@ -214,16 +215,20 @@ impl<'j> Builder<'j> {
             Err(e) => return Err(self.syntax(e)),
         };
         while more.is_some() {
-            self.check(n)?;
-            self.room().map_err(|e| memory_problem(&e))?;
-            let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
-            let v = self.value(peek, depth).map_err(|p| {
-                let key = match &guess.shape {
-                    Some(shape) => &shape.keys()[n],
-                    None => &self.keys[kbase + n], // deeper objects' keys may lie above it
-                };
-                p.under(Seg::Key(crate::intern::key_text(key).to_string()))
-            })?;
+            let v = self
+                .check(n)
+                .and_then(|()| self.room().map_err(|e| memory_problem(&e)))
+                .and_then(|()| {
+                    let peek = self.jiter.peek().map_err(|e| self.syntax(e))?;
+                    self.value(peek, depth)
+                })
+                .map_err(|p| {
+                    let key = match &guess.shape {
+                        Some(shape) => &shape.keys()[n],
+                        None => &self.keys[kbase + n], // deeper objects' keys may lie above it
+                    };
+                    p.under(Seg::Key(crate::intern::key_text(key).to_string()))
+                })?;
             self.vals.push(v);
             n += 1;
             more = match self.jiter.next_key() {

@@ -208,7 +208,9 @@ impl Head {
     }
 }
 
-impl Header for Head {
+// SAFETY: a head is never replaced or retagged in place (map.rs makes a new `MapData` to turn
+// a record into a hashed map), and a shape, shared behind its `Arc`, never changes its keys.
+unsafe impl Header for Head {
     /// A record's values follow its head, one per key of its shape; a hashed map has none.
     #[inline(always)]
     fn values(&self) -> usize {

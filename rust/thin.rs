@@ -13,9 +13,13 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
-/// A header that knows how many values follow it. The answer must not change while the
-/// header is in a [`Thin`] (it sizes the allocation when it is freed).
-pub trait Header {
+/// A header that knows how many values follow it.
+///
+/// # Safety
+/// `values()` must give the same answer for as long as the header is in a [`Thin`], even
+/// through the `&mut H` that [`Thin::parts_mut`] hands out: it sizes the allocation and the
+/// run of values dropped when the last handle goes.
+pub unsafe trait Header {
     fn values(&self) -> usize;
 }
 
@@ -37,8 +41,9 @@ unsafe impl<H: Header + Send + Sync, T: Send + Sync> Send for Thin<H, T> {}
 // SAFETY: as above.
 unsafe impl<H: Header + Send + Sync, T: Send + Sync> Sync for Thin<H, T> {}
 
-/// The allocation for `n` values (they start where `Inner::values` does: `extend` places
-/// them at `Inner`'s size, which is that field's offset rounded up to its alignment).
+/// The allocation for `n` values. `extend` places them at `Inner`'s size rounded up to `T`'s
+/// alignment, never before `Inner::values` (where they are written), so it is always large
+/// enough; it is exact for `Head` and `Value` (both 8-aligned).
 fn layout<H, T>(n: usize) -> Layout {
     let values = Layout::array::<T>(n).expect("a value count that fits in memory");
     let (whole, _) = Layout::new::<Inner<H, T>>()
@@ -55,6 +60,10 @@ impl<H: Header, T> Thin<H, T> {
         T: Default,
     {
         let n = header.values();
+        debug_assert!(
+            values.size_hint().0 <= n,
+            "more values than the header has room for"
+        );
         let layout = layout::<H, T>(n);
         // SAFETY: the layout is never zero-sized (it holds the count).
         let raw = unsafe { std::alloc::alloc(layout) };
