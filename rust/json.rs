@@ -179,10 +179,11 @@ impl<'j> Builder<'j> {
                 }
                 Some(out) => {
                     if out.len() == out.capacity() {
-                        // growing doubles the buffer, the old one held until it is copied:
-                        // make sure the process has room for the new one
+                        // growing doubles the buffer: make sure the process has room for the
+                        // added half (a large block grows by remapping, not by a copy beside
+                        // the old one: `alloc.rs`)
                         self.watch
-                            .reserve(crate::guard::values_bytes(2 * out.len()))
+                            .reserve(crate::guard::values_bytes(out.len()))
                             .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
                         out.reserve(out.len());
                     }
