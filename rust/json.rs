@@ -208,7 +208,6 @@ impl<'j> Builder<'j> {
         // key is interned or pushed, and the record takes that shape as it is
         let mut guess = Guess {
             shape: self.expect.get_mut(depth).and_then(Option::take),
-            kbase,
         };
         let mut n = 0;
         let mut more = match self.jiter.known_object() {
@@ -290,8 +289,6 @@ impl<'j> Builder<'j> {
 /// while every key read so far has matched them.
 struct Guess {
     shape: Option<Arc<Shape>>,
-    /// Where this object's keys start on the builder's key stack.
-    kbase: usize,
 }
 
 impl Guess {
@@ -307,7 +304,6 @@ impl Guess {
             {
                 return;
             }
-            debug_assert_eq!(keys.len(), self.kbase);
             keys.extend_from_slice(&shape.keys()[..i]);
             self.shape = None;
         }

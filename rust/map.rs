@@ -26,6 +26,7 @@ pub struct Shape {
 
 /// Maps with up to this many keys may be records (wider ones are hashed maps).
 pub const MAX_SHAPED_KEYS: usize = 64;
+const _: () = assert!(MAX_SHAPED_KEYS <= crate::thin::MAX_VALUES);
 
 /// A record when the keys are distinct and few enough, else a hashed map (a repeated key:
 /// the last value wins, at the first key's place).
@@ -99,9 +100,13 @@ impl ShapeCache {
 const SCAN_MAX: usize = 12;
 
 impl Shape {
-    /// `None` when the keys are not distinct (then the map must be hashed).
+    /// `None` when the keys are not distinct or more than [`MAX_SHAPED_KEYS`] (then the map must
+    /// be hashed).
     pub fn new(keys: Vec<Value>) -> Option<Shape> {
         let n = keys.len();
+        if n > MAX_SHAPED_KEYS {
+            return None;
+        }
         let set: ValueSet = keys.iter().cloned().collect();
         if set.len() != n {
             return None;
@@ -209,7 +214,8 @@ impl Head {
 }
 
 // SAFETY: a head is never replaced or retagged in place (map.rs makes a new `MapData` to turn
-// a record into a hashed map), and a shape, shared behind its `Arc`, never changes its keys.
+// a record into a hashed map), a shape, shared behind its `Arc`, never changes its keys, and it
+// has at most MAX_SHAPED_KEYS of them (`Shape::new`).
 unsafe impl Header for Head {
     /// A record's values follow its head, one per key of its shape; a hashed map has none.
     #[inline(always)]

@@ -13,12 +13,16 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
+/// The most values one allocation holds (a record has at most `map::MAX_SHAPED_KEYS`): with
+/// it, an allocation's size is a small sum that cannot overflow, so sizing one cannot fail.
+pub const MAX_VALUES: usize = u16::MAX as usize;
+
 /// A header that knows how many values follow it.
 ///
 /// # Safety
-/// `values()` must give the same answer for as long as the header is in a [`Thin`], even
-/// through the `&mut H` that [`Thin::parts_mut`] hands out: it sizes the allocation and the
-/// run of values dropped when the last handle goes.
+/// `values()` must be at most [`MAX_VALUES`] and give the same answer for as long as the
+/// header is in a [`Thin`], even through the `&mut H` that [`Thin::parts_mut`] hands out: it
+/// sizes the allocation and the run of values dropped when the last handle goes.
 pub unsafe trait Header {
     fn values(&self) -> usize;
 }
@@ -41,15 +45,18 @@ unsafe impl<H: Header + Send + Sync, T: Send + Sync> Send for Thin<H, T> {}
 // SAFETY: as above.
 unsafe impl<H: Header + Send + Sync, T: Send + Sync> Sync for Thin<H, T> {}
 
-/// The allocation for `n` values. `extend` places them at `Inner`'s size rounded up to `T`'s
-/// alignment, never before `Inner::values` (where they are written), so it is always large
-/// enough; it is exact for `Head` and `Value` (both 8-aligned).
+/// The allocation for `n` values: `Inner`, then the values at its size (a multiple of its
+/// alignment, which is at least `T`'s since it holds a `[T; 0]`; never before `Inner::values`,
+/// where they are written), rounded up to that alignment.
 fn layout<H, T>(n: usize) -> Layout {
-    let values = Layout::array::<T>(n).expect("a value count that fits in memory");
-    let (whole, _) = Layout::new::<Inner<H, T>>()
-        .extend(values)
-        .expect("a value count that fits in memory");
-    whole.pad_to_align()
+    const { assert!(std::mem::size_of::<T>() <= 1 << 32) };
+    debug_assert!(n <= MAX_VALUES);
+    let inner = Layout::new::<Inner<H, T>>();
+    let align = inner.align();
+    let size = inner.size() + n * std::mem::size_of::<T>();
+    // SAFETY: `align` is a type's alignment (a power of two), and `size` rounded up to it is
+    // at most 2^16 * 2^32 bytes plus a header: far below `isize::MAX`.
+    unsafe { Layout::from_size_align_unchecked((size + align - 1) & !(align - 1), align) }
 }
 
 impl<H: Header, T> Thin<H, T> {

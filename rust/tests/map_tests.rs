@@ -253,3 +253,13 @@ fn a_vector_handle_costs_a_count_and_the_vec() {
     assert_eq!(per_vector, expected);
     assert!(matches!(&vectors[999], Value::Vector(v) if v.is_empty()));
 }
+
+/// A shape holds at most MAX_SHAPED_KEYS keys (its count sizes a record's allocation); wider
+/// key lists make hashed maps.
+#[test]
+fn a_shape_has_at_most_the_shaped_key_limit() {
+    let keys = |n: usize| (0..n).map(|i| kw(&format!("k{i}"))).collect::<Vec<_>>();
+    let max = _core::map::MAX_SHAPED_KEYS;
+    assert_eq!(Shape::new(keys(max)).map(|s| s.len()), Some(max));
+    assert!(Shape::new(keys(max + 1)).is_none());
+}
