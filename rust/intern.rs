@@ -1,10 +1,12 @@
 //! Text interning for the loaders (Python input and JSON text): map keys become shared
 //! keywords or strings, and short string values that repeat (categories, ids, statuses)
-//! share one allocation per distinct text. One interner lives for one load.
+//! share one allocation per distinct text. Texts of up to seven bytes need no table: `Str` holds
+//! them in place, equal by identity already. One interner lives for one load.
 
 use ahash::RandomState;
 use hashbrown::HashTable;
 
+use crate::text::INLINE_MAX;
 use crate::value::{intern_keyword, is_keyword_text, Str, Value};
 
 /// String values this long or shorter are shared; longer ones rarely repeat.
@@ -37,7 +39,8 @@ impl Interner {
     /// A string value, shared with earlier equal ones when short.
     #[inline]
     pub fn string(&mut self, s: &str) -> Str {
-        if s.len() > SHORT {
+        // texts held in place need no table; long ones rarely repeat
+        if s.len() <= INLINE_MAX || s.len() > SHORT {
             return Str::from(s);
         }
         shared(&mut self.strings, &self.hasher, s, Str::as_str, |s| {
@@ -49,6 +52,9 @@ impl Interner {
     /// as idiomatic Clojure: `{:name "Ada"}`, `(:name p)`), other text a string.
     #[inline]
     pub fn key(&mut self, s: &str) -> Value {
+        if s.len() <= INLINE_MAX {
+            return new_key(s);
+        }
         shared(&mut self.keys, &self.hasher, s, key_text, new_key)
     }
 }

@@ -273,11 +273,11 @@ impl<'j> Builder<'j> {
         if keys.is_empty() || keys.len() > crate::map::MAX_SHAPED_KEYS {
             return None;
         }
-        // keyed by the keys' string pointers: interned, and kept alive by the cached shapes
+        // keyed by the keys' identities: interned, and kept alive by the cached shapes
         self.scratch.clear();
         for k in keys {
             match k {
-                Value::Keyword(s) | Value::Str(s) => self.scratch.push(s.as_ptr() as usize),
+                Value::Keyword(s) | Value::Str(s) => self.scratch.push(s.identity()),
                 _ => return None,
             }
         }

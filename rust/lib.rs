@@ -23,6 +23,7 @@ pub mod meant;
 pub mod reader;
 pub mod session;
 pub mod sysmem;
+pub mod text;
 mod thin;
 pub mod tokens;
 pub mod value;

@@ -24,9 +24,9 @@ use crate::ir::Lambda;
 
 pub type RandomState = ahash::RandomState;
 
-/// Strings, keywords and names: a thin (one-pointer) shared string, so `Value` stays 16 bytes
-/// and evaluation results fit in two registers.
-pub type Str = arcstr::ArcStr;
+/// Strings, keywords and names: one word (short texts in place, long ones shared), so `Value`
+/// stays 16 bytes and evaluation results fit in two registers.
+pub use crate::text::Str;
 
 /// Matches any function value (builtin, closure, combinator-built or tool).
 #[macro_export]
@@ -966,6 +966,9 @@ pub fn flex_key(m: &MapData, key: &Value) -> Option<Value> {
 /// compare by pointer. Bounded: past the cap, names are simply not interned.
 pub fn intern_keyword(s: &str) -> Str {
     use std::sync::{Mutex, OnceLock};
+    if s.len() <= crate::text::INLINE_MAX {
+        return Str::from(s); // held in place: equal by identity already
+    }
     static TABLE: OnceLock<Mutex<ahash::AHashSet<Str>>> = OnceLock::new();
     const CAP: usize = 200_000;
     let table = TABLE.get_or_init(|| Mutex::new(ahash::AHashSet::new()));

@@ -179,7 +179,7 @@ impl Groups {
     fn push(&mut self, k: Value, x: Value) {
         let addr = match &k {
             Value::Str(s) | Value::Keyword(s) => {
-                Some((s.as_ptr() as usize, matches!(k, Value::Keyword(_))))
+                Some((s.identity(), matches!(k, Value::Keyword(_))))
             }
             _ => None,
         };
@@ -204,7 +204,7 @@ impl Groups {
         if let (Some((_, kw)), Some((Value::Str(s) | Value::Keyword(s), _))) =
             (addr, self.keys.get_index(i))
         {
-            let held = s.as_ptr() as usize;
+            let held = s.identity();
             if !self.recent.iter().any(|r| r.0 == held && r.1 == kw) {
                 self.recent.rotate_right(1);
                 self.recent[0] = (held, kw, i);

@@ -13,6 +13,7 @@ use pyo3::types::{
 };
 
 #[allow(unused_imports)]
+use crate::text::INLINE_MAX;
 use crate::value::Str;
 use std::sync::Arc;
 
@@ -231,6 +232,14 @@ impl<'py> ToValue<'py> {
     /// A string value: short ones interned by text, long ones shared by object identity.
     /// The input holds every object alive for the whole conversion, so pointers are stable.
     fn string_value(&mut self, s: &Bound<'py, PyString>) -> Result<Value, ConvError> {
+        // SAFETY: the length of a live string object while holding the GIL.
+        if unsafe { pyo3::ffi::PyUnicode_GET_LENGTH(s.as_ptr()) } <= INLINE_MAX as isize {
+            // maybe short enough to hold in place (its UTF-8 may be longer than its characters)
+            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+            if text.len() <= INLINE_MAX {
+                return Ok(Value::Str(Str::from(text)));
+            }
+        }
         // a string object referenced from elsewhere too (a category literal, an interned
         // status) is usually referenced many times: found by its address, not its text
         // SAFETY: reading the reference count of a live object while holding the GIL.

@@ -6,15 +6,17 @@ use _core::value::Value;
 #[test]
 fn equal_texts_share_one_allocation() {
     let mut i = Interner::default();
+    // held in place: equal by identity without a table
     let a = i.string("shipped");
     let b = i.string(&String::from("shipped"));
-    assert!(std::ptr::eq(a.as_ptr(), b.as_ptr()));
+    assert!(a.is_inline_text() && a.identity() == b.identity());
+    // past the in-place limit: one shared allocation
+    let a = i.string("shipped-express");
+    let b = i.string(&String::from("shipped-express"));
+    assert!(!a.is_inline_text() && a.identity() == b.identity());
     // long values are not shared
     let long = "x".repeat(33);
-    assert!(!std::ptr::eq(
-        i.string(&long).as_ptr(),
-        i.string(&long).as_ptr()
-    ));
+    assert_ne!(i.string(&long).identity(), i.string(&long).identity());
 }
 
 #[test]
@@ -27,7 +29,7 @@ fn keys_are_keywords_when_they_can_be() {
     let (Value::Keyword(a), Value::Keyword(b)) = (i.key(&long), i.key(&long)) else {
         panic!("long keyword text is a keyword");
     };
-    assert!(std::ptr::eq(a.as_ptr(), b.as_ptr()));
+    assert_eq!(a.identity(), b.identity());
 }
 
 #[test]

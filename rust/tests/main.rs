@@ -10,3 +10,4 @@ mod limits_tests;
 mod map_tests;
 mod meant_tests;
 mod reader_tests;
+mod text_tests;
