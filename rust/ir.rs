@@ -43,6 +43,10 @@ pub enum Node {
     Or(Box<[Node]>),
     Call(Box<Call>),
     CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
+    /// `(map g (filter p xs))` and longer chains of `map`/`filter`/`remove` over one collection
+    /// (the outermost call; its collection argument is another such call): run as one pass
+    /// when it can be, see `eval/stages.rs`.
+    Stages(&'static Builtin, Box<[Node]>, Pos),
     /// `(< a b)` and the other numeric comparisons: compared inline when both are numbers,
     /// else handed to the builtin (which reports the type error).
     Compare(&'static Builtin, Box<(Node, Node)>, Pos),
@@ -83,6 +87,7 @@ macro_rules! children {
             | Node::VecLit(items)
             | Node::SetLit(items)
             | Node::CallBuiltin(_, items, _)
+            | Node::Stages(_, items, _)
             | Node::CallTool(_, items, _)
             | Node::CallGlobal(_, items)
             | Node::KwGet(_, items, _) => {

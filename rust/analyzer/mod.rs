@@ -378,6 +378,11 @@ impl Analyzer {
             let x = arg_nodes.pop().unwrap_or(Node::Const(Value::Nil));
             return Ok(Node::Compare(b, Box::new((x, y)), pos));
         }
+        if crate::eval::is_stage(b, &arg_nodes)
+            && arg_nodes.get(1).is_some_and(crate::eval::is_stage_call)
+        {
+            return Ok(Node::Stages(b, arg_nodes.into_boxed_slice(), pos));
+        }
         Ok(Node::CallBuiltin(b, arg_nodes.into_boxed_slice(), pos))
     }
 

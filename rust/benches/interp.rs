@@ -61,6 +61,12 @@ fn main() {
             "(let [rs (mapv (fn [i] {:a i :b [i]}) (range 300000))] (reduce + (map (fn [_] (count (filter #(odd? (:a %)) rs))) (range 5))))",
             1.5e6,
         ),
+        // a filter and a map over records run as one pass: no filtered vector to fill and free
+        (
+            "record-filter-map-chain",
+            "(let [rs (mapv (fn [i] {:a i :s (if (odd? i) \"x\" \"y\") :t (* i 0.5)}) (range 300000))] (reduce + (map (fn [_] (reduce + (map :t (filter #(= (:s %) \"x\") rs)))) (range 20))))",
+            6e6,
+        ),
         (
             "hashed-build-read",
             "(reduce + (map :b (mapv (fn [i] (assoc {} :a i :b (inc i) :c \"x\")) (range 300000))))",

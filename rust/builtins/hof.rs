@@ -204,6 +204,8 @@ fn run_branches(
 const BRANCH_STACK: usize = 8 * 1024 * 1024;
 
 fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    // branches are threads of their own: not run inside a speculative pass
+    it.refuse_effect()?;
     let f = std::mem::take(&mut a[0]);
     expect_callable("pmap", &f)?;
     if let Some(n) = a[1].coll_len() {
@@ -229,6 +231,7 @@ fn pmap(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
+    it.refuse_effect()?;
     for (i, f) in a.iter().enumerate() {
         let ok = match f {
             Value::Closure(c) => c.lambda.params.is_empty(),

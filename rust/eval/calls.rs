@@ -212,8 +212,11 @@ impl<'a> Interp<'a> {
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &lambda.name) {
             // kept per run and applied on commit, so a failed run changes nothing
-            self.returns
-                .insert(Arc::as_ptr(c) as usize, (c.clone(), TypeTag::of(v)));
+            let key = Arc::as_ptr(c) as usize;
+            let before = self.returns.insert(key, (c.clone(), TypeTag::of(v)));
+            if self.speculating > 0 {
+                self.undo_returns.push((key, before));
+            }
         }
         result
     }

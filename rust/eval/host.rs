@@ -83,6 +83,7 @@ pub struct ToolCallRecord {
 
 impl<'a> Interp<'a> {
     pub fn call_tool(&mut self, name: &Str, args: &mut [Value]) -> EvalResult {
+        self.refuse_effect()?;
         if !self.host.has_tool(name) {
             let names = self.host.tool_names();
             let list = if names.is_empty() {

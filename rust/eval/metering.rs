@@ -41,6 +41,9 @@ impl<'a> Interp<'a> {
         let total = self.budget.add_fuel(self.steps - self.charged);
         self.charged = self.steps;
         if total >= self.limits.fuel {
+            // a speculative pass gives its fuel back and the chain runs as written, which
+            // runs out where it would (stopping the budget now would end that run too)
+            self.refuse_effect()?;
             return Err(self.budget.stop(guard::fuel_error(self.limits.fuel)).into());
         }
         self.budget.check(self.deadline)?;
@@ -99,6 +102,7 @@ impl<'a> Interp<'a> {
 
     /// Appends one println entry (already formatted), cut to the per-entry length.
     pub fn print_line(&mut self, mut line: String) -> EvalResult<()> {
+        self.refuse_effect()?;
         let cut = crate::format::grapheme_prefix_len(&line, crate::limits::PRINT_ENTRY_CHARS);
         if cut < line.len() {
             line.truncate(cut);

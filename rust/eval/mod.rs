@@ -33,12 +33,14 @@ mod host;
 mod keywords;
 mod metering;
 mod nil_hints;
+mod stages;
 
 pub use branches::*;
 pub use host::*;
 pub use keywords::*;
 use metering::*;
 use nil_hints::*;
+pub(crate) use stages::{is_stage, is_stage_call};
 
 pub type Args = SmallVec<[Value; 4]>;
 
@@ -120,6 +122,9 @@ pub struct Ctx<'c> {
     pub loops: u64,
 }
 
+/// A named function and the type of the last value it returned in a run.
+type ReturnType = (Arc<Closure>, TypeTag);
+
 pub struct Interp<'a> {
     host: &'a dyn Host,
     /// The run's budget, shared with every branch of the run.
@@ -132,7 +137,7 @@ pub struct Interp<'a> {
     tool_calls: Vec<ToolCallRecord>,
     defined: Vec<Str>,
     /// Type of the last value each named function returned in this run.
-    returns: ahash::AHashMap<usize, (Arc<Closure>, TypeTag)>,
+    returns: ahash::AHashMap<usize, ReturnType>,
     stack: Vec<Value>,
     recur_args: Args,
     /// Set by `RecurTo`, which assigned the loop's slots itself.
@@ -147,6 +152,10 @@ pub struct Interp<'a> {
     /// Nesting of `eval` calls, for the periodic native-stack check.
     nest: usize,
     output_bytes: usize,
+    /// Nesting of speculative passes (`stages.rs`): while above zero, effects are refused.
+    speculating: u32,
+    /// The return types a speculative pass replaced, to restore if it fails.
+    undo_returns: Vec<(usize, Option<ReturnType>)>,
 }
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
@@ -220,6 +229,8 @@ impl<'a> Interp<'a> {
             depth: 0,
             nest: 0,
             output_bytes: 0,
+            speculating: 0,
+            undo_returns: Vec::new(),
         }
     }
 
@@ -396,6 +407,7 @@ impl<'a> Interp<'a> {
                 }
                 r
             }
+            Node::Stages(b, args, pos) => self.eval_stages(b, args, *pos, ctx),
             Node::Compare(b, xy, pos) => {
                 let x = self.ev(&xy.0, ctx)?;
                 let y = self.ev(&xy.1, ctx)?;
@@ -476,6 +488,7 @@ impl<'a> Interp<'a> {
 
     #[inline(never)]
     fn def(&mut self, d: &Def, ctx: &mut Ctx) -> EvalResult {
+        self.refuse_effect()?;
         let value = self.ev(&d.value, ctx)?;
         let ns = Arc::make_mut(&mut self.user);
         ns.insert(

@@ -10,4 +10,5 @@ mod limits_tests;
 mod map_tests;
 mod meant_tests;
 mod reader_tests;
+mod stages_tests;
 mod text_tests;

@@ -1,0 +1,229 @@
+//! Chains of `map`/`filter`/`remove` over one vector, run as one pass.
+//!
+//! `(map g (filter p xs))` builds the filtered vector only to walk it once more: over records
+//! that is a reference-count increment per kept record, and a decrement (a cache miss on each
+//! record again, on the background freeing thread) when the vector goes. A chain of two or more
+//! such calls over a vector runs element by element instead, keeping only the last one's output.
+//!
+//! Interleaving the stages changes the order in which their functions are called: as written,
+//! `p` sees every element before `g` sees any. A program can observe that order only through
+//! effects (`println`, tool calls, `def`, parallel branches), through which error comes first,
+//! and through where its fuel runs out. So the one pass is speculative: it refuses effects, and
+//! on a refusal or any error its work is undone (fuel given back, the functions' recorded return
+//! types restored) and the chain runs stage by stage as written, which then decides the error.
+//! A pass that succeeds leaves the value, the fuel spent and the recorded return types the
+//! stage-by-stage run would have left.
+
+use super::*;
+use crate::builtins::{call1, Builtin};
+
+/// Whether a call of `b` with these arguments is one stage of a chain: `map` of one collection,
+/// `filter` or `remove`.
+pub(crate) fn is_stage(b: &Builtin, args: &[Node]) -> bool {
+    args.len() == 2 && matches!(b.name, "map" | "filter" | "remove")
+}
+
+/// Whether `n` is a stage call (the collection argument of an outer stage continues the chain).
+pub(crate) fn is_stage_call(n: &Node) -> bool {
+    matches!(n, Node::CallBuiltin(b, a, _) | Node::Stages(b, a, _) if is_stage(b, a))
+}
+
+/// One call of the chain, as written.
+struct Level<'n> {
+    builtin: &'static Builtin,
+    args: &'n [Node],
+    pos: Pos,
+}
+
+/// What the interpreter's state was before a speculative pass, to undo it.
+struct Saved {
+    steps: u64,
+    charged: u64,
+    next_check: u64,
+    undo: usize,
+}
+
+impl Interp<'_> {
+    /// Evaluates a `Node::Stages`: the arguments in the order the nested calls would, then the
+    /// chain in one pass if it can be, else call by call.
+    pub(super) fn eval_stages(
+        &mut self,
+        b: &'static Builtin,
+        args: &[Node],
+        pos: Pos,
+        ctx: &mut Ctx,
+    ) -> EvalResult {
+        // outermost first
+        let mut levels: SmallVec<[Level; 4]> = SmallVec::new();
+        levels.push(Level {
+            builtin: b,
+            args,
+            pos,
+        });
+        while let Some(Node::CallBuiltin(b, a, p) | Node::Stages(b, a, p)) =
+            levels.last().map(|l| &l.args[1])
+        {
+            if !is_stage(b, a) {
+                break;
+            }
+            levels.push(Level {
+                builtin: b,
+                args: a,
+                pos: *p,
+            });
+        }
+        // each call evaluates its function, then its collection (the next call in, which
+        // counts as one evaluation step as `eval` would count it)
+        let mut fns: SmallVec<[Value; 4]> = SmallVec::new();
+        for i in 0..levels.len() {
+            if i > 0 {
+                if let Err(e) = self.tick() {
+                    return self.decorate(Err(e), &levels[..i], ctx);
+                }
+            }
+            match self.ev(&levels[i].args[0], ctx) {
+                Ok(f) => fns.push(f),
+                Err(e) => return self.decorate(Err(e), &levels[..=i], ctx),
+            }
+        }
+        let source = match self.ev(&levels[levels.len() - 1].args[1], ctx) {
+            Ok(v) => v,
+            Err(e) => return self.decorate(Err(e), &levels, ctx),
+        };
+        if let Some(v) = self.speculate(&levels, &fns, &source) {
+            return Ok(v);
+        }
+        // as written: innermost call first
+        let mut v = source;
+        for i in (0..levels.len()).rev() {
+            let f = std::mem::take(&mut fns[i]);
+            match self.call_builtin(levels[i].builtin, &mut [f, v]) {
+                Ok(out) => v = out,
+                Err(e) => return self.decorate(Err(e), &levels[..=i], ctx),
+            }
+        }
+        Ok(v)
+    }
+
+    /// What each nested call adds to an error passing through it, innermost first.
+    fn decorate(&self, mut r: EvalResult, levels: &[Level], ctx: &Ctx) -> EvalResult {
+        for l in levels.iter().rev() {
+            r = at(self.explain_nil(r, l.args.iter(), ctx), l.pos);
+        }
+        r
+    }
+
+    /// The chain in one pass, if the source is a vector and every function one the calls would
+    /// accept; `None` when it must run call by call (not applicable, or the pass failed).
+    fn speculate(&mut self, levels: &[Level], fns: &[Value], source: &Value) -> Option<Value> {
+        let Value::Vector(xs) = source else {
+            return None;
+        };
+        if !fns.iter().all(|f| {
+            matches!(
+                f,
+                Value::Keyword(_) | Value::Builtin(_) | Value::Closure(_) | Value::Native(_)
+            )
+        }) {
+            return None;
+        }
+        // in the order applied: innermost first
+        let stages: SmallVec<[(Stage, &Value); 4]> = levels
+            .iter()
+            .zip(fns)
+            .rev()
+            .map(|(l, f)| {
+                let s = match l.builtin.name {
+                    "map" => Stage::Map,
+                    "filter" => Stage::Keep(true),
+                    _ => Stage::Keep(false),
+                };
+                (s, f)
+            })
+            .collect();
+        let saved = Saved {
+            steps: self.steps,
+            charged: self.charged,
+            next_check: self.next_check,
+            undo: self.undo_returns.len(),
+        };
+        self.speculating += 1;
+        let r = self.one_pass(&stages, xs);
+        self.speculating -= 1;
+        match r {
+            Ok(v) => {
+                if self.speculating == 0 {
+                    self.undo_returns.clear();
+                }
+                Some(v)
+            }
+            Err(_) => {
+                self.undo(saved);
+                None
+            }
+        }
+    }
+
+    fn one_pass(&mut self, stages: &[(Stage, &Value)], xs: &[Value]) -> EvalResult {
+        let mut out = Vec::new();
+        'elements: for x in crate::value::prefetching(xs) {
+            // the element as the current stage sees it: `x` itself until a map makes another
+            let mut made: Option<Value> = None;
+            for &(stage, f) in stages {
+                let v = made.as_ref().unwrap_or(x);
+                let y = if let Value::Keyword(_) = f {
+                    // a keyword stage charges each element it reads, as the call does
+                    self.charge(1)?;
+                    keyword_field(f, v)
+                } else {
+                    call1(self, f, v.clone())?
+                };
+                match stage {
+                    Stage::Map => made = Some(y),
+                    Stage::Keep(keep) => {
+                        if y.truthy() != keep {
+                            continue 'elements;
+                        }
+                    }
+                }
+            }
+            out.push(made.unwrap_or_else(|| x.clone()));
+        }
+        Ok(Value::vector(out))
+    }
+
+    /// Undoes a failed pass: the fuel it spent, and the return types it recorded.
+    #[cold]
+    fn undo(&mut self, saved: Saved) {
+        if self.charged > saved.charged {
+            // a check during the pass charged the budget: give back all it charged since
+            self.budget.refund_fuel(self.charged - saved.charged);
+        }
+        self.steps = saved.steps;
+        self.charged = saved.charged;
+        self.next_check = saved.next_check;
+        for (k, before) in self.undo_returns.drain(saved.undo..).rev() {
+            match before {
+                Some(b) => self.returns.insert(k, b),
+                None => self.returns.remove(&k),
+            };
+        }
+    }
+
+    /// Refuses an effect while a pass is speculative (the chain then runs call by call, where
+    /// the effect happens in its place).
+    #[inline]
+    pub(crate) fn refuse_effect(&self) -> EvalResult<()> {
+        if self.speculating > 0 {
+            return Err(Error::exec("an effect inside a speculative pass").into());
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Stage {
+    Map,
+    /// `filter` (true) or `remove` (false): keeps the elements whose test is this.
+    Keep(bool),
+}
