@@ -162,11 +162,6 @@ impl Budget {
         self.fuel.fetch_add(n, Relaxed).saturating_add(n)
     }
 
-    /// Takes back fuel charged by work that is undone (a speculative pass, `eval/stages.rs`).
-    pub fn refund_fuel(&self, n: u64) {
-        self.fuel.fetch_sub(n, Relaxed);
-    }
-
     pub fn fuel_used(&self) -> u64 {
         self.fuel.load(Relaxed)
     }

@@ -46,7 +46,7 @@ pub enum Node {
     /// `(map g (filter p xs))` and longer chains of `map`/`filter`/`remove` over one collection
     /// (the outermost call; its collection argument is another such call): run as one pass
     /// when it can be, see `eval/stages.rs`.
-    Stages(&'static Builtin, Box<[Node]>, Pos),
+    Stages(Box<StagesCall>),
     /// `(< a b)` and the other numeric comparisons: compared inline when both are numbers,
     /// else handed to the builtin (which reports the type error).
     Compare(&'static Builtin, Box<(Node, Node)>, Pos),
@@ -87,7 +87,6 @@ macro_rules! children {
             | Node::VecLit(items)
             | Node::SetLit(items)
             | Node::CallBuiltin(_, items, _)
-            | Node::Stages(_, items, _)
             | Node::CallTool(_, items, _)
             | Node::CallGlobal(_, items)
             | Node::KwGet(_, items, _) => {
@@ -106,6 +105,11 @@ macro_rules! children {
                     $f(c);
                 }
                 $f(&$($m)* d.body);
+            }
+            Node::Stages(s) => {
+                for i in s.args.$iter() {
+                    $f(i);
+                }
             }
             Node::Def(d) => $f(&$($m)* d.value),
             Node::Compare(_, xy, _) => {
@@ -183,6 +187,16 @@ pub struct Def {
     pub name: Str,
     pub doc: Option<Str>,
     pub value: Node,
+}
+
+/// The outermost call of a chain of `map`/`filter`/`remove` (see `Node::Stages`).
+pub struct StagesCall {
+    pub builtin: &'static Builtin,
+    pub args: Box<[Node]>,
+    pub pos: Pos,
+    /// Set once a pass over this chain was refused an effect (a stage prints, calls a tool):
+    /// from then on it runs call by call at once, with no pass to discard each time.
+    pub effects: std::sync::atomic::AtomicBool,
 }
 
 pub struct Call {

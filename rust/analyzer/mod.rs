@@ -381,7 +381,12 @@ impl Analyzer {
         if crate::eval::is_stage(b, &arg_nodes)
             && arg_nodes.get(1).is_some_and(crate::eval::is_stage_call)
         {
-            return Ok(Node::Stages(b, arg_nodes.into_boxed_slice(), pos));
+            return Ok(Node::Stages(Box::new(StagesCall {
+                builtin: b,
+                args: arg_nodes.into_boxed_slice(),
+                pos,
+                effects: Default::default(),
+            })));
         }
         Ok(Node::CallBuiltin(b, arg_nodes.into_boxed_slice(), pos))
     }

@@ -212,11 +212,8 @@ impl<'a> Interp<'a> {
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &lambda.name) {
             // kept per run and applied on commit, so a failed run changes nothing
-            let key = Arc::as_ptr(c) as usize;
-            let before = self.returns.insert(key, (c.clone(), TypeTag::of(v)));
-            if self.speculating > 0 {
-                self.undo_returns.push((key, before));
-            }
+            let entry = (Arc::as_ptr(c) as usize, (c.clone(), TypeTag::of(v)));
+            self.record_return(entry);
         }
         result
     }

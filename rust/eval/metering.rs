@@ -38,14 +38,26 @@ impl<'a> Interp<'a> {
 
     #[cold]
     pub(super) fn slow_check(&mut self) -> EvalResult<()> {
-        let total = self.budget.add_fuel(self.steps - self.charged);
-        self.charged = self.steps;
-        if total >= self.limits.fuel {
-            // a speculative pass gives its fuel back and the chain runs as written, which
-            // runs out where it would (stopping the budget now would end that run too)
-            self.refuse_effect()?;
-            return Err(self.budget.stop(guard::fuel_error(self.limits.fuel)).into());
-        }
+        let total = if self.speculating > 0 {
+            // a speculative pass may be undone: its steps are not charged to the budget (where
+            // parallel branches would see them) until it succeeds; running out inside it is a
+            // refusal, and the chain, run as written, runs out where it would
+            let total = self
+                .budget
+                .fuel_used()
+                .saturating_add(self.steps - self.charged);
+            if total >= self.limits.fuel {
+                self.refuse_effect()?;
+            }
+            total
+        } else {
+            let total = self.budget.add_fuel(self.steps - self.charged);
+            self.charged = self.steps;
+            if total >= self.limits.fuel {
+                return Err(self.budget.stop(guard::fuel_error(self.limits.fuel)).into());
+            }
+            total
+        };
         self.budget.check(self.deadline)?;
         self.check_memory()?;
         self.next_check = self.steps + CHECK_EVERY.min(self.limits.fuel - total);

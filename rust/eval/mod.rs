@@ -154,8 +154,12 @@ pub struct Interp<'a> {
     output_bytes: usize,
     /// Nesting of speculative passes (`stages.rs`): while above zero, effects are refused.
     speculating: u32,
-    /// The return types a speculative pass replaced, to restore if it fails.
-    undo_returns: Vec<(usize, Option<ReturnType>)>,
+    /// Set when an effect was refused (the pass that failed then remembers its chain has them).
+    refused: std::cell::Cell<bool>,
+    /// Return types recorded inside speculative passes, one table per stage of each pass;
+    /// `pass_target` is the table the current call records into (`None`: `returns`).
+    pass_tables: Vec<ahash::AHashMap<usize, ReturnType>>,
+    pass_target: Option<usize>,
 }
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
@@ -230,7 +234,9 @@ impl<'a> Interp<'a> {
             nest: 0,
             output_bytes: 0,
             speculating: 0,
-            undo_returns: Vec::new(),
+            refused: Default::default(),
+            pass_tables: Vec::new(),
+            pass_target: None,
         }
     }
 
@@ -407,7 +413,7 @@ impl<'a> Interp<'a> {
                 }
                 r
             }
-            Node::Stages(b, args, pos) => self.eval_stages(b, args, *pos, ctx),
+            Node::Stages(s) => self.eval_stages(s, ctx),
             Node::Compare(b, xy, pos) => {
                 let x = self.ev(&xy.0, ctx)?;
                 let y = self.ev(&xy.1, ctx)?;

@@ -8,13 +8,16 @@
 //! Interleaving the stages changes the order in which their functions are called: as written,
 //! `p` sees every element before `g` sees any. A program can observe that order only through
 //! effects (`println`, tool calls, `def`, parallel branches), through which error comes first,
-//! and through where its fuel runs out. So the one pass is speculative: it refuses effects, and
-//! on a refusal or any error its work is undone (fuel given back, the functions' recorded return
-//! types restored) and the chain runs stage by stage as written, which then decides the error.
-//! A pass that succeeds leaves the value, the fuel spent and the recorded return types the
-//! stage-by-stage run would have left.
+//! through where its fuel runs out, and through the return type recorded for a named function
+//! (the type of its last call). So the one pass is speculative: it refuses effects, it charges
+//! its fuel to the run only once it has succeeded, and it records return types per stage, to
+//! apply in the order the calls as written would; on a refusal or any error its work is
+//! discarded and the chain runs call by call as written, which then decides the error. A pass
+//! that succeeds leaves the value, the fuel spent and the return types the calls would have.
 
 use super::*;
+use std::sync::atomic::Ordering::Relaxed;
+
 use crate::builtins::{call1, Builtin};
 
 /// Whether a call of `b` with these arguments is one stage of a chain: `map` of one collection,
@@ -25,7 +28,11 @@ pub(crate) fn is_stage(b: &Builtin, args: &[Node]) -> bool {
 
 /// Whether `n` is a stage call (the collection argument of an outer stage continues the chain).
 pub(crate) fn is_stage_call(n: &Node) -> bool {
-    matches!(n, Node::CallBuiltin(b, a, _) | Node::Stages(b, a, _) if is_stage(b, a))
+    match n {
+        Node::CallBuiltin(b, a, _) => is_stage(b, a),
+        Node::Stages(_) => true,
+        _ => false,
+    }
 }
 
 /// One call of the chain, as written.
@@ -38,39 +45,38 @@ struct Level<'n> {
 /// What the interpreter's state was before a speculative pass, to undo it.
 struct Saved {
     steps: u64,
-    charged: u64,
     next_check: u64,
-    undo: usize,
+    /// The first of the pass's return-type tables (one per stage), and where returns went.
+    tables: usize,
+    target: Option<usize>,
 }
 
 impl Interp<'_> {
     /// Evaluates a `Node::Stages`: the arguments in the order the nested calls would, then the
     /// chain in one pass if it can be, else call by call.
-    pub(super) fn eval_stages(
-        &mut self,
-        b: &'static Builtin,
-        args: &[Node],
-        pos: Pos,
-        ctx: &mut Ctx,
-    ) -> EvalResult {
+    pub(super) fn eval_stages(&mut self, chain: &StagesCall, ctx: &mut Ctx) -> EvalResult {
         // outermost first
         let mut levels: SmallVec<[Level; 4]> = SmallVec::new();
         levels.push(Level {
-            builtin: b,
-            args,
-            pos,
+            builtin: chain.builtin,
+            args: &chain.args,
+            pos: chain.pos,
         });
-        while let Some(Node::CallBuiltin(b, a, p) | Node::Stages(b, a, p)) =
-            levels.last().map(|l| &l.args[1])
-        {
-            if !is_stage(b, a) {
-                break;
-            }
-            levels.push(Level {
-                builtin: b,
-                args: a,
-                pos: *p,
-            });
+        loop {
+            let next = match &levels[levels.len() - 1].args[1] {
+                Node::CallBuiltin(b, a, p) if is_stage(b, a) => Level {
+                    builtin: b,
+                    args: a,
+                    pos: *p,
+                },
+                Node::Stages(s) => Level {
+                    builtin: s.builtin,
+                    args: &s.args,
+                    pos: s.pos,
+                },
+                _ => break,
+            };
+            levels.push(next);
         }
         // each call evaluates its function, then its collection (the next call in, which
         // counts as one evaluation step as `eval` would count it)
@@ -90,8 +96,13 @@ impl Interp<'_> {
             Ok(v) => v,
             Err(e) => return self.decorate(Err(e), &levels, ctx),
         };
-        if let Some(v) = self.speculate(&levels, &fns, &source) {
-            return Ok(v);
+        if !chain.effects.load(Relaxed) {
+            if let Some(v) = self.speculate(&levels, &fns, &source) {
+                return Ok(v);
+            }
+            if self.refused.take() {
+                chain.effects.store(true, Relaxed);
+            }
         }
         // as written: innermost call first
         let mut v = source;
@@ -143,39 +154,58 @@ impl Interp<'_> {
             .collect();
         let saved = Saved {
             steps: self.steps,
-            charged: self.charged,
             next_check: self.next_check,
-            undo: self.undo_returns.len(),
+            tables: self.pass_tables.len(),
+            target: self.pass_target,
         };
+        self.pass_tables
+            .resize_with(saved.tables + stages.len(), Default::default);
         self.speculating += 1;
-        let r = self.one_pass(&stages, xs);
+        let r = self.one_pass(&stages, xs, saved.tables);
         self.speculating -= 1;
+        self.pass_target = saved.target;
+        let tables = self.pass_tables.split_off(saved.tables);
         match r {
             Ok(v) => {
-                if self.speculating == 0 {
-                    self.undo_returns.clear();
+                // as written, every call of a stage comes after every call of the stage
+                // before it: the innermost stage's types first, each overwritten by the next
+                for (k, t) in tables.into_iter().flatten() {
+                    self.record_return((k, t));
                 }
                 Some(v)
             }
             Err(_) => {
-                self.undo(saved);
+                // the steps were never charged to the budget (see `slow_check`)
+                self.steps = saved.steps;
+                self.next_check = saved.next_check;
                 None
             }
         }
     }
 
-    fn one_pass(&mut self, stages: &[(Stage, &Value)], xs: &[Value]) -> EvalResult {
+    /// Records the type a named function returned: in the current stage's table inside a
+    /// speculative pass, else for the run.
+    pub(super) fn record_return(&mut self, (key, t): (usize, ReturnType)) {
+        match self.pass_target {
+            Some(i) => self.pass_tables[i].insert(key, t),
+            None => self.returns.insert(key, t),
+        };
+    }
+
+    /// The pass; stage `i` records return types into `pass_tables[tables + i]`.
+    fn one_pass(&mut self, stages: &[(Stage, &Value)], xs: &[Value], tables: usize) -> EvalResult {
         let mut out = Vec::new();
         'elements: for x in crate::value::prefetching(xs) {
             // the element as the current stage sees it: `x` itself until a map makes another
             let mut made: Option<Value> = None;
-            for &(stage, f) in stages {
+            for (i, &(stage, f)) in stages.iter().enumerate() {
                 let v = made.as_ref().unwrap_or(x);
                 let y = if let Value::Keyword(_) = f {
                     // a keyword stage charges each element it reads, as the call does
                     self.charge(1)?;
                     keyword_field(f, v)
                 } else {
+                    self.pass_target = Some(tables + i);
                     call1(self, f, v.clone())?
                 };
                 match stage {
@@ -192,29 +222,12 @@ impl Interp<'_> {
         Ok(Value::vector(out))
     }
 
-    /// Undoes a failed pass: the fuel it spent, and the return types it recorded.
-    #[cold]
-    fn undo(&mut self, saved: Saved) {
-        if self.charged > saved.charged {
-            // a check during the pass charged the budget: give back all it charged since
-            self.budget.refund_fuel(self.charged - saved.charged);
-        }
-        self.steps = saved.steps;
-        self.charged = saved.charged;
-        self.next_check = saved.next_check;
-        for (k, before) in self.undo_returns.drain(saved.undo..).rev() {
-            match before {
-                Some(b) => self.returns.insert(k, b),
-                None => self.returns.remove(&k),
-            };
-        }
-    }
-
     /// Refuses an effect while a pass is speculative (the chain then runs call by call, where
     /// the effect happens in its place).
     #[inline]
     pub(crate) fn refuse_effect(&self) -> EvalResult<()> {
         if self.speculating > 0 {
+            self.refused.set(true);
             return Err(Error::exec("an effect inside a speculative pass").into());
         }
         Ok(())

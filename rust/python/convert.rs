@@ -12,8 +12,8 @@ use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
 
-#[allow(unused_imports)]
 use crate::text::INLINE_MAX;
+#[allow(unused_imports)]
 use crate::value::Str;
 use std::sync::Arc;
 
@@ -672,7 +672,7 @@ impl<'py> ToPy<'py> {
             self.pay(PY_OBJECT + s.len());
             return PyString::new(self.py, s).into_any();
         }
-        let key = s.as_ptr() as usize;
+        let key = s.identity();
         if let Some(o) = self.long_strings.get(&key) {
             return o.bind(self.py).clone();
         }

@@ -7,7 +7,7 @@ use _core::error::{ErrorKind, LimitName};
 use _core::eval::{Host, ToolCtx, ToolFailure};
 use _core::format::to_clojure;
 use _core::session::{run_source, Outcome, SessionState};
-use _core::value::Value;
+use _core::value::{TypeTag, Value};
 use _core::{Limits, NoTools, RunResult};
 
 fn run_with(src: &str, host: &dyn Host, limits: Limits) -> RunResult {
@@ -73,6 +73,18 @@ fn prints_come_in_the_order_of_the_calls_as_written() {
 }
 
 #[test]
+fn a_chain_evaluated_again_after_a_refused_effect_still_prints_in_order() {
+    // the second time round the chain runs call by call at once (it is known to print)
+    let r = run(
+        "(doseq [i [1 2]] (->> [1 2] (filter #(do (println \"f\" i %) true)) (map #(do (println \"m\" i %) %))))",
+    );
+    assert_eq!(
+        r.prints,
+        ["f 1 1", "f 1 2", "m 1 1", "m 1 2", "f 2 1", "f 2 2", "m 2 1", "m 2 2"]
+    );
+}
+
+#[test]
 fn the_error_is_the_one_the_calls_as_written_raise_first() {
     // one pass would reach (mod 1 0) for the 1 before the filter's test fails on "a"
     let r = run("(map #(mod % 0) (filter #(> % 0) [1 \"a\"]))");
@@ -106,6 +118,47 @@ fn a_named_function_the_calls_as_written_never_reach_records_no_return_type() {
     let r = run("(defn g [x] {:v x}) (map g (filter odd? [1 2 3]))");
     assert_eq!(shown(&r), "[{:v 1} {:v 3}]");
     assert_eq!(r.returns.len(), 1);
+}
+
+/// The type recorded for the named function `name` (its last call's, in the order written).
+fn recorded(r: &RunResult, name: &str) -> Option<TypeTag> {
+    r.returns
+        .iter()
+        .find(|(c, _)| c.lambda.name.as_deref() == Some(name))
+        .map(|(_, t)| *t)
+}
+
+#[test]
+fn recorded_return_types_are_those_of_the_last_call_as_written() {
+    // as written: the filter calls f on 1 ("1") and 2 (nil), then the map calls f on 1 ("1")
+    let r = run("(defn f [x] (when (odd? x) (str x))) (map f (filter f [1 2]))");
+    assert_eq!(shown(&r), "[\"1\"]");
+    assert_eq!(recorded(&r, "f"), Some(TypeTag::Str));
+    // a helper both stages call: the filter keeps 1, 3 (h gives "3") and 5; the map calls h
+    // last, on 5 (true)
+    let r =
+        run("(defn h [x] (if (= x 3) (str x) (odd? x))) (map #(h %) (filter #(h %) [1 2 3 4 5]))");
+    assert_eq!(shown(&r), "[true \"3\" true]");
+    assert_eq!(recorded(&r, "h"), Some(TypeTag::Bool));
+    // only the filter calls k: its last call (on 3) counts
+    let r = run("(defn k [x] (when (< x 3) [x])) (map inc (filter k [1 2 3]))");
+    assert_eq!(recorded(&r, "k"), Some(TypeTag::Nil));
+}
+
+#[test]
+fn named_functions_in_a_long_pass_cost_no_memory_per_call() {
+    // 300,000 tests and 450,000 maps by named functions, within 20 MB (the source vector is
+    // 4.8 MB, the output 2.4 MB)
+    let limits = Limits {
+        max_memory: 20 * 1024 * 1024,
+        ..Limits::default()
+    };
+    let r = run_with(
+        "(defn p [x] (odd? x)) (defn g [x] (inc x)) (count (map g (map g (map g (filter p (vec (range 300000)))))))",
+        &NoTools,
+        limits,
+    );
+    assert_eq!(shown(&r), "150000");
 }
 
 #[test]
