@@ -88,3 +88,60 @@ def test_fuel_is_the_same_whether_the_pass_runs_or_is_refused() -> None:
     # odd numbers below 500 doubled: 2..998 step 4; those up to 900: 2, 6, ..., 898 = 225
     assert refused.value == one_pass.value == 225
     assert refused.steps == one_pass.steps
+
+
+# ---- differential: a chain against the same calls with the chain broken by `identity` ----
+# (not `do`: the analyzer reduces `(do x)` to `x`)
+
+STAGE_FNS = [
+    ":a",
+    "inc",
+    "odd?",
+    "nil?",
+    "#(> (:a % 0) 1)",
+    "#(+ 1 (:a %))",  # a type error on elements without :a
+    "#(mod % 3)",  # a type error on maps and nil
+    "#(mod % 0)",  # an arithmetic error on numbers
+    '#(do (println "saw" %) %)',  # an effect on every element
+    '(fn [x] (when (= x 2) (println "two")) x)',  # an effect on one element
+    "(fn [x] (if (= x 4) (return [:early x]) x))",  # the run ends on one element
+    "(fn [x] (* (or x 0) (or x 0)))",
+    "#(if (map? %) (:a %) %)",
+]
+
+
+def _chain(stages: list[tuple[str, str]], source: str, broken: bool) -> str:
+    src = source
+    for i, (op, f) in enumerate(stages):
+        inner = f"(identity {src})" if broken and i > 0 else src
+        src = f"({op} {f} {inner})"
+    return src
+
+
+def _observed(r: ptc.Result) -> tuple[Any, ...]:
+    e = r.error
+    err = None if e is None else (type(e).__name__, e.message, e.hint)
+    return (r.outcome, None if e is not None else repr(r.value), r.prints, err)
+
+
+def test_chains_run_as_the_calls_as_written() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    element = st.one_of(
+        st.integers(-3, 6).map(str),
+        st.just("nil"),
+        st.integers(-3, 6).map(lambda i: f"{{:a {i}}}"),
+        st.just("{:b 1}"),
+    )
+    stage = st.tuples(st.sampled_from(["map", "filter", "remove"]), st.sampled_from(STAGE_FNS))
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(stage, min_size=2, max_size=4), st.lists(element, max_size=8))
+    def check(stages: list[tuple[str, str]], elements: list[str]) -> None:
+        source = "[" + " ".join(elements) + "]"
+        one_pass = ptc.run(_chain(stages, source, broken=False))
+        as_written = ptc.run(_chain(stages, source, broken=True))
+        assert _observed(one_pass) == _observed(as_written), _chain(stages, source, False)
+
+    check()
