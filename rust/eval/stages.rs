@@ -53,7 +53,9 @@ struct Saved {
 
 impl Interp<'_> {
     /// Evaluates a `Node::Stages`: the arguments in the order the nested calls would, then the
-    /// chain in one pass if it can be, else call by call.
+    /// chain in one pass if it can be, else call by call. Never inlined: its locals would
+    /// otherwise enlarge `eval_node`'s frame, which every nested evaluation pays in stack.
+    #[inline(never)]
     pub(super) fn eval_stages(&mut self, chain: &StagesCall, ctx: &mut Ctx) -> EvalResult {
         // outermost first
         let mut levels: SmallVec<[Level; 4]> = SmallVec::new();
