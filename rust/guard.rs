@@ -413,6 +413,10 @@ struct Local {
     /// Memory this thread reserved for an allocation about to happen: it counts as using at
     /// least this much (see `Budget::check_memory`).
     floor: Cell<i64>,
+    /// Nesting of speculative passes (`eval/stages.rs`) on this thread, and the walk units
+    /// they have held back from the budget: a pass that fails is discarded with its walks.
+    holding: Cell<u32>,
+    held: Cell<u64>,
 }
 
 impl Local {
@@ -451,6 +455,8 @@ thread_local! {
             published: Cell::new(0),
             extra: Cell::new(0),
             floor: Cell::new(i64::MIN),
+            holding: Cell::new(0),
+            held: Cell::new(0),
         }
     };
 }
@@ -553,7 +559,15 @@ pub fn charge(units: usize) {
 
 #[cold]
 fn charge_slow() {
-    let walked = LOCAL.with(|l| l.walked.replace(0));
+    let walked = LOCAL.with(|l| {
+        let w = l.walked.replace(0);
+        if l.holding.get() > 0 {
+            // held for the speculative pass, whose own checks count them against the fuel
+            l.held.set(l.held.get() + w);
+            return 0;
+        }
+        w
+    });
     let failed = current(|b| {
         let b = b?;
         b.add_fuel(walked);
@@ -561,6 +575,78 @@ fn charge_slow() {
     });
     if failed.is_some() {
         resume_unwind(Box::new(Abort));
+    }
+}
+
+/// A speculative pass's hold on this thread's walk charges (see `hold_walks`). Dropped without
+/// `release` (the run unwound), it ends as a failed pass: the walks are forgotten.
+pub struct WalkHold {
+    walked: u64,
+    held: u64,
+    open: bool,
+}
+
+/// Starts holding this thread's walk charges back from the budget, for a speculative pass.
+pub fn hold_walks() -> WalkHold {
+    LOCAL.with(|l| {
+        l.holding.set(l.holding.get() + 1);
+        WalkHold {
+            walked: l.walked.get(),
+            held: l.held.get(),
+            open: true,
+        }
+    })
+}
+
+/// Walk units held back by the speculative passes under way on this thread.
+pub fn held_walks() -> u64 {
+    LOCAL.with(|l| l.held.get())
+}
+
+impl WalkHold {
+    /// Ends the pass. A failed pass's walks are forgotten; a successful outermost pass's are
+    /// charged to the budget now and checked as a walk's charge is (unwinds with [`Abort`]
+    /// when the run must end, as the calls as written would have).
+    pub fn release(mut self, succeeded: bool) {
+        self.open = false;
+        let publish = self.end(succeeded);
+        if publish == 0 {
+            return;
+        }
+        let failed = current(|b| {
+            let b = b?;
+            b.add_fuel(publish);
+            b.check(b.deadline).and_then(|()| b.check_memory(0)).err()
+        });
+        if failed.is_some() {
+            resume_unwind(Box::new(Abort));
+        }
+    }
+
+    /// The walk units to charge now.
+    fn end(&self, succeeded: bool) -> u64 {
+        LOCAL
+            .try_with(|l| {
+                l.holding.set(l.holding.get().saturating_sub(1));
+                if !succeeded {
+                    l.walked.set(self.walked);
+                    l.held.set(self.held);
+                    return 0;
+                }
+                if l.holding.get() == 0 {
+                    return l.held.replace(0);
+                }
+                0
+            })
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for WalkHold {
+    fn drop(&mut self) {
+        if self.open {
+            self.end(false);
+        }
     }
 }
 

@@ -43,6 +43,11 @@ impl<'a> BranchEnv<'a> {
 impl<'a> Interp<'a> {
     /// Adds the steps not yet charged to the run's budget (the budget then knows all the work).
     pub fn publish_steps(&mut self) {
+        // a speculative pass's steps are charged only if it succeeds (`stages.rs`)
+        debug_assert!(
+            self.speculating == 0,
+            "steps published inside a speculative pass"
+        );
         self.budget.add_fuel(self.steps - self.charged);
         self.charged = self.steps;
     }

@@ -10,7 +10,8 @@
 //! effects (`println`, tool calls, `def`, parallel branches), through which error comes first,
 //! through where its fuel runs out, and through the return type recorded for a named function
 //! (the type of its last call). So the one pass is speculative: it refuses effects, it charges
-//! its fuel to the run only once it has succeeded, and it records return types per stage, to
+//! its fuel (steps, and the walks of builtins) to the run only once it has succeeded, and it
+//! records return types per stage, to
 //! apply in the order the calls as written would; on a refusal or any error its work is
 //! discarded and the chain runs call by call as written, which then decides the error. A pass
 //! that succeeds leaves the value, the fuel spent and the return types the calls would have.
@@ -162,11 +163,14 @@ impl Interp<'_> {
         };
         self.pass_tables
             .resize_with(saved.tables + stages.len(), Default::default);
+        // walks inside the pass (`guard::charge`) are held back from the budget like its steps
+        let walks = guard::hold_walks();
         self.speculating += 1;
         let r = self.one_pass(&stages, xs, saved.tables);
         self.speculating -= 1;
         self.pass_target = saved.target;
         let tables = self.pass_tables.split_off(saved.tables);
+        walks.release(r.is_ok());
         match r {
             Ok(v) => {
                 // as written, every call of a stage comes after every call of the stage
@@ -177,7 +181,7 @@ impl Interp<'_> {
                 Some(v)
             }
             Err(_) => {
-                // the steps were never charged to the budget (see `slow_check`)
+                // the steps and walks were never charged to the budget (see `slow_check`)
                 self.steps = saved.steps;
                 self.next_check = saved.next_check;
                 None

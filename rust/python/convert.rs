@@ -436,7 +436,7 @@ impl<'py> ToValue<'py> {
         // one walk of the dict: key addresses, and the values held (Python code run while
         // converting one value cannot free the others)
         // `new`, not `with_capacity`: that one returns the vector by value, a copy of its whole
-        // inline buffer per record (`perf`: a tenth of the conversion); these grow past 16 in place
+        // inline buffer per record (`perf`: a tenth of the conversion); past 16 keys they grow
         let mut ptrs: SmallVec<[usize; 16]> = SmallVec::new();
         let mut held: SmallVec<[Bound<'py, PyAny>; 16]> = SmallVec::new();
         dict_items(d, |k, v| {

@@ -205,6 +205,46 @@ fn a_pass_that_runs_out_of_fuel_leaves_the_error_of_the_calls_as_written() {
     assert_eq!(e.limit, Some(LimitName::Fuel));
 }
 
+#[test]
+fn walks_inside_a_refused_pass_are_not_charged() {
+    // `(set v)` walks v (100,000 elements) per call. As written: two walks by the filter; the
+    // pass walks once before the map's println is refused, then the calls walk twice
+    let program = |f: &str| {
+        format!(
+            "(let [v (vec (range 100000))] (map #(do ({f} \"\") %) (filter #(contains? (set v) %) [1 2])))"
+        )
+    };
+    let (refused, one_pass) = (run(&program("println")), run(&program("str")));
+    assert_eq!((refused.prints.len(), one_pass.prints.len()), (2, 0));
+    assert_eq!(shown(&refused), "[1 2]");
+    assert_eq!(refused.steps, one_pass.steps);
+}
+
+#[test]
+fn walks_inside_a_pass_that_fails_do_not_end_the_run() {
+    // building v and w costs about 200,000 steps; (= v w) walks their 100,000 elements (walk
+    // charges only). As written the filter fails on "a" before the map compares anything:
+    // within 250,000. The pass compares for the 1 first and would run out in that walk
+    let limits = Limits {
+        fuel: 250_000,
+        ..Limits::default()
+    };
+    let program = |xs: &str| {
+        format!(
+            "(let [v (vec (range 100000)) w (vec (range 100000))] (map (fn [_] (= v w)) (filter #(> % 0) {xs})))"
+        )
+    };
+    let e = run_with(&program("[1 \"a\"]"), &NoTools, limits)
+        .error
+        .expect("an error");
+    assert_eq!(e.kind, ErrorKind::Type, "{}", e.message);
+    // and a pass that succeeds charges its walks: as written this runs out
+    let e = run_with(&program("[1 2]"), &NoTools, limits)
+        .error
+        .expect("an error");
+    assert_eq!(e.limit, Some(LimitName::Fuel));
+}
+
 /// Records each tool call's argument; answers with it.
 struct Echo(Mutex<Vec<i64>>);
 impl Host for Echo {
