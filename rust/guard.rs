@@ -568,9 +568,15 @@ fn charge_slow() {
         }
         w
     });
+    charge_walks(walked);
+}
+
+/// Adds walk units to the run's fuel and checks the run (time, fuel, memory); unwinds with
+/// [`Abort`] when it must end.
+fn charge_walks(units: u64) {
     let failed = current(|b| {
         let b = b?;
-        b.add_fuel(walked);
+        b.add_fuel(units);
         b.check(b.deadline).and_then(|()| b.check_memory(0)).err()
     });
     if failed.is_some() {
@@ -610,16 +616,8 @@ impl WalkHold {
     pub fn release(mut self, succeeded: bool) {
         self.open = false;
         let publish = self.end(succeeded);
-        if publish == 0 {
-            return;
-        }
-        let failed = current(|b| {
-            let b = b?;
-            b.add_fuel(publish);
-            b.check(b.deadline).and_then(|()| b.check_memory(0)).err()
-        });
-        if failed.is_some() {
-            resume_unwind(Box::new(Abort));
+        if publish > 0 {
+            charge_walks(publish);
         }
     }
 
