@@ -41,14 +41,15 @@ impl<'a> Interp<'a> {
         let total = if self.speculating > 0 {
             // a speculative pass may be undone: its steps and walks are not charged to the
             // budget (where parallel branches would see them) until it succeeds; running out
-            // inside it is a refusal, and the chain, run as written, runs out where it would
+            // inside it ends the pass (not marking the chain as having effects), and the chain,
+            // run as written, runs out where it would
             let total = self
                 .budget
                 .fuel_used()
                 .saturating_add(guard::held_walks())
                 .saturating_add(self.steps - self.charged);
             if total >= self.limits.fuel {
-                self.refuse_effect()?;
+                return Err(Error::exec("a speculative pass ran out of fuel").into());
             }
             total
         } else {
