@@ -193,13 +193,18 @@ impl Budget {
     /// The checks every part of the run makes from time to time: stopped elsewhere, cancelled,
     /// interrupted by the host, past the deadline, out of fuel.
     pub fn check(&self, deadline: Instant) -> Result<(), Error> {
+        self.check_at(deadline, Instant::now())
+    }
+
+    /// [`Budget::check`] at `now`, read by the caller (the end of a run reads the clock once
+    /// for this check and for the run's duration).
+    pub fn check_at(&self, deadline: Instant, now: Instant) -> Result<(), Error> {
         if let Some(e) = self.stop_reason() {
             return Err(e);
         }
         if self.is_cancelled() {
             return Err(self.stop(cancelled_error()));
         }
-        let now = Instant::now();
         if now >= deadline {
             return Err(if deadline < self.deadline {
                 branch_timeout_error() // a parallel branch's own time ran out, not the run's

@@ -2,7 +2,7 @@
 //! A run that ends in an error leaves the namespace exactly as it was (all-or-nothing).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
@@ -43,8 +43,9 @@ pub struct RunResult {
 pub struct SessionState {
     pub data: Value,
     pub user: UserNs,
-    /// Results of the last three runs, newest first (`*1`, `*2`, `*3`).
-    pub history: Vec<Value>,
+    /// Results of the last three runs, newest first (`*1`, `*2`, `*3`; nil before there
+    /// were as many). An array, so that a run's snapshot of the state allocates nothing.
+    pub history: [Value; 3],
 }
 
 impl SessionState {
@@ -52,7 +53,7 @@ impl SessionState {
         SessionState {
             data,
             user: UserNs::default(),
-            history: Vec::new(),
+            history: Default::default(),
         }
     }
 }
@@ -126,7 +127,10 @@ pub fn execute(
             Err(e) => (error_result(e), None),
         };
         r.steps = budget.fuel_used();
-        r.duration = budget.started.elapsed();
+        if r.duration.is_zero() {
+            // not measured by the final check (a run that ended in an error)
+            r.duration = budget.started.elapsed();
+        }
         (r, ns)
     })
 }
@@ -164,10 +168,13 @@ fn evaluate(
         Ok(_) => true,
         Err(f) => f.is_return_or_fail(),
     };
+    let mut duration = Duration::ZERO;
     if finished {
         // what the last steps allocated or took is checked too, not only what came before
+        let now = Instant::now();
+        duration = now.saturating_duration_since(budget.started);
         if let Err(e) = budget
-            .check(budget.deadline)
+            .check_at(budget.deadline, now)
             .and_then(|()| budget.check_memory(0))
         {
             result = Err(e.into());
@@ -200,7 +207,7 @@ fn evaluate(
         defined: records.defined,
         returns: records.returns,
         steps: 0,
-        duration: Duration::ZERO,
+        duration,
     };
     (r, ns)
 }
@@ -221,13 +228,20 @@ pub fn commit(state: &mut SessionState, result: &RunResult, ns: Option<UserNs>) 
                 }
             }
         }
-        state.history.insert(0, history_value(&result.value));
-        state.history.truncate(3);
+        state.history.rotate_right(1);
+        state.history[0] = history_value(&result.value);
     }
 }
 
 /// Turn history keeps about 1 KB of each result: a larger value is kept as its truncated text.
 fn history_value(v: &Value) -> Value {
+    match v {
+        // printed in far less than 1 KB (a 128-byte text escaped as `\uXXXX` throughout takes
+        // 770 characters): kept as they are, without printing them
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) => return v.clone(),
+        Value::Str(s) | Value::Keyword(s) if s.len() <= 128 => return v.clone(),
+        _ => {}
+    }
     let (text, truncated) = crate::format::to_clojure(v, Some(10), Some(1024));
     if truncated || text.len() > 1024 {
         let cut = crate::format::grapheme_prefix_len(&text, 1024);

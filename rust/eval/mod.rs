@@ -11,6 +11,7 @@
 //! Why one file over 600 lines: `eval_node` is one match over the IR, kept whole so the hot
 //! path reads (and inlines) as one function.
 
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -137,7 +138,7 @@ pub struct Interp<'a> {
     tool_calls: Vec<ToolCallRecord>,
     defined: Vec<Str>,
     /// Type of the last value each named function returned in this run.
-    returns: ahash::AHashMap<usize, ReturnType>,
+    returns: ReturnTable,
     stack: Vec<Value>,
     recur_args: Args,
     /// Set by `RecurTo`, which assigned the loop's slots itself.
@@ -158,11 +159,15 @@ pub struct Interp<'a> {
     refused: std::cell::Cell<bool>,
     /// Return types recorded inside speculative passes, one table per stage of each pass;
     /// `pass_target` is the table the current call records into (`None`: `returns`).
-    pass_tables: Vec<ahash::AHashMap<usize, ReturnType>>,
+    pass_tables: Vec<ReturnTable>,
     pass_target: Option<usize>,
 }
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
+
+/// Return types by function (its closure's address). Addresses are not the program's to
+/// choose, so fixed hash keys do: a table costs nothing to make, once per run and per stage.
+type ReturnTable = std::collections::HashMap<usize, ReturnType, BuildHasherDefault<ahash::AHasher>>;
 
 /// What a finished run leaves behind, taken from its interpreter.
 pub struct RunRecords {
@@ -222,8 +227,9 @@ impl<'a> Interp<'a> {
             prints: Vec::new(),
             tool_calls: Vec::new(),
             defined: Vec::new(),
-            returns: ahash::AHashMap::new(),
-            stack: Vec::with_capacity(256),
+            returns: ReturnTable::default(),
+            // grown by the first frame: a tiny program should not pay for a deep one's stack
+            stack: Vec::new(),
             recur_args: Args::new(),
             recur_bound: false,
             steps: 0,

@@ -638,6 +638,26 @@ const PY_LIST_ITEM: usize = 8;
 const PY_DICT: usize = 216;
 const PY_DICT_ITEM: usize = 48;
 
+/// A plain scalar's Python object (nil, a bool, an int, a float, a string shorter than
+/// [`LONG_STRING`]) and the bytes it takes, made without a converter; `None` for anything else.
+#[inline]
+pub fn scalar_to_python<'py>(py: Python<'py>, v: &Value) -> Option<(Bound<'py, PyAny>, usize)> {
+    Some(match v {
+        Value::Nil => (py.None().into_bound(py), 0),
+        Value::Bool(b) => (PyBool::new(py, *b).to_owned().into_any(), 0),
+        // small integers are shared by Python; others are objects of their own
+        Value::Int(i) => {
+            let bytes = if (-5..=256).contains(i) { 0 } else { PY_OBJECT };
+            (i.into_pyobject(py).ok()?.into_any(), bytes)
+        }
+        Value::Float(f) => (PyFloat::new(py, *f).into_any(), PY_OBJECT),
+        Value::Str(s) if s.len() < LONG_STRING => {
+            (PyString::new(py, s).into_any(), PY_OBJECT + s.len())
+        }
+        _ => return None,
+    })
+}
+
 /// What the Python object for `v` will take, not counting its elements.
 fn py_size(v: &Value) -> usize {
     match v {
@@ -669,11 +689,8 @@ impl<'py> ToPy<'py> {
         }
     }
 
+    /// A string of at least [`LONG_STRING`] bytes, once per core string.
     fn string(&mut self, s: &Str) -> Bound<'py, PyAny> {
-        if s.len() < LONG_STRING {
-            self.pay(PY_OBJECT + s.len());
-            return PyString::new(self.py, s).into_any();
-        }
         let key = s.identity();
         if let Some(o) = self.long_strings.get(&key) {
             return o.bind(self.py).clone();
@@ -710,20 +727,16 @@ impl<'py> ToPy<'py> {
                 "the value is nested more than {MAX_OUTPUT_DEPTH} levels deep and cannot be converted to Python"
             )));
         }
+        if let Some((o, bytes)) = scalar_to_python(py, v) {
+            self.pay(bytes);
+            return Ok(o);
+        }
         self.depth += 1;
-        match v {
-            Value::Vector(_) | Value::Map(_) | Value::Set(_) => self.pay(py_size(v)),
-            // small integers are shared by Python; others are objects of their own
-            Value::Int(i) if !(-5..=256).contains(i) => self.pay(PY_OBJECT),
-            Value::Float(_) => self.pay(PY_OBJECT),
-            _ => {}
+        if let Value::Vector(_) | Value::Map(_) | Value::Set(_) = v {
+            self.pay(py_size(v));
         }
         let r = crate::guard::deeper(|| {
             Ok(match v {
-                Value::Nil => py.None().into_bound(py),
-                Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-                Value::Int(i) => i.into_pyobject(py)?.into_any(),
-                Value::Float(f) => PyFloat::new(py, *f).into_any(),
                 Value::Str(s) => self.string(s),
                 Value::Keyword(k) => self.keyword(k)?,
                 Value::Vector(xs) => {

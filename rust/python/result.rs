@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString};
 
-use super::convert::ToPy;
+use super::convert::{scalar_to_python, ToPy};
 use super::{bounded, lisp_error};
 use crate::error::Error;
 use crate::format::{
@@ -29,6 +29,12 @@ pub fn try_to_python<'py>(
     py: Python<'py>,
     v: &Value,
 ) -> PyResult<Result<Bound<'py, PyAny>, Error>> {
+    if let Some((o, bytes)) = scalar_to_python(py, v) {
+        if bytes > 0 {
+            crate::guard::charge_bytes(bytes);
+        }
+        return Ok(Ok(o));
+    }
     match ToPy::new(py)?.convert(v) {
         Ok(o) => Ok(Ok(o)),
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
