@@ -66,7 +66,9 @@ fn meminfo_kb(field: &str) -> Option<u64> {
 /// Watches the allocations of one piece of work on this thread against the headroom.
 pub struct Watch {
     start: i64,
-    allowed: i64,
+    /// What the work may allocate, read from the system when the work first passes [`STEP`]
+    /// (reading it takes tens of microseconds: small inputs never need it).
+    allowed: Option<i64>,
     next: i64,
 }
 
@@ -75,17 +77,26 @@ const STEP: i64 = 16 << 20;
 
 impl Watch {
     pub fn new() -> Watch {
-        // keep a tenth (at least 64 MB) for Python and everything else
-        let allowed = headroom().map_or(i64::MAX, |h| {
-            let keep = (h / 10).max(64 << 20);
-            h.saturating_sub(keep).min(i64::MAX as u64) as i64
-        });
         let start = crate::alloc::allocated();
         Watch {
             start,
-            allowed,
+            allowed: None,
             next: start + STEP,
         }
+    }
+
+    /// What the work may allocate: the headroom now, less a tenth (at least 64 MB) kept for
+    /// Python and everything else, plus what the work allocated already (the headroom read
+    /// now no longer has it).
+    fn allowed(&mut self) -> i64 {
+        let start = self.start;
+        *self.allowed.get_or_insert_with(|| {
+            let done = (crate::alloc::allocated() - start).max(0);
+            headroom().map_or(i64::MAX, |h| {
+                let keep = (h / 10).max(64 << 20);
+                (h.saturating_sub(keep).min(i64::MAX as u64) as i64).saturating_add(done)
+            })
+        })
     }
 
     /// An error once the work has allocated more than the process has room for.
@@ -106,14 +117,18 @@ impl Watch {
         self.over(used.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)))
     }
 
-    fn over(&self, used: i64) -> Result<(), Error> {
-        if used > self.allowed {
+    fn over(&mut self, used: i64) -> Result<(), Error> {
+        if used <= STEP {
+            return Ok(()); // as much as goes unchecked between two checks anyway
+        }
+        let allowed = self.allowed();
+        if used > allowed {
             return Err(Error::new(
                 ErrorKind::MemoryExceeded,
                 format!(
                     "the input needs more memory than this process has left (it would use {} MB; {} MB are available)",
                     used >> 20,
-                    self.allowed >> 20
+                    allowed >> 20
                 ),
             ));
         }

@@ -8,6 +8,7 @@ signatures render slightly differently across versions).
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import re
@@ -49,11 +50,56 @@ def public_names(module: ModuleType) -> list[str]:
 
 
 def signature(obj: Any) -> str:
+    typed = stub_signature(obj)
+    if typed is not None:
+        return typed
     try:
         text = str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "(...)"
     return _ADDRESS.sub("", text)
+
+
+STUB = Path(__file__).resolve().parent.parent / "python" / "ptc" / "_core.pyi"
+
+
+def stub_signature(obj: Any) -> str | None:
+    """A method of a Rust class (`Session.run` is `SessionBase.run`) with the types its stub
+    declares: the runtime's own signature has the parameters but no annotations."""
+    owner = getattr(obj, "__objclass__", None)
+    if owner is None or getattr(owner, "__module__", None) != "ptc._core":
+        return None
+    for node in ast.parse(STUB.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and node.name == owner.__name__:
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == obj.__name__:
+                    return _render(fn)
+    return None
+
+
+def _render(fn: ast.FunctionDef) -> str:
+    """A stub function's signature in the form `inspect.signature` gives the package's own
+    functions (annotations shown as strings, as under `from __future__ import annotations`)."""
+
+    def param(a: ast.arg, default: ast.expr | None) -> str:
+        text = a.arg
+        if a.annotation is not None:
+            text += f": {ast.unparse(a.annotation)!r}"
+        if default is not None:
+            text += f" = {ast.unparse(default)}"
+        return text
+
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parts = [param(a, d) for a, d in zip(positional, defaults, strict=True)]
+    if args.kwonlyargs:
+        parts.append("*")
+        parts += [param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    text = f"({', '.join(parts)})"
+    if fn.returns is not None:
+        text += f" -> {ast.unparse(fn.returns)!r}"
+    return text
 
 
 def doc(obj: Any) -> str:

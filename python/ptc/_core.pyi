@@ -1,8 +1,9 @@
 # Type stubs for the Rust extension module `ptc._core` (rust/python/). Keep in sync:
 # tests/test_stubs.py checks that every name declared here exists and vice versa.
-from typing import Any, Literal, final
+from typing import Any, Literal, Self, final
 
 from .errors import LispError
+from .limits import LimitsArg
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -16,6 +17,7 @@ __all__ = [
     "Definition",
     "LazyValue",
     "Result",
+    "SessionBase",
     "ToolCall",
     "__version__",
     "_boundary_panic_for_tests",
@@ -154,6 +156,22 @@ class CoreSession:
     ) -> tuple[str, str | None, bool]: ...
     def data_keys(self) -> list[str]: ...
     def tool_names(self) -> list[str]: ...
+
+class SessionBase:
+    """The base class of `ptc.Session`, whose `run` is called straight from Python."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    def _attach(self, core: CoreSession) -> None: ...
+    @property
+    def _core(self) -> CoreSession: ...
+    def run(
+        self,
+        source: str,
+        *,
+        limits: LimitsArg = None,
+        cancel: CancelToken | None = None,
+        lazy: bool = False,
+    ) -> Result: ...
 
 def to_clojure(
     value: Any,

@@ -61,7 +61,7 @@ class Memory(Mapping[str, Any]):
         return f"Memory({self._core.names()!r})"
 
 
-class Session:
+class Session(_core.SessionBase):
     """Runs programs against data and tools, keeping the LLM's definitions between runs.
 
     Data is converted to core values once, here; every run reads it in place. A run that ends
@@ -78,8 +78,10 @@ class Session:
             raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
         self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
         self._loop_ref = EventLoopRef()
-        self._core = _core.CoreSession(
-            dict(data) if data is not None else None, self._adapters(), limits_dict(limits)
+        self._attach(
+            _core.CoreSession(
+                dict(data) if data is not None else None, self._adapters(), limits_dict(limits)
+            )
         )
 
     def _adapters(self) -> dict[str, Callable[[list[Any], dict[str, Any] | None], Any]]:
@@ -121,29 +123,15 @@ class Session:
         self = cls.__new__(cls)
         self._tools = normalize_tools(tools)
         self._loop_ref = EventLoopRef()
-        self._core = _core.CoreSession(None, self._adapters(), limits_dict(limits), text)
+        self._attach(_core.CoreSession(None, self._adapters(), limits_dict(limits), text))
         return self
 
-    def run(
-        self,
-        source: str,
-        *,
-        limits: LimitsArg = None,
-        cancel: CancelToken | None = None,
-        lazy: bool = False,
+    # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without
+    # `limits` goes straight to the core, anything else comes here to be checked first
+
+    def _run_checked(
+        self, source: object, limits: LimitsArg, cancel: CancelToken | None, lazy: bool
     ) -> Result:
-        """Runs one program. Never raises for program errors: see ``Result.error``.
-
-        The result's value is converted to Python when the run ends, so a value Python cannot
-        hold makes the run an error and it commits nothing. With ``lazy=True`` a last value
-        (not a ``return`` or ``fail`` value) stays in the core until ``Result.value`` is read;
-        ``Result.preview()`` and ``Result.lazy_value`` show it without converting it.
-
-        Runs of one Session happen one at a time (a call from another thread waits). Raises
-        `Cancelled` when `cancel()` or the given `CancelToken` stops the run, and lets
-        ``KeyboardInterrupt`` (Ctrl-C) and other exceptions that are not ``Exception`` — from a
-        tool or a signal handler — propagate; in all these cases the Session is left unchanged.
-        """
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         try:
@@ -248,6 +236,14 @@ def run(
     limits: LimitsArg = None,
 ) -> Result:
     """Runs one program with fresh state. Never raises for program errors."""
+    if tools is None and limits is None and (data is None or type(data) is dict):
+        # no tools to adapt, no limits to check: no Python `Session` needed
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a str, got {type(source).__name__}")
+        try:
+            return _core.run_once(source, data)
+        except UnicodeEncodeError as e:
+            raise _not_text(source, e) from None
     return Session(data=data, tools=tools, limits=limits).run(source)
 
 

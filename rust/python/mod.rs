@@ -37,16 +37,19 @@ mod control;
 mod core_session;
 mod errors;
 mod functions;
+mod session_base;
 
 use control::*;
 use core_session::*;
 use errors::*;
 use functions::*;
+use session_base::SessionBase;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;
+    m.add_class::<SessionBase>()?;
     m.add_class::<CancelToken>()?;
     result::register(m)?;
     m.add_function(wrap_pyfunction!(to_clojure, m)?)?;

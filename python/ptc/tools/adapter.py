@@ -259,6 +259,8 @@ def normalize_tools(tools: ToolsArg) -> dict[str, Callable[..., Any]]:
     tool that :func:`~ptc.tools.declare.tool_entries` accepts works here too (a signature or
     description given with it matters only to an agent's prompt); another agent is a tool of
     agents only."""
+    if tools is None:
+        return {}
     from ptc.tools.declare import AgentTool, tool_entries
 
     if isinstance(tools, (str, bytes)):
