@@ -6,10 +6,14 @@
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
 
-use jiter::{Jiter, JiterError, JiterErrorType, JsonErrorType, NumberAny, NumberInt, Peek};
+use jiter::{
+    Jiter, JiterError, JiterErrorType, JsonErrorType, LinePosition, NumberAny, NumberInt, Peek,
+};
 
 use crate::error::{Error, ErrorKind};
 use crate::sysmem::Watch;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use crate::intern::Interner;
@@ -24,6 +28,13 @@ const SHORT_ARRAY: usize = 1024;
 
 /// Values read between two checks of the process's memory, at most.
 const CHECK_EVERY: usize = 64;
+
+/// Texts this long or longer are read by two threads when there are two cores (see
+/// [`from_json_at`]).
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// How far past the middle of the text the split between the two threads is looked for.
+const SPLIT_SCAN: usize = 64 << 10;
 
 /// Where in the document a problem is: keys and indexes, innermost first.
 enum Seg {
@@ -54,7 +65,10 @@ impl Problem {
 
 struct Builder<'j> {
     jiter: Jiter<'j>,
+    /// The whole text; `jiter` reads it from `offset` on (it restarts there after an array
+    /// whose end another thread read).
     data: &'j [u8],
+    offset: usize,
     interner: Interner,
     watch: Watch,
     shapes: ShapeCache,
@@ -65,14 +79,56 @@ struct Builder<'j> {
     vals: Vec<Value>,
     /// By depth: the shape of the last record read there (taken while an object there is read).
     expect: Vec<Option<Arc<Shape>>>,
+    /// The rest of an array that another thread is reading, from a known element on.
+    split: Option<Split>,
+    /// The deepest nesting passed to [`Builder::deeper`] (the other thread's reading is kept
+    /// only if it fits under [`MAX_JSON_DEPTH`] from where it is).
+    deepest: usize,
+}
+
+/// The elements of an array from `at` (the first byte of one of them) to its end, read by
+/// another thread while this one reads up to there.
+struct Split {
+    at: usize,
+    tail: Receiver<Result<Tail, ()>>,
+    /// Tells the other thread to stop: this one went past `at` without meeting it.
+    abandon: Arc<AtomicBool>,
+}
+
+/// What the other thread read: the elements, where the array ended (after its `]`), its
+/// deepest nesting counted from the elements, and the bytes it allocated for them.
+struct Tail {
+    values: Vec<Value>,
+    end: usize,
+    deepest: usize,
+    allocated: i64,
 }
 
 impl<'j> Builder<'j> {
+    /// A builder reading `data` from `offset` on.
+    fn new(data: &'j [u8], offset: usize) -> Self {
+        Builder {
+            jiter: Jiter::new(&data[offset..]).with_allow_inf_nan(),
+            data,
+            offset,
+            interner: Interner::default(),
+            watch: Watch::new(),
+            shapes: ShapeCache::default(),
+            scratch: Vec::new(),
+            keys: Vec::new(),
+            vals: Vec::new(),
+            expect: Vec::new(),
+            split: None,
+            deepest: 0,
+        }
+    }
+
     fn syntax(&self, e: JiterError) -> Problem {
-        let pos = self.jiter.error_position(e.index);
+        let index = self.offset + e.index;
+        let pos = LinePosition::find(self.data, index);
         let what = match &e.error_type {
             JiterErrorType::JsonError(JsonErrorType::NumberOutOfRange) => {
-                let (text, float) = number_text(self.data, e.index);
+                let (text, float) = number_text(self.data, index);
                 if float {
                     format!("number {text} is out of range")
                 } else {
@@ -120,7 +176,8 @@ impl<'j> Builder<'j> {
         Ok(())
     }
 
-    fn deeper(&self, depth: usize) -> Result<usize, Problem> {
+    fn deeper(&mut self, depth: usize) -> Result<usize, Problem> {
+        self.deepest = self.deepest.max(depth);
         if depth >= MAX_JSON_DEPTH {
             return Err(Problem::new(format!(
                 "nested more than {MAX_JSON_DEPTH} levels deep"
@@ -192,12 +249,52 @@ impl<'j> Builder<'j> {
             }
             i += 1;
             next = self.jiter.array_step().map_err(|e| self.syntax(e))?;
+            if self.split.is_some() && next.is_some() {
+                if let Some(tail) = self.meet_split(depth) {
+                    let mut out = match own {
+                        Some(out) => out,
+                        None => self.take(base).map_err(|e| memory_problem(&e))?,
+                    };
+                    self.watch.absorb(tail.allocated);
+                    self.watch
+                        .reserve(crate::guard::values_bytes(tail.values.len()))
+                        .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
+                    out.extend(tail.values);
+                    // go on reading after the array's end
+                    self.jiter = Jiter::new(&self.data[tail.end..]).with_allow_inf_nan();
+                    self.offset = tail.end;
+                    return Ok(Value::vector(out));
+                }
+            }
         }
         let out = match own {
             Some(out) => out,
             None => self.take(base).map_err(|e| memory_problem(&e))?,
         };
         Ok(Value::vector(out))
+    }
+
+    /// At an element of an array at `depth`: the other thread's reading of the rest of this
+    /// array, if it starts here, succeeded and nests no deeper than allowed from here. Once
+    /// this thread is at or past the split, the split is over either way.
+    fn meet_split(&mut self, depth: usize) -> Option<Tail> {
+        let here = self.offset + self.jiter.current_index();
+        let at = self.split.as_ref()?.at;
+        if here < at {
+            return None;
+        }
+        let split = self.split.take()?;
+        if here > at {
+            split.abandon.store(true, Relaxed);
+            return None;
+        }
+        match split.tail.recv() {
+            Ok(Ok(tail)) if tail.deepest == 0 || depth + tail.deepest - 1 < MAX_JSON_DEPTH => {
+                Some(tail)
+            }
+            // it failed (bad text, memory) or nests too deep: read on here, for the message
+            _ => None,
+        }
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, Problem> {
@@ -339,22 +436,124 @@ fn number_text(data: &[u8], index: usize) -> (String, bool) {
     }
 }
 
+/// Where a second thread can start reading: the first byte of an object that follows another
+/// object in an array, a little past the middle of the text, in the outermost array seen there
+/// (so that it reads the rest of the big array, not of a small one inside a record). A guess:
+/// brackets are counted without telling strings apart (the middle may be inside one), so the
+/// reader checks it.
+pub fn split_point(data: &[u8]) -> Option<usize> {
+    let mid = data.len() / 2;
+    let window = &data[mid..(mid + SPLIT_SCAN).min(data.len())];
+    let skip_space = |mut j: usize| {
+        while j < window.len() && matches!(window[j], b' ' | b'\t' | b'\n' | b'\r') {
+            j += 1;
+        }
+        j
+    };
+    let mut depth = 0i64;
+    let mut best: Option<(i64, usize)> = None;
+    for (i, &c) in window.iter().enumerate() {
+        match c {
+            b'{' | b'[' => depth += 1,
+            b']' => depth -= 1,
+            b'}' => {
+                depth -= 1;
+                let j = skip_space(i + 1);
+                if window.get(j) == Some(&b',') {
+                    let k = skip_space(j + 1);
+                    if window.get(k) == Some(&b'{') && best.map_or(true, |(d, _)| depth < d) {
+                        best = Some((depth, mid + k));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    best.map(|(_, at)| at)
+}
+
+/// The other thread's part: the elements from `at` to the end of their array.
+fn read_tail(data: &[u8], at: usize, abandon: &AtomicBool) -> Result<Tail, ()> {
+    let start = crate::alloc::allocated();
+    let mut b = Builder::new(data, at);
+    let mut values: Vec<Value> = Vec::new();
+    let mut next = Some(b.jiter.peek().map_err(drop)?);
+    while let Some(peek) = next {
+        if abandon.load(Relaxed) {
+            return Err(());
+        }
+        b.check(values.len()).map_err(drop)?;
+        if values.len() == values.capacity() {
+            let grow = values.len().max(64);
+            b.watch
+                .reserve(crate::guard::values_bytes(values.len() + grow))
+                .map_err(drop)?;
+            values.reserve(grow);
+        }
+        values.push(b.value(peek, 1).map_err(drop)?);
+        next = b.jiter.array_step().map_err(drop)?;
+    }
+    Ok(Tail {
+        values,
+        end: at + b.jiter.current_index(),
+        deepest: b.deepest,
+        allocated: crate::alloc::allocated() - start,
+    })
+}
+
 /// Parses JSON text into a core value. `root` names the document in messages (`data`).
+///
+/// A large text is read by two threads when there are two cores: one from the start, the
+/// other from an element of an array past the middle to that array's end. When the first
+/// arrives at that element it takes the other's elements and reads on after the array; if it
+/// never arrives there exactly (the guess was inside a string), or the other failed, it reads
+/// everything itself, so the value and every message are those of one thread's reading.
 pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
+    from_json_split(text, root, PARALLEL_MIN)
+}
+
+/// [`from_json_at`], read by two threads from `min_len` bytes of text on (tests and the
+/// fuzzer compare small texts read both ways).
+pub fn from_json_split(text: &str, root: &str, min_len: usize) -> Result<Value, Error> {
     // a byte-order mark is not JSON, but editors write one
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let data = text.as_bytes();
-    let mut b = Builder {
-        jiter: Jiter::new(data).with_allow_inf_nan(),
-        data,
-        interner: Interner::default(),
-        watch: Watch::new(),
-        shapes: ShapeCache::default(),
-        scratch: Vec::new(),
-        keys: Vec::new(),
-        vals: Vec::new(),
-        expect: Vec::new(),
+    let at = if data.len() >= min_len && crate::guard::cpus() > 1 {
+        split_point(data)
+    } else {
+        None
     };
+    let Some(at) = at else {
+        return read(Builder::new(data, 0), root);
+    };
+    std::thread::scope(|scope| {
+        let abandon = Arc::new(AtomicBool::new(false));
+        let (send, tail) = sync_channel(1);
+        let flag = abandon.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ptc-json".into())
+            .spawn_scoped(scope, move || {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_tail(data, at, &flag)
+                }));
+                let _ = send.send(r.unwrap_or(Err(())));
+            });
+        let mut b = Builder::new(data, 0);
+        if spawned.is_ok() {
+            b.split = Some(Split {
+                at,
+                tail,
+                abandon: abandon.clone(),
+            });
+        }
+        let r = read(b, root);
+        abandon.store(true, Relaxed); // the scope waits for the other thread: let it stop
+        r
+    })
+}
+
+/// Reads the document with `b` (at its start); `root` names it in messages.
+fn read(mut b: Builder<'_>, root: &str) -> Result<Value, Error> {
     let result = b
         .jiter
         .peek()

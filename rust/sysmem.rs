@@ -110,6 +110,11 @@ impl Watch {
         self.over(now - self.start)
     }
 
+    /// Counts `bytes` that another thread allocated for this work as this thread's.
+    pub fn absorb(&mut self, bytes: i64) {
+        self.start -= bytes.max(0);
+    }
+
     /// An error if allocating `extra` more bytes at once would pass what the process has room
     /// for (checked before a large allocation: Rust cannot recover from a refused one).
     pub fn reserve(&mut self, extra: usize) -> Result<(), Error> {

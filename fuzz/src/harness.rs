@@ -2423,6 +2423,22 @@ pub fn run_json(data: &[u8]) {
     let started = Instant::now();
     let parsed = from_json(&text);
     check_time("from_json", started, budget, &text);
+    // read by two threads whatever its length: the same value, or the same message
+    let split = _core::json::from_json_split(&text, "data", 0);
+    let same = match (&parsed, &split) {
+        (Ok(a), Ok(b)) => to_clojure(a, None, None) == to_clojure(b, None, None),
+        (Err(a), Err(b)) => a.message == b.message && a.kind == b.kind,
+        _ => false,
+    };
+    assert!(
+        same,
+        "FINDING two-thread JSON reading differs: {:?} vs {:?}\n--- json ---\n{}",
+        parsed
+            .as_ref()
+            .map(|v| to_clojure(v, Some(10), Some(200)).0),
+        split.as_ref().map(|v| to_clojure(v, Some(10), Some(200)).0),
+        excerpt(&text)
+    );
     let value = match parsed {
         Ok(v) => v,
         Err(e) => {

@@ -5,6 +5,7 @@ mod eval_tests;
 mod format_tests;
 mod fuzz_regressions;
 mod intern_tests;
+mod json_tests;
 mod lang_cases;
 mod limits_tests;
 mod map_tests;

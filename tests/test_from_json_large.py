@@ -1,0 +1,57 @@
+"""`Session.from_json` of a text over 1 MB: read by two threads on a machine with two cores
+(rust/json.rs `from_json_at`), with the value and the messages of one thread's reading.
+On a one-core machine the same tests run the one-thread path."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import ptc
+import pytest
+
+N = 20_000
+
+
+def _orders() -> list[dict[str, object]]:
+    return [
+        {
+            "id": i,
+            "total": i / 4,
+            "status": ["shipped", "open"][i % 2],
+            "customer": {"name": f"customer number {i % 700}", "vip": i % 3 == 0},
+            "items": [{"sku": f"s{i % 13}", "qty": i % 5}, {"sku": None, "qty": []}],
+        }
+        for i in range(N)
+    ]
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_large_text_loads_as_json_loads_reads_it(indent: int | None) -> None:
+    text = json.dumps({"orders": _orders(), "after": {"n": 1}}, indent=indent)
+    assert len(text) > 2**20
+    s = ptc.Session.from_json(text)
+    assert s.run("data/orders").value == json.loads(text)["orders"]
+    assert s.run("(:n data/after)").value == 1
+    assert s.run("(count data/orders)").value == N
+
+
+def test_an_error_late_in_a_large_text_says_where() -> None:
+    text = json.dumps({"orders": _orders()}, indent=2)
+    # break record 19,000: `"id": 19000,` becomes `"id": 19000.,` (a number without digits)
+    at = text.index('"id": 19000,') + len('"id": 19000')
+    broken = text[:at] + "." + text[at:]
+    with pytest.raises(ValueError) as info:
+        ptc.Session.from_json(broken)
+    # the position of the byte after the `.` (the `,`), worked out from the text
+    index = at + 1
+    line = broken.count("\n", 0, index) + 1
+    column = index - (broken.rfind("\n", 0, index) + 1) + 1
+    assert str(info.value) == (
+        f"invalid JSON data at data.orders[19000].id: invalid number (line {line}, column {column})"
+    )
+
+
+def test_the_machine_has_two_cores_for_the_two_thread_path() -> None:
+    """Says so when the tests above could only exercise the one-thread path."""
+    assert (os.cpu_count() or 1) >= 2, "one core: the two-thread JSON path is not exercised"
