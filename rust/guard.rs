@@ -76,8 +76,9 @@ pub struct Budget {
     next_poll: Mutex<Instant>,
     /// The most the run may hold given what the process has left (see `memory_limit`).
     process_cap: std::sync::OnceLock<i64>,
-    /// What the background thread frees for the run (`dropper`), credited to its memory.
-    freeing: Arc<Freeing>,
+    /// What the background thread frees for the run (`dropper`), credited to its memory; made
+    /// by the run's first hand-off (most runs have none).
+    freeing: std::sync::OnceLock<Arc<Freeing>>,
 }
 
 /// The run's large values handed to the background thread to free, and the bytes freed so far.
@@ -152,7 +153,7 @@ impl Budget {
             error: Mutex::new(None),
             next_poll: Mutex::new(started + POLL_EVERY),
             process_cap: std::sync::OnceLock::new(),
-            freeing: Arc::default(),
+            freeing: std::sync::OnceLock::new(),
         }
     }
 
@@ -237,9 +238,14 @@ impl Budget {
         Ok(())
     }
 
+    /// Net bytes the background thread freed for the run so far (zero or negative).
+    fn freed(&self) -> i64 {
+        self.freeing.get().map_or(0, |f| f.freed())
+    }
+
     /// Bytes the run has allocated, counting this thread's unpublished share.
     pub fn memory_used(&self) -> i64 {
-        self.memory.load(Relaxed) + LOCAL.with(|l| l.unpublished()) + self.freeing.freed()
+        self.memory.load(Relaxed) + LOCAL.with(|l| l.unpublished()) + self.freed()
     }
 
     /// Fails when the run's memory plus `extra` bytes about to be allocated pass `max_memory`.
@@ -263,9 +269,9 @@ impl Budget {
             }
             l.published.set(l.published.get() + d);
             self.memory.fetch_add(d, Relaxed).saturating_add(d)
-        }) + self.freeing.freed();
+        }) + self.freed();
         let mut limit = self.memory_limit(used);
-        if used > limit && self.freeing.settle(self.deadline) {
+        if used > limit && self.freeing.get().is_some_and(|f| f.settle(self.deadline)) {
             // over only while frees handed to the background are under way: count them done
             used = self.memory_used();
             limit = self.memory_limit(used);
@@ -545,7 +551,7 @@ pub fn freeing() -> Option<Arc<Freeing>> {
         .ok()
         // SAFETY: as in `current`.
         .and_then(|p| unsafe { p.as_ref() })
-        .map(|b| b.freeing.clone())
+        .map(|b| b.freeing.get_or_init(Arc::default).clone())
 }
 
 /// Charges `units` of walk work (elements visited) to the current run. Unwinds with [`Abort`]
