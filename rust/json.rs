@@ -1,6 +1,7 @@
 //! JSON text straight to core values, without building Python objects first (jiter's pull
 //! parser drives the walk): object keys that are valid keyword text become (interned) keywords,
-//! as with Python input; short strings that repeat share one allocation.
+//! as with Python input; short strings that repeat share one allocation (per thread, when a
+//! large text is read by two: see [`from_json_at`]).
 //!
 //! Input is the host's, so it is not bounded by a run's limits; instead the walk is bounded by
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
@@ -84,6 +85,8 @@ struct Builder<'j> {
     /// The deepest nesting passed to [`Builder::deeper`] (the other thread's reading is kept
     /// only if it fits under [`MAX_JSON_DEPTH`] from where it is).
     deepest: usize,
+    /// Set for the other thread's reading when it is no longer wanted.
+    abandon: Option<Arc<AtomicBool>>,
 }
 
 /// The elements of an array from `at` (the first byte of one of them) to its end, read by
@@ -105,14 +108,14 @@ struct Tail {
 }
 
 impl<'j> Builder<'j> {
-    /// A builder reading `data` from `offset` on.
-    fn new(data: &'j [u8], offset: usize) -> Self {
+    /// A builder reading `data` from `offset` on, its allocations watched by `watch`.
+    fn new(data: &'j [u8], offset: usize, watch: Watch) -> Self {
         Builder {
             jiter: Jiter::new(&data[offset..]).with_allow_inf_nan(),
             data,
             offset,
             interner: Interner::default(),
-            watch: Watch::new(),
+            watch,
             shapes: ShapeCache::default(),
             scratch: Vec::new(),
             keys: Vec::new(),
@@ -120,6 +123,7 @@ impl<'j> Builder<'j> {
             expect: Vec::new(),
             split: None,
             deepest: 0,
+            abandon: None,
         }
     }
 
@@ -172,6 +176,9 @@ impl<'j> Builder<'j> {
     fn check(&mut self, i: usize) -> Result<(), Problem> {
         if i % CHECK_EVERY == 0 {
             self.watch.check().map_err(|e| memory_problem(&e))?;
+            if self.abandon.as_ref().is_some_and(|a| a.load(Relaxed)) {
+                return Err(Problem::new("no longer wanted"));
+            }
         }
         Ok(())
     }
@@ -259,6 +266,7 @@ impl<'j> Builder<'j> {
                     self.watch
                         .reserve(crate::guard::values_bytes(tail.values.len()))
                         .map_err(|e| memory_problem(&e).under(Seg::Index(i)))?;
+                    out.reserve_exact(tail.values.len());
                     out.extend(tail.values);
                     // go on reading after the array's end
                     self.jiter = Jiter::new(&self.data[tail.end..]).with_allow_inf_nan();
@@ -473,9 +481,10 @@ pub fn split_point(data: &[u8]) -> Option<usize> {
 }
 
 /// The other thread's part: the elements from `at` to the end of their array.
-fn read_tail(data: &[u8], at: usize, abandon: &AtomicBool) -> Result<Tail, ()> {
-    let start = crate::alloc::allocated();
-    let mut b = Builder::new(data, at);
+fn read_tail(data: &[u8], at: usize, abandon: Arc<AtomicBool>, watch: Watch) -> Result<Tail, ()> {
+    let mut b = Builder::new(data, at, watch);
+    b.abandon = Some(abandon.clone());
+    // dropped before `b`: an abandoned reading's values are freed before its watch's last word
     let mut values: Vec<Value> = Vec::new();
     let mut next = Some(b.jiter.peek().map_err(drop)?);
     while let Some(peek) = next {
@@ -497,7 +506,7 @@ fn read_tail(data: &[u8], at: usize, abandon: &AtomicBool) -> Result<Tail, ()> {
         values,
         end: at + b.jiter.current_index(),
         deepest: b.deepest,
-        allocated: crate::alloc::allocated() - start,
+        allocated: b.watch.used(),
     })
 }
 
@@ -524,21 +533,24 @@ pub fn from_json_split(text: &str, root: &str, min_len: usize) -> Result<Value, 
         None
     };
     let Some(at) = at else {
-        return read(Builder::new(data, 0), root);
+        return read(Builder::new(data, 0, Watch::new()), root);
     };
+    // one allowance for both threads: each counts only its own allocations
+    let shared = crate::sysmem::Shared::new();
     std::thread::scope(|scope| {
         let abandon = Arc::new(AtomicBool::new(false));
         let (send, tail) = sync_channel(1);
         let flag = abandon.clone();
+        let theirs = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("ptc-json".into())
             .spawn_scoped(scope, move || {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    read_tail(data, at, &flag)
+                    read_tail(data, at, flag, Watch::sharing(theirs))
                 }));
                 let _ = send.send(r.unwrap_or(Err(())));
             });
-        let mut b = Builder::new(data, 0);
+        let mut b = Builder::new(data, 0, Watch::sharing(shared));
         if spawned.is_ok() {
             b.split = Some(Split {
                 at,

@@ -3,9 +3,12 @@
 //!
 //! Rust aborts the process when an allocation fails, so input that does not fit must be noticed
 //! before the allocator is refused: such work watches its allocations against the headroom
-//! measured when it started and stops with an error while there is still room to report it.
+//! (read once the work has allocated 16 MB) and stops with an error while there is still room
+//! to report it. Work split across threads shares one allowance ([`Shared`]).
 
 use crate::error::{Error, ErrorKind};
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Bytes the process can still allocate: the least of what its address-space limit, its
 /// cgroup's memory limit and the machine's available memory allow. `None` where none of these
@@ -70,6 +73,35 @@ pub struct Watch {
     /// (reading it takes tens of microseconds: small inputs never need it).
     allowed: Option<i64>,
     next: i64,
+    /// The allowance of a work split across threads, and what this thread has published to it.
+    shared: Option<Arc<Shared>>,
+    published: i64,
+}
+
+/// One allowance for the watches of a work split across threads: each publishes what its
+/// thread allocated (allocations are counted per thread) and checks the sum.
+pub struct Shared {
+    allowed: i64,
+    used: AtomicI64,
+}
+
+impl Shared {
+    /// Reads the headroom now (the work has not begun).
+    pub fn new() -> Arc<Shared> {
+        Arc::new(Shared {
+            allowed: allowance(0),
+            used: AtomicI64::new(0),
+        })
+    }
+}
+
+/// What work may allocate given the headroom now: less a tenth (at least 64 MB) kept for
+/// Python and everything else, plus `done`, what the work allocated before the reading.
+fn allowance(done: i64) -> i64 {
+    headroom().map_or(i64::MAX, |h| {
+        let keep = (h / 10).max(64 << 20);
+        (h.saturating_sub(keep).min(i64::MAX as u64) as i64).saturating_add(done.max(0))
+    })
 }
 
 /// Checked after this many more bytes were allocated.
@@ -82,21 +114,39 @@ impl Watch {
             start,
             allowed: None,
             next: start + STEP,
+            shared: None,
+            published: 0,
         }
     }
 
-    /// What the work may allocate: the headroom now, less a tenth (at least 64 MB) kept for
-    /// Python and everything else, plus what the work allocated already (the headroom read
-    /// now no longer has it).
+    /// A watch of this thread's share of a work split across threads.
+    pub fn sharing(shared: Arc<Shared>) -> Watch {
+        Watch {
+            allowed: Some(shared.allowed),
+            shared: Some(shared),
+            ..Watch::new()
+        }
+    }
+
+    /// What the work may allocate (the headroom read now no longer has what it allocated).
     fn allowed(&mut self) -> i64 {
         let start = self.start;
-        *self.allowed.get_or_insert_with(|| {
-            let done = (crate::alloc::allocated() - start).max(0);
-            headroom().map_or(i64::MAX, |h| {
-                let keep = (h / 10).max(64 << 20);
-                (h.saturating_sub(keep).min(i64::MAX as u64) as i64).saturating_add(done)
-            })
-        })
+        *self
+            .allowed
+            .get_or_insert_with(|| allowance(crate::alloc::allocated() - start))
+    }
+
+    /// What the whole work has allocated, given this thread's `used` (published first when
+    /// the work is shared).
+    fn total(&mut self, used: i64) -> i64 {
+        match &self.shared {
+            None => used,
+            Some(s) => {
+                let delta = used - self.published;
+                self.published = used;
+                s.used.fetch_add(delta, Relaxed) + delta
+            }
+        }
     }
 
     /// An error once the work has allocated more than the process has room for.
@@ -107,19 +157,29 @@ impl Watch {
             return Ok(());
         }
         self.next = now + STEP;
-        self.over(now - self.start)
+        let total = self.total(now - self.start);
+        self.over(total)
     }
 
-    /// Counts `bytes` that another thread allocated for this work as this thread's.
+    /// Bytes this thread allocated for the work so far.
+    pub fn used(&self) -> i64 {
+        crate::alloc::allocated() - self.start
+    }
+
+    /// Counts `bytes` that another thread of the work allocated (and published) as this
+    /// thread's: the values it made are this thread's now.
     pub fn absorb(&mut self, bytes: i64) {
-        self.start -= bytes.max(0);
+        self.start -= bytes;
+        if self.shared.is_some() {
+            self.published += bytes;
+        }
     }
 
     /// An error if allocating `extra` more bytes at once would pass what the process has room
     /// for (checked before a large allocation: Rust cannot recover from a refused one).
     pub fn reserve(&mut self, extra: usize) -> Result<(), Error> {
-        let used = crate::alloc::allocated() - self.start;
-        self.over(used.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)))
+        let total = self.total(crate::alloc::allocated() - self.start);
+        self.over(total.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)))
     }
 
     fn over(&mut self, used: i64) -> Result<(), Error> {
@@ -144,5 +204,15 @@ impl Watch {
 impl Default for Watch {
     fn default() -> Self {
         Watch::new()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // a shared work's sum follows what this thread still holds (its frees included)
+        if self.shared.is_some() {
+            let used = crate::alloc::allocated() - self.start;
+            self.total(used);
+        }
     }
 }

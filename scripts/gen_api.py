@@ -93,9 +93,15 @@ def _render(fn: ast.FunctionDef) -> str:
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     parts = [param(a, d) for a, d in zip(positional, defaults, strict=True)]
-    if args.kwonlyargs:
+    if args.posonlyargs:
+        parts.insert(len(args.posonlyargs), "/")
+    if args.vararg is not None:
+        parts.append("*" + param(args.vararg, None))
+    elif args.kwonlyargs:
         parts.append("*")
-        parts += [param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    parts += [param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    if args.kwarg is not None:
+        parts.append("**" + param(args.kwarg, None))
     text = f"({', '.join(parts)})"
     if fn.returns is not None:
         text += f" -> {ast.unparse(fn.returns)!r}"

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import textwrap
 
 import ptc
 import pytest
@@ -52,6 +55,38 @@ def test_an_error_late_in_a_large_text_says_where() -> None:
     )
 
 
+def test_two_halves_that_fit_alone_but_not_together_are_a_memory_error() -> None:
+    """Each thread counts its own allocations; the two share one allowance, so a text whose
+    halves each fit what the process has left, but not both, raises MemoryError instead of
+    the allocator being refused (which would abort the process)."""
+    code = """
+        import json, resource
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+        import ptc
+        # 25M records of about 48 bytes each: 1.2 GB of values, 600 MB per half
+        text = '{"xs": [' + '{"a":1},' * 25_000_000 + '{"a":1}]}'
+        try:
+            ptc.Session.from_json(text)
+            out = {"raised": None}
+        except MemoryError as e:
+            out = {"raised": "MemoryError", "message": str(e)}
+        del text
+        out["after"] = ptc.run("(+ 1 2)").value
+        print(json.dumps(out))
+    """
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["raised"] == "MemoryError"
+    assert out["message"].startswith("invalid JSON data at data.xs[")
+    assert "needs more memory than this process has left" in out["message"]
+    assert out["after"] == 3
+
+
 def test_the_machine_has_two_cores_for_the_two_thread_path() -> None:
-    """Says so when the tests above could only exercise the one-thread path."""
-    assert (os.cpu_count() or 1) >= 2, "one core: the two-thread JSON path is not exercised"
+    """The tests above exercise the two-thread path only where the process may use two cores
+    (the core asks the same of the system); otherwise they test the one-thread path."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core available: the two-thread JSON path is not exercised here")

@@ -3,6 +3,7 @@ straight to the core) and the checked path (anything else) behave as one functio
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any
 
@@ -14,6 +15,9 @@ def test_session_run_is_the_core_method_and_keeps_its_signature() -> None:
     s = ptc.Session()
     assert s.run("(+ 1 2)").value == 3
     assert type(s).run is ptc._core.SessionBase.run
+    assert str(inspect.signature(ptc.Session.run)) == (
+        "(self, /, source, *, limits=None, cancel=None, lazy=False)"
+    )
     # keyword-only options, as before
     with pytest.raises(TypeError):
         s.run("1", None)  # type: ignore[misc]
