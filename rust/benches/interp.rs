@@ -92,4 +92,42 @@ fn main() {
         }
         println!("{:8.2} ns/iter  {name}: {p}", best * 1e9 / n);
     }
+    if filter
+        .as_deref()
+        .map_or(true, |f| "run-fixed-cost".contains(f))
+    {
+        run_fixed_cost();
+    }
+}
+
+/// What one run of a cached tiny program costs around its evaluation (budget, snapshot of
+/// the state, evaluator, records, commit), as a Session's run does without Python.
+fn run_fixed_cost() {
+    use _core::guard::{Budget, NeverInterrupted};
+    use _core::session::{commit, execute, prepare};
+    use std::sync::Arc;
+    let limits = _core::Limits::default();
+    let program = prepare(
+        "(+ 1 2)",
+        &Budget::new(limits, Arc::new(NeverInterrupted), None),
+    )
+    .unwrap_or_else(|_| panic!("(+ 1 2) reads"));
+    let mut state = _core::SessionState::new(_core::Value::empty_map());
+    let n = 200_000;
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..n {
+            let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
+            let snapshot = state.clone();
+            let (r, ns) = execute(&program, &snapshot, &_core::NoTools, &budget);
+            drop(snapshot);
+            commit(&mut state, &r, ns);
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{:8.2} ns/iter  run-fixed-cost: (+ 1 2) prepared once, run {n} times",
+        best * 1e9 / n as f64
+    );
 }
