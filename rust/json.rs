@@ -3,7 +3,8 @@
 //! as with Python input; short strings that repeat share one allocation (per thread, when a
 //! large text is read by two: see [`from_json_at`]).
 //!
-//! Input is the host's, so it is not bounded by a run's limits; instead the walk is bounded by
+//! Input is the host's (never a run's: the second thread of a large text would escape a run's
+//! accounting), so it is not bounded by a run's limits; instead the walk is bounded by
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
 
