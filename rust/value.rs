@@ -887,24 +887,30 @@ const PREFETCH_FIELDS: usize = 8;
 
 #[inline(always)]
 fn prefetch(v: &Value) {
-    let p: *const u8 = match v {
-        Value::Map(m) => m.heap_ptr(),
-        Value::Vector(a) => Shared::as_ptr(a).cast(),
-        _ => return,
-    };
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults, whatever the address, and reads nothing
-    // the program sees.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast());
-        if let Value::Map(_) = v {
+    match v {
+        Value::Map(m) => {
             // a record of more than three fields reaches into the next line
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64).cast());
+            prefetch_lines(m.heap_ptr(), 2);
+        }
+        Value::Vector(a) => prefetch_lines(Shared::as_ptr(a).cast(), 1),
+        _ => {}
+    }
+}
+
+/// Asks the CPU to load `lines` cache lines from `p` (any address: a prefetch never faults).
+#[inline]
+pub fn prefetch_lines(p: *const u8, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for i in 0..lines {
+        // SAFETY: a prefetch is a hint: it never faults, whatever the address, and reads
+        // nothing the program sees.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * i).cast());
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    let _ = (p, lines);
 }
 
 /// Flexible key lookup (§4.4): the exact key, then the keyword/string spelling of the same name.

@@ -688,6 +688,34 @@ def test_a_dict_mutated_during_conversion_is_an_error_not_a_panic() -> None:
         ptc.Session(data={"d": inner})
 
 
+@pytest.mark.parametrize("how", ["clear", "shrink", "grow", "replace"])
+def test_a_list_mutated_during_conversion_is_walked_safely(how: str) -> None:
+    """A set subclass whose iteration changes the list being converted, while the walk asks
+    for items several places ahead: the items are read afresh at each step, so the walk
+    ends, or goes on, over what the list holds then, and nothing freed is read."""
+    outer: list[Any] = []
+
+    class Meddling(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            if how == "clear":
+                outer.clear()
+            elif how == "shrink":
+                del outer[3:]
+            elif how == "grow":
+                outer.extend({"n": i} for i in range(30))
+            else:
+                outer[5:] = [str(i) for i in range(len(outer) - 5)]
+            return super().__iter__()
+
+    outer.extend([{"k": 0}, Meddling({1}), *({"k": i} for i in range(1, 40))])
+    s = ptc.Session(data={"xs": outer})
+    got = s.run("data/xs").value
+    # item 1 (the set) converted before its iteration changed the list; the walk then went on
+    # over the list as it was
+    expected = [{"k": 0}, {1}, *outer[2:]]
+    assert got == expected
+
+
 def test_a_value_replaced_during_conversion_is_converted_as_it_was() -> None:
     """A set subclass whose iteration replaces another value of the dict being converted
     (same size): the record holds the values it read, so the replaced list is converted as

@@ -317,7 +317,9 @@ impl<'py> ToValue<'py> {
             return self.container(obj, |c| c.dict(d, depth));
         }
         if let Ok(l) = obj.cast_exact::<PyList>() {
-            return self.container(obj, |c| c.items(l.len(), l.iter(), depth));
+            return self.container(obj, |c| {
+                c.items(l.len(), ListItems { list: l, i: 0 }, depth)
+            });
         }
         if obj.is_exact_instance_of::<PyBool>() {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
@@ -522,6 +524,52 @@ impl<'py> ToValue<'py> {
             return Ok((v, cached));
         }
         Ok((self.value(k, depth + 1)?, false))
+    }
+}
+
+/// How many items ahead [`ListItems`] asks for an item's object (and halfway there, the key
+/// table of a dict among them, whose address is in the object by then).
+const LIST_AHEAD: usize = 8;
+
+/// An exact list's items, owned one at a time as PyO3's iterator hands them out, each step
+/// asking the CPU for objects a few items ahead: the objects of large data lie all over the
+/// heap, and the walk otherwise waits for each in turn.
+struct ListItems<'a, 'py> {
+    list: &'a Bound<'py, PyList>,
+    i: usize,
+}
+
+impl<'py> Iterator for ListItems<'_, 'py> {
+    type Item = Bound<'py, PyAny>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Bound<'py, PyAny>> {
+        use pyo3::ffi;
+        let p = self.list.as_ptr();
+        let i = self.i;
+        // SAFETY: the GIL is held and the list is alive. Its length and item array are read
+        // afresh at every step (Python code run while an item converted may have changed
+        // them), and only items below that length are read; each is alive while the list
+        // holds it, and the one returned is owned at once.
+        unsafe {
+            let n = ffi::PyList_GET_SIZE(p) as usize;
+            if i >= n {
+                return None;
+            }
+            let items = (*p.cast::<ffi::PyListObject>()).ob_item;
+            if i + LIST_AHEAD < n {
+                crate::value::prefetch_lines((*items.add(i + LIST_AHEAD)).cast(), 1);
+            }
+            if i + LIST_AHEAD / 2 < n {
+                let o = *items.add(i + LIST_AHEAD / 2);
+                if ffi::PyDict_CheckExact(o) != 0 {
+                    let keys = (*o.cast::<ffi::PyDictObject>()).ma_keys;
+                    crate::value::prefetch_lines(keys.cast(), 2);
+                }
+            }
+            self.i = i + 1;
+            Some(Bound::from_borrowed_ptr(self.list.py(), *items.add(i)))
+        }
     }
 }
 
