@@ -7,7 +7,7 @@
 //! to report it. Work split across threads shares one allowance ([`Shared`]).
 
 use crate::error::{Error, ErrorKind};
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Bytes the process can still allocate: the least of what its address-space limit, its
@@ -83,14 +83,23 @@ pub struct Watch {
 pub struct Shared {
     allowed: i64,
     used: AtomicI64,
+    /// Set by the first watch to find the work over its allowance: the others stop at their
+    /// next check instead of reading on (what a stopped thread freed may still hold address
+    /// space, which an address-space limit counts).
+    exceeded: AtomicBool,
 }
+
+/// Address space a second thread takes beyond its allocations (its stack, its malloc arena,
+/// its allocator's partly used pages), kept out of a shared allowance.
+const THREAD_OVERHEAD: i64 = 96 << 20;
 
 impl Shared {
     /// Reads the headroom now (the work has not begun).
     pub fn new() -> Arc<Shared> {
         Arc::new(Shared {
-            allowed: allowance(0),
+            allowed: allowance(0).saturating_sub(THREAD_OVERHEAD),
             used: AtomicI64::new(0),
+            exceeded: AtomicBool::new(false),
         })
     }
 }
@@ -153,6 +162,17 @@ impl Watch {
     #[inline]
     pub fn check(&mut self) -> Result<(), Error> {
         let now = crate::alloc::allocated();
+        if let Some(s) = &self.shared {
+            if s.exceeded.load(Relaxed) {
+                return Err(Error::new(
+                    ErrorKind::MemoryExceeded,
+                    format!(
+                        "the input needs more memory than this process has left ({} MB are available)",
+                        s.allowed >> 20
+                    ),
+                ));
+            }
+        }
         if now < self.next {
             return Ok(());
         }
@@ -188,6 +208,9 @@ impl Watch {
         }
         let allowed = self.allowed();
         if used > allowed {
+            if let Some(s) = &self.shared {
+                s.exceeded.store(true, Relaxed);
+            }
             return Err(Error::new(
                 ErrorKind::MemoryExceeded,
                 format!(
