@@ -9,6 +9,7 @@ signatures render slightly differently across versions).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -69,12 +70,17 @@ def stub_signature(obj: Any) -> str | None:
     owner = getattr(obj, "__objclass__", None)
     if owner is None or getattr(owner, "__module__", None) != "ptc._core":
         return None
-    for node in ast.parse(STUB.read_text(encoding="utf-8")).body:
+    for node in _stub().body:
         if isinstance(node, ast.ClassDef) and node.name == owner.__name__:
             for fn in node.body:
                 if isinstance(fn, ast.FunctionDef) and fn.name == obj.__name__:
                     return _render(fn)
     return None
+
+
+@functools.cache
+def _stub() -> ast.Module:
+    return ast.parse(STUB.read_text(encoding="utf-8"))
 
 
 def _render(fn: ast.FunctionDef) -> str:

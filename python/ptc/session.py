@@ -133,7 +133,7 @@ class Session(_core.SessionBase):
         self, source: object, limits: LimitsArg, cancel: CancelToken | None, lazy: bool
     ) -> Result:
         if not isinstance(source, str):
-            raise TypeError(f"source must be a str, got {type(source).__name__}")
+            raise _not_str(source)
         try:
             return self._core.run(source, limits_dict(limits), cancel, lazy)
         except UnicodeEncodeError as e:
@@ -150,7 +150,7 @@ class Session(_core.SessionBase):
         """`run` without blocking the event loop: the run goes to a worker thread. Cancelling
         the awaiting task cancels this run (only this one), and the Session is left unchanged."""
         if not isinstance(source, str):
-            raise TypeError(f"source must be a str, got {type(source).__name__}")
+            raise _not_str(source)
         import asyncio
 
         token = cancel if cancel is not None else CancelToken()
@@ -216,6 +216,10 @@ class Session(_core.SessionBase):
         return Description(*self._core.describe_data(key, limit, printable_limit))
 
 
+def _not_str(source: object) -> TypeError:
+    return TypeError(f"source must be a str, got {type(source).__name__}")
+
+
 def _not_text(source: str, e: UnicodeEncodeError) -> ValueError:
     """A program with a lone surrogate (text decoded with ``surrogateescape``, or a broken
     escape) cannot be read: say where."""
@@ -239,7 +243,7 @@ def run(
     if tools is None and limits is None and (data is None or type(data) is dict):
         # no tools to adapt, no limits to check: no Python `Session` needed
         if not isinstance(source, str):
-            raise TypeError(f"source must be a str, got {type(source).__name__}")
+            raise _not_str(source)
         try:
             return _core.run_once(source, data)
         except UnicodeEncodeError as e:

@@ -107,11 +107,11 @@ fn run_fixed_cost() {
     use _core::session::{commit, execute, prepare};
     use std::sync::Arc;
     let limits = _core::Limits::default();
-    let program = prepare(
-        "(+ 1 2)",
-        &Budget::new(limits, Arc::new(NeverInterrupted), None),
-    )
-    .unwrap_or_else(|_| panic!("(+ 1 2) reads"));
+    let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
+    let Ok(program) = prepare("(+ 1 2)", &budget) else {
+        eprintln!("run-fixed-cost: (+ 1 2) did not read");
+        std::process::exit(1);
+    };
     let mut state = _core::SessionState::new(_core::Value::empty_map());
     let n = 200_000;
     let mut best = f64::MAX;
