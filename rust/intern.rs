@@ -1,7 +1,8 @@
-//! Text interning for the loaders (Python input and JSON text): map keys become shared
-//! keywords or strings, and short string values that repeat (categories, ids, statuses)
-//! share one allocation per distinct text. Texts of up to seven bytes need no table: `Str` holds
-//! them in place, equal by identity already. One interner lives for one load.
+//! Text interning for the loaders: map keys become shared keywords or strings (Python input
+//! and JSON text), and in JSON text short string values that repeat (categories, ids,
+//! statuses) share one allocation per distinct text. Python input copies its string values:
+//! each is an object of its own there already. Texts of up to seven bytes need no table: `Str`
+//! holds them in place, equal by identity already. One interner lives for one load.
 
 use ahash::RandomState;
 use hashbrown::HashTable;

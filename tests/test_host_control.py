@@ -734,6 +734,99 @@ def test_a_value_replaced_during_conversion_is_converted_as_it_was() -> None:
     assert s.run("(:a data/d)").value == {1}
 
 
+def _churn() -> list[Any]:
+    """Makes many small objects, so memory freed just before is reused at once: a walk that
+    read a freed object would read these instead and convert to different values."""
+    return [[i, -i, str(i)] for i in range(20_000)] + [{"x": i} for i in range(20_000)]
+
+
+def test_a_record_value_freed_during_conversion_converts_as_it_was() -> None:
+    """The walk borrows the objects it reaches. Python code run while one value of a record
+    converts (a set subclass's `__iter__`) frees the record's other values and the memory is
+    reused; the values convert as they were when the record's walk began."""
+    inner: dict[str, Any] = {}
+    keep: list[Any] = []
+
+    class Meddling(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            inner["b"] = "replaced"
+            inner["c"] = None
+            keep.append(_churn())
+            return super().__iter__()
+
+    inner["a"] = Meddling({1})
+    inner["b"] = [[10, 20, 30], {"deep": [40, 50]}]
+    inner["c"] = {"n": 60}
+    s = ptc.Session(data={"d": inner})
+    assert s.run("(:b data/d)").value == [[10, 20, 30], {"deep": [40, 50]}]
+    assert s.run("(:c data/d)").value == {"n": 60}
+    assert keep, "the set subclass's __iter__ ran"
+
+
+def test_a_list_freed_while_it_is_walked_is_walked_safely() -> None:
+    """The list being walked loses its last reference to Python code run while one of its
+    items converts: the walk holds it from then on and goes on over it as it is."""
+    outer: list[Any] = []
+    keep: list[Any] = []
+
+    class Meddling(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            outer[0] = None
+            keep.append(_churn())
+            return super().__iter__()
+
+    outer.extend([[Meddling({1}), "two", 3.5, [4, 5]], "after"])
+    s = ptc.Session(data={"rows": outer})
+    assert s.run("data/rows").value == [[{1}, "two", 3.5, [4, 5]], "after"]
+    assert keep, "the set subclass's __iter__ ran"
+
+
+def test_a_value_whose_key_runs_python_code_is_held() -> None:
+    """A dict key that is not a string converts through Python code (a frozenset subclass's
+    `__iter__`), which here replaces the value under that key: the value read with the key
+    converts, not freed memory."""
+    d: dict[Any, Any] = {}
+    keep: list[Any] = []
+
+    class Meddling(frozenset):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            d[self] = "replaced"
+            keep.append(_churn())
+            return super().__iter__()
+
+    key = Meddling({1})
+    d[key] = [[7, 8], {"nine": 9}]
+    s = ptc.Session(data={"d": d})
+    assert s.run("(get data/d #{1})").value == [[7, 8], {"nine": 9}]
+    assert keep, "the frozenset subclass's __iter__ ran"
+
+
+def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
+    """Python's signal handlers run during a long conversion (its Ctrl-C check). A handler
+    that drops the data being converted and reuses the memory does not make the walk read
+    freed objects: what converted is a prefix of the records, each as it was."""
+    out = _child(
+        """
+        import json, signal, ptc
+        Session = ptc.Session  # imported before the timer is armed
+        rows = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
+        expected = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
+        keep = []
+        def handler(signum, frame):
+            rows.clear()  # frees every record, the one being converted included
+            keep.append([[i, str(i)] for i in range(200_000)])
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        s = Session(data={"rows": rows})
+        got = s.run("data/rows").value
+        print(json.dumps({"ran": bool(keep), "n": len(got), "prefix": got == expected[:len(got)]}))
+        """
+    )
+    assert out["ran"], "the timer's handler did not run during the conversion"
+    assert 0 < out["n"] < 600_000
+    assert out["prefix"]
+
+
 def test_a_panic_at_the_boundary_is_an_internal_error() -> None:
     """STYLE 12: no PanicException (a BaseException) reaches Python."""
     with pytest.raises(ptc.InternalError, match="deliberate panic at the boundary"):

@@ -11,6 +11,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
+use pyo3::Borrowed;
 
 use crate::text::INLINE_MAX;
 #[allow(unused_imports)]
@@ -151,9 +152,16 @@ pub struct ToValue<'py> {
     shapes: ShapeCache,
     /// Short string values by object, for objects referenced from several places (pinned).
     string_objects: AHashMap<usize, Str>,
-    /// The containers being converted, outermost first (their objects are alive: the walk
-    /// holds them).
+    /// The containers being converted, outermost first. The walk borrows the objects it
+    /// reaches from their parents (a reference count written for each object of a large input
+    /// cost a tenth of the conversion); they stay alive as long as no Python code runs.
     ancestors: Vec<usize>,
+    /// How many of `ancestors` (from the outermost) are held in `pinned`.
+    ancestors_held: usize,
+    /// The values of the records being converted, borrowed from their dicts (addresses).
+    pending: Vec<usize>,
+    /// How many of `pending` (from the first) are held in `pinned`.
+    pending_held: usize,
 }
 
 /// Strings at least this long are shared by identity when converted.
@@ -173,6 +181,9 @@ impl<'py> ToValue<'py> {
             shapes: ShapeCache::default(),
             string_objects: fresh_map(),
             ancestors: Vec::new(),
+            ancestors_held: 0,
+            pending: Vec::new(),
+            pending_held: 0,
         })
     }
 
@@ -189,9 +200,10 @@ impl<'py> ToValue<'py> {
         obj: &Bound<'py, PyAny>,
         convert: impl FnOnce(&mut Self) -> Result<Value, ConvError>,
     ) -> Result<Value, ConvError> {
-        // one reference from the parent and one held by this walk: more means shared
+        // the walk borrows its objects: more than the parent's one reference means shared (an
+        // object the slow paths hold for themselves counts as shared too, which only caches it)
         // SAFETY: reading the reference count of a live object while holding the GIL.
-        if unsafe { pyo3::ffi::Py_REFCNT(obj.as_ptr()) } <= 2 {
+        if unsafe { pyo3::ffi::Py_REFCNT(obj.as_ptr()) } <= 1 {
             return self.inside(obj, convert);
         }
         let ptr = obj.as_ptr() as usize;
@@ -226,7 +238,28 @@ impl<'py> ToValue<'py> {
         self.ancestors.push(ptr);
         let r = convert(self);
         self.ancestors.pop();
+        self.ancestors_held = self.ancestors_held.min(self.ancestors.len());
         r
+    }
+
+    /// Before code that may run Python (a signal handler, a subclass's method), which could
+    /// change or free what the walk borrowed: the containers being walked and the values of
+    /// the records being converted are held from here on (so a record's values convert as
+    /// they were when its walk began).
+    #[inline(never)]
+    fn before_python(&mut self) {
+        let py = self.kw_type.py();
+        let ancestors = &self.ancestors[self.ancestors_held..];
+        let values = &self.pending[self.pending_held..];
+        for &p in ancestors.iter().chain(values) {
+            // SAFETY: the GIL is held. What is not held yet was borrowed from its live parent
+            // after the last moment Python code could run (that moment held everything
+            // borrowed then), so it is still alive.
+            let held = unsafe { Bound::from_borrowed_ptr(py, p as *mut pyo3::ffi::PyObject) };
+            self.pinned.push(held);
+        }
+        self.ancestors_held = self.ancestors.len();
+        self.pending_held = self.pending.len();
     }
 
     /// A string value: short ones interned by text, long ones shared by object identity.
@@ -241,9 +274,10 @@ impl<'py> ToValue<'py> {
             }
         }
         // a string object referenced from elsewhere too (a category literal, an interned
-        // status) is usually referenced many times: found by its address, not its text
+        // status) is usually referenced many times: found by its address, not its text (the
+        // walk borrows it, so its parent's is the one reference of an unshared string)
         // SAFETY: reading the reference count of a live object while holding the GIL.
-        let shared = unsafe { pyo3::ffi::Py_REFCNT(s.as_ptr()) } > 2;
+        let shared = unsafe { pyo3::ffi::Py_REFCNT(s.as_ptr()) } > 1;
         if shared {
             if let Some(k) = self.string_objects.get(&(s.as_ptr() as usize)) {
                 return Ok(Value::Str(k.clone()));
@@ -251,7 +285,10 @@ impl<'py> ToValue<'py> {
         }
         let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
         if text.len() < LONG_STRING {
-            let k = self.interner.string(text);
+            // copied, not interned by text: each Python string is an object of its own already,
+            // so the copy keeps memory under the input's, and a lookup in a table of thousands
+            // of names cost a fifth of the conversion in cache misses
+            let k = Str::from(text);
             if shared && self.string_objects.len() < 65_536 {
                 self.string_objects.insert(s.as_ptr() as usize, k.clone());
                 self.pinned.push(s.clone().into_any());
@@ -277,6 +314,7 @@ impl<'py> ToValue<'py> {
         self.seen += n;
         if self.seen >= 1 << 16 {
             self.seen = 0;
+            self.before_python();
             py.check_signals().map_err(ConvError::raise)?;
         }
         if let Some(w) = &mut self.watch {
@@ -334,10 +372,10 @@ impl<'py> ToValue<'py> {
     }
 
     /// A list or tuple: a vector, with the index of a failing element in the error path.
-    fn items(
+    fn items<T: AsBound<'py>>(
         &mut self,
         len: usize,
-        iter: impl Iterator<Item = Bound<'py, PyAny>>,
+        iter: impl Iterator<Item = T>,
         depth: usize,
     ) -> Result<Value, ConvError> {
         self.tick(self.kw_type.py(), len)?;
@@ -345,7 +383,7 @@ impl<'py> ToValue<'py> {
         let mut out = Vec::with_capacity(len);
         for (i, item) in crate::guard::charged(iter.enumerate()) {
             out.push(
-                self.value(&item, depth + 1)
+                self.value(item.bound(), depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
             );
         }
@@ -354,6 +392,9 @@ impl<'py> ToValue<'py> {
 
     #[inline(never)]
     fn slow(&mut self, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
+        // a subclass's methods or `__class__` may run Python code from here on
+        self.before_python();
+        self.pinned.push(obj.clone());
         if obj.is_instance(&self.kw_type).unwrap_or(false) {
             let s: String = obj
                 .extract()
@@ -412,8 +453,16 @@ impl<'py> ToValue<'py> {
         self.reserve(crate::guard::values_bytes(len).saturating_mul(3))?;
         let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
         dict_items(d, |k, v| {
+            // a key that is not a string may run Python code, which could free the value
+            let owned;
+            let v: &Bound<'py, PyAny> = if k.is_exact_instance_of::<PyString>() {
+                &v
+            } else {
+                owned = v.to_owned();
+                &owned
+            };
             let key = self.key(&k, depth)?.0;
-            let val = self.value(&v, depth + 1).map_err(|e| {
+            let val = self.value(v, depth + 1).map_err(|e| {
                 let seg = match &key {
                     Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
                     other => Seg::Key(format!("{other:?}")),
@@ -435,15 +484,29 @@ impl<'py> ToValue<'py> {
         len: usize,
         depth: usize,
     ) -> Result<Option<Value>, ConvError> {
-        // one walk of the dict: key addresses, and the values held (Python code run while
-        // converting one value cannot free the others)
+        let base = self.pending.len();
+        let r = self.record_values(d, len, depth, base);
+        self.pending.truncate(base);
+        self.pending_held = self.pending_held.min(base);
+        r
+    }
+
+    fn record_values(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        len: usize,
+        depth: usize,
+        base: usize,
+    ) -> Result<Option<Value>, ConvError> {
+        // one walk of the dict: key addresses, and the values, borrowed on `pending` (held
+        // there if Python code runs while one converts, so the others convert as they were)
         // `new`, not `with_capacity`: that one returns the vector by value, a copy of its whole
         // inline buffer per record (`perf`: a tenth of the conversion); past 16 keys they grow
         let mut ptrs: SmallVec<[usize; 16]> = SmallVec::new();
-        let mut held: SmallVec<[Bound<'py, PyAny>; 16]> = SmallVec::new();
+        let pending = &mut self.pending;
         dict_items(d, |k, v| {
             ptrs.push(k.as_ptr() as usize);
-            held.push(v);
+            pending.push(v.as_ptr() as usize);
             Ok(())
         })?;
         let shape = match self.shapes.find(&ptrs) {
@@ -458,8 +521,14 @@ impl<'py> ToValue<'py> {
         // on the stack for common widths: the record's one allocation is its only one (drained,
         // not moved: moving the SmallVec into an iterator copied its whole inline buffer)
         let mut vals: SmallVec<[Value; 16]> = SmallVec::new();
-        for (i, v) in held.iter().enumerate() {
-            let val = self.value(v, depth + 1).map_err(|e| {
+        for i in 0..ptrs.len() {
+            let p = self.pending[base + i] as *mut pyo3::ffi::PyObject;
+            // SAFETY: the GIL is held. The value was borrowed from the live dict, and either no
+            // Python code ran since or `before_python` held it first.
+            let Some(v) = (unsafe { Borrowed::from_ptr_or_opt(d.py(), p) }) else {
+                return Err(ConvError::new("a dict's value is missing"));
+            };
+            let val = self.value(&v, depth + 1).map_err(|e| {
                 let text = match &shape.keys()[i] {
                     Value::Str(s) | Value::Keyword(s) => s.to_string(),
                     other => format!("{other:?}"),
@@ -527,30 +596,49 @@ impl<'py> ToValue<'py> {
     }
 }
 
+/// An item of a sequence being converted: borrowed from an exact list, or held (a tuple's or a
+/// subclass's items, handed out by PyO3's iterators).
+trait AsBound<'py> {
+    fn bound(&self) -> &Bound<'py, PyAny>;
+}
+impl<'py> AsBound<'py> for Bound<'py, PyAny> {
+    #[inline]
+    fn bound(&self) -> &Bound<'py, PyAny> {
+        self
+    }
+}
+impl<'py> AsBound<'py> for Borrowed<'_, 'py, PyAny> {
+    #[inline]
+    fn bound(&self) -> &Bound<'py, PyAny> {
+        self
+    }
+}
+
 /// How many items ahead [`ListItems`] asks for an item's object (and halfway there, the key
 /// table of a dict among them, whose address is in the object by then).
 const LIST_AHEAD: usize = 8;
 
-/// An exact list's items, owned one at a time as PyO3's iterator hands them out, each step
-/// asking the CPU for objects a few items ahead: the objects of large data lie all over the
-/// heap, and the walk otherwise waits for each in turn.
+/// An exact list's items, borrowed one at a time, each step asking the CPU for objects a few
+/// items ahead: the objects of large data lie all over the heap, and the walk otherwise waits
+/// for each in turn. An item is used only while it converts; Python code run meanwhile (see
+/// [`ToValue::before_python`]) holds the item and the list first.
 struct ListItems<'a, 'py> {
     list: &'a Bound<'py, PyList>,
     i: usize,
 }
 
-impl<'py> Iterator for ListItems<'_, 'py> {
-    type Item = Bound<'py, PyAny>;
+impl<'a, 'py> Iterator for ListItems<'a, 'py> {
+    type Item = Borrowed<'a, 'py, PyAny>;
 
     #[inline]
-    fn next(&mut self) -> Option<Bound<'py, PyAny>> {
+    fn next(&mut self) -> Option<Borrowed<'a, 'py, PyAny>> {
         use pyo3::ffi;
         let p = self.list.as_ptr();
         let i = self.i;
         // SAFETY: the GIL is held and the list is alive. Its length and item array are read
         // afresh at every step (Python code run while an item converted may have changed
         // them), and only items below that length are read; each is alive while the list
-        // holds it, and the one returned is owned at once.
+        // holds it, which it does until Python code runs, and that holds the item first.
         unsafe {
             let n = ffi::PyList_GET_SIZE(p) as usize;
             if i >= n {
@@ -568,16 +656,16 @@ impl<'py> Iterator for ListItems<'_, 'py> {
                 }
             }
             self.i = i + 1;
-            Some(Bound::from_borrowed_ptr(self.list.py(), *items.add(i)))
+            Borrowed::from_ptr_or_opt(self.list.py(), *items.add(i))
         }
     }
 }
 
 /// Walks a dict's items without PyO3's iterator, which panics when Python code that runs
 /// during the walk (a key's `__hash__`, a value's `__iter__`) changes the dict.
-fn dict_items<'py>(
-    d: &Bound<'py, PyDict>,
-    mut f: impl FnMut(Bound<'py, PyAny>, Bound<'py, PyAny>) -> Result<(), ConvError>,
+fn dict_items<'a, 'py>(
+    d: &'a Bound<'py, PyDict>,
+    mut f: impl FnMut(Borrowed<'a, 'py, PyAny>, Borrowed<'a, 'py, PyAny>) -> Result<(), ConvError>,
 ) -> Result<(), ConvError> {
     let py = d.py();
     let len = d.len();
@@ -591,17 +679,19 @@ fn dict_items<'py>(
         let mut k: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
         let mut v: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
         // SAFETY: the GIL is held and `d` is a live dict; PyDict_Next hands out borrowed
-        // references, which are turned into owned ones at once.
+        // references, alive while the dict holds them: until Python code runs (a caller that
+        // runs it between an item's key and value holds the value first; see `record`).
         let more = unsafe { pyo3::ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) };
         if more == 0 {
             return Ok(());
         }
-        // SAFETY: PyDict_Next returned non-null borrowed references.
-        let (k, v) = unsafe {
-            (
-                Bound::from_borrowed_ptr(py, k),
-                Bound::from_borrowed_ptr(py, v),
-            )
+        // SAFETY: as above; PyDict_Next returns non-null references.
+        let (Some(k), Some(v)) = (unsafe { Borrowed::from_ptr_or_opt(py, k) }, unsafe {
+            Borrowed::from_ptr_or_opt(py, v)
+        }) else {
+            return Err(ConvError::new(
+                "the dict changed while it was being converted",
+            ));
         };
         f(k, v)?;
     }
@@ -609,13 +699,24 @@ fn dict_items<'py>(
 
 /// Digits shown of an integer that does not fit (Python refuses to print more than 4,300).
 fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
-    match obj.extract::<i64>() {
-        Ok(i) => Ok(Value::Int(i)),
-        Err(_) => Err(ConvError::new(format!(
-            "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
-            big_int_text(obj)
-        ))),
+    let mut overflow = 0;
+    // SAFETY: the GIL is held and `obj` is a live int. Overflow is told by the flag, not by an
+    // exception: no Python object is made, so no Python code (a collection's finalizers) can
+    // run and free the borrowed `obj` before its digits are shown below.
+    let i = unsafe { pyo3::ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    // SAFETY: the GIL is held.
+    if overflow == 0 && (i != -1 || unsafe { pyo3::ffi::PyErr_Occurred() }.is_null()) {
+        return Ok(Value::Int(i));
     }
+    if let Some(e) = PyErr::take(obj.py()) {
+        return Err(ConvError::new(e.to_string()));
+    }
+    // held: showing it makes Python objects (a method of it), and so may run Python code
+    let obj = obj.clone();
+    Err(ConvError::new(format!(
+        "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
+        big_int_text(&obj)
+    )))
 }
 
 /// The integer itself when it is short enough to read, else its sign, first digits and length.
