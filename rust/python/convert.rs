@@ -22,6 +22,12 @@ use crate::map::{MapData, Shape, ShapeCache};
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 use smallvec::SmallVec;
 
+mod tape;
+
+/// Conversions made on two threads so far (`_core._two_thread_conversions`, for the tests).
+pub static TWO_THREAD_CONVERSIONS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 pub const MAX_INPUT_DEPTH: usize = 1_000;
 /// Values nested deeper than this are not converted to Python objects (Python itself could
 /// not print or compare them without overflowing its recursion limit).
@@ -162,10 +168,18 @@ pub struct ToValue<'py> {
     pending: Vec<usize>,
     /// How many of `pending` (from the first) are held in `pinned`.
     pending_held: usize,
+    /// Where the walk writes when another thread builds the values (`convert_input`).
+    tape: Option<tape::Tape>,
 }
 
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
+
+/// A string converted ([`ToValue::string`]): its value, or a text to copy.
+enum Text<'s> {
+    Done(Value),
+    Copy(&'s str),
+}
 
 impl<'py> ToValue<'py> {
     pub fn new(py: Python<'py>) -> PyResult<Self> {
@@ -184,6 +198,7 @@ impl<'py> ToValue<'py> {
             ancestors_held: 0,
             pending: Vec::new(),
             pending_held: 0,
+            tape: None,
         })
     }
 
@@ -219,11 +234,11 @@ impl<'py> ToValue<'py> {
     /// Converts a container's contents, refusing one that contains itself (a cycle would
     /// otherwise be reported as a thousand levels of nesting). Data is shallow, so the scan
     /// of the containers being converted is short.
-    fn inside(
+    fn inside<T>(
         &mut self,
         obj: &Bound<'py, PyAny>,
-        convert: impl FnOnce(&mut Self) -> Result<Value, ConvError>,
-    ) -> Result<Value, ConvError> {
+        convert: impl FnOnce(&mut Self) -> Result<T, ConvError>,
+    ) -> Result<T, ConvError> {
         let ptr = obj.as_ptr() as usize;
         if self.ancestors.contains(&ptr) {
             let kind = obj
@@ -262,15 +277,24 @@ impl<'py> ToValue<'py> {
         self.pending_held = self.pending.len();
     }
 
-    /// A string value: short ones interned by text, long ones shared by object identity.
-    /// The input holds every object alive for the whole conversion, so pointers are stable.
+    /// A string value: short ones held in place, shared ones found by object identity.
     fn string_value(&mut self, s: &Bound<'py, PyString>) -> Result<Value, ConvError> {
+        Ok(match self.string(s)? {
+            Text::Done(v) => v,
+            Text::Copy(text) => Value::Str(Str::from(text)),
+        })
+    }
+
+    /// A string's value, or its text when it is a copy to make (the copy is made by the caller:
+    /// here, or on the thread that builds the values).
+    /// The input holds every object alive for the whole conversion, so pointers are stable.
+    fn string<'s>(&mut self, s: &'s Bound<'py, PyString>) -> Result<Text<'s>, ConvError> {
         // SAFETY: the length of a live string object while holding the GIL.
         if unsafe { pyo3::ffi::PyUnicode_GET_LENGTH(s.as_ptr()) } <= INLINE_MAX as isize {
             // maybe short enough to hold in place (its UTF-8 may be longer than its characters)
             let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
             if text.len() <= INLINE_MAX {
-                return Ok(Value::Str(Str::from(text)));
+                return Ok(Text::Done(Value::Str(Str::from(text))));
             }
         }
         // a string object referenced from elsewhere too (a category literal, an interned
@@ -280,7 +304,7 @@ impl<'py> ToValue<'py> {
         let shared = unsafe { pyo3::ffi::Py_REFCNT(s.as_ptr()) } > 1;
         if shared {
             if let Some(k) = self.string_objects.get(&(s.as_ptr() as usize)) {
-                return Ok(Value::Str(k.clone()));
+                return Ok(Text::Done(Value::Str(k.clone())));
             }
         }
         let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
@@ -288,22 +312,25 @@ impl<'py> ToValue<'py> {
             // copied, not interned by text: each Python string is an object of its own already,
             // so the copy keeps memory under the input's, and a lookup in a table of thousands
             // of names cost a fifth of the conversion in cache misses
+            if !shared {
+                return Ok(Text::Copy(text));
+            }
             let k = Str::from(text);
-            if shared && self.string_objects.len() < 65_536 {
+            if self.string_objects.len() < 65_536 {
                 self.string_objects.insert(s.as_ptr() as usize, k.clone());
                 self.pinned.push(s.clone().into_any());
             }
-            return Ok(Value::Str(k));
+            return Ok(Text::Done(Value::Str(k)));
         }
         let ptr = s.as_ptr() as usize;
         if let Some(k) = self.long_strings.get(&ptr) {
-            return Ok(Value::Str(k.clone()));
+            return Ok(Text::Done(Value::Str(k.clone())));
         }
         self.reserve(text.len())?;
         let k = Str::from(text);
         self.long_strings.insert(ptr, k.clone());
         self.pinned.push(s.clone().into_any());
-        Ok(Value::Str(k))
+        Ok(Text::Done(Value::Str(k)))
     }
 
     /// Every 64K objects: Ctrl-C (the GIL is held, so Python's handler can run) and the run's
@@ -484,20 +511,53 @@ impl<'py> ToValue<'py> {
         len: usize,
         depth: usize,
     ) -> Result<Option<Value>, ConvError> {
+        // on the stack for common widths: the record's one allocation is its only one (drained,
+        // not moved: moving the SmallVec into an iterator copied its whole inline buffer)
+        let mut vals: SmallVec<[Value; 16]> = SmallVec::new();
+        let shape = self.record_walk(
+            d,
+            len,
+            depth,
+            &mut vals,
+            |c, _, _| c.reserve(crate::guard::values_bytes(len)),
+            |c, vals, v| {
+                vals.push(c.value(v, depth + 1)?);
+                Ok(())
+            },
+        )?;
+        Ok(shape.map(|shape| Value::Map(MapData::record(shape, vals.drain(..)))))
+    }
+
+    /// Walks a dict as a record (see [`ToValue::record`]): `begin` once its shape is known,
+    /// then `each` of its values in order. `None`: not a record, and nothing was called.
+    pub(super) fn record_walk<S>(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        len: usize,
+        depth: usize,
+        state: &mut S,
+        begin: impl FnOnce(&mut Self, &mut S, &Arc<Shape>) -> Result<(), ConvError>,
+        each: impl FnMut(&mut Self, &mut S, &Bound<'py, PyAny>) -> Result<(), ConvError>,
+    ) -> Result<Option<Arc<Shape>>, ConvError> {
         let base = self.pending.len();
-        let r = self.record_values(d, len, depth, base);
+        let r = self.record_values(d, len, depth, base, state, begin, each);
         self.pending.truncate(base);
         self.pending_held = self.pending_held.min(base);
         r
     }
 
-    fn record_values(
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn record_values<S>(
         &mut self,
         d: &Bound<'py, PyDict>,
         len: usize,
         depth: usize,
         base: usize,
-    ) -> Result<Option<Value>, ConvError> {
+        state: &mut S,
+        begin: impl FnOnce(&mut Self, &mut S, &Arc<Shape>) -> Result<(), ConvError>,
+        mut each: impl FnMut(&mut Self, &mut S, &Bound<'py, PyAny>) -> Result<(), ConvError>,
+    ) -> Result<Option<Arc<Shape>>, ConvError> {
         // one walk of the dict: key addresses, and the values, borrowed on `pending` (held
         // there if Python code runs while one converts, so the others convert as they were)
         // `new`, not `with_capacity`: that one returns the vector by value, a copy of its whole
@@ -517,10 +577,7 @@ impl<'py> ToValue<'py> {
         let Some(shape) = shape else {
             return Ok(None);
         };
-        self.reserve(crate::guard::values_bytes(len))?;
-        // on the stack for common widths: the record's one allocation is its only one (drained,
-        // not moved: moving the SmallVec into an iterator copied its whole inline buffer)
-        let mut vals: SmallVec<[Value; 16]> = SmallVec::new();
+        begin(self, state, &shape)?;
         for i in 0..ptrs.len() {
             let p = self.pending[base + i] as *mut pyo3::ffi::PyObject;
             // SAFETY: the GIL is held. The value was borrowed from the live dict, and either no
@@ -528,21 +585,20 @@ impl<'py> ToValue<'py> {
             let Some(v) = (unsafe { Borrowed::from_ptr_or_opt(d.py(), p) }) else {
                 return Err(ConvError::new("a dict's value is missing"));
             };
-            let val = self.value(&v, depth + 1).map_err(|e| {
+            each(self, state, &v).map_err(|e| {
                 let text = match &shape.keys()[i] {
                     Value::Str(s) | Value::Keyword(s) => s.to_string(),
                     other => format!("{other:?}"),
                 };
                 e.under(Seg::Key(text))
             })?;
-            vals.push(val);
         }
         if d.len() != len {
             return Err(ConvError::new(
                 "the dict changed size while it was being converted",
             ));
         }
-        Ok(Some(Value::Map(MapData::record(shape, vals.drain(..)))))
+        Ok(Some(shape))
     }
 
     /// The shape of a dict whose key objects were not seen together before: every key must be

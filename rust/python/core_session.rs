@@ -296,7 +296,7 @@ impl CoreSession {
                         pyo3::exceptions::PyTypeError::new_err("data keys must be strings")
                     })?;
                     let val = conv
-                        .convert(&v)
+                        .convert_input(&v)
                         .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
                     let kv = if crate::value::is_keyword_text(&key) {
                         Value::Keyword(Str::from(key.as_str()))

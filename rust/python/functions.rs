@@ -125,6 +125,13 @@ pub(super) fn special_forms() -> Vec<&'static str> {
     crate::analyzer::SPECIAL_FORMS.to_vec()
 }
 
+/// How many conversions of host input were made on two threads, so the tests can tell that
+/// large input took that path.
+#[pyfunction]
+pub(super) fn _two_thread_conversions() -> usize {
+    super::convert::TWO_THREAD_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Panics inside the interpreter boundary, to prove that panics become internal errors.
 #[pyfunction]
 pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
