@@ -543,6 +543,14 @@ fn current<R>(f: impl FnOnce(Option<&Budget>) -> R) -> R {
     f(unsafe { p.as_ref() })
 }
 
+/// Whether a run's budget is current on this thread: its checks may poll the host, which can
+/// run Python's signal handlers.
+pub fn in_budget() -> bool {
+    LOCAL
+        .try_with(|l| !l.budget.get().is_null())
+        .unwrap_or(false)
+}
+
 /// The current run's account of background frees (`None` outside a run, or while this
 /// thread's locals are being torn down).
 pub fn freeing() -> Option<Arc<Freeing>> {

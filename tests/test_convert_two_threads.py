@@ -34,11 +34,12 @@ def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
     return s, _core._two_thread_conversions() - before
 
 
-def one_thread(item: Any) -> Any:
-    """`item` converted alone (small input: one thread) and back to Python."""
+def one_thread(item: Any) -> str:
+    """`item` converted alone (small input: one thread), as PTC-Lisp's `str` prints it (so `1`,
+    `1.0` and `true`, or `:a` and `"a"`, differ where Python's `==` would not tell them apart)."""
     s, two = session({"x": [item]})
     assert two == 0
-    return s.run("data/x").value[0]
+    return str(s.run("(str (first data/x))").value)
 
 
 def test_nested_records_round_trip_on_two_threads() -> None:
@@ -105,10 +106,10 @@ def test_every_kind_of_value_converts_as_on_one_thread() -> None:
     mixed = [_mixed(i) for i in range(6_000)]
     s, two = session({"x": mixed})
     assert two == 1
+    for i in range(60):  # each kind twice (30 kinds)
+        assert s.run(f"(str (nth data/x {i}))").value == one_thread(mixed[i]), i
     got = s.run("data/x").value
     assert len(got) == 6_000
-    for i in range(60):  # each kind twice (30 kinds)
-        assert got[i] == one_thread(mixed[i]), i
     # the plain ones are also what Python holds
     assert got[8] == "short" and got[10] == "ünïcödé text" and got[12] == "x" * 300
     assert got[17] == [1, "two", [3.0]]
@@ -130,6 +131,16 @@ def test_shared_containers_stay_shared() -> None:
     assert s.run("(last data/rows)").value == [row, row]
     deep = "(reduce (fn [v _] (first v)) (:x data/x) (range 60))"
     assert s.run(deep).value == [1]
+
+
+def test_data_under_two_names_converts_once() -> None:
+    """The same list under two data names (and again inside a tuple) is converted once and
+    shared, as on one thread."""
+    rows = [{"id": i, "tags": ["a", [i]]} for i in range(5_000)]
+    s, two = session({"a": rows, "b": rows, "c": (rows,)})
+    assert two == 1
+    assert s.run("(and (= data/a data/b) (= data/b (first data/c)))").value is True
+    assert s.run("(count data/b)").value == 5_000
 
 
 @pytest.mark.parametrize(
@@ -222,9 +233,9 @@ def test_ctrl_c_during_a_two_thread_conversion() -> None:
         def stop(signum, frame):
             raise KeyboardInterrupt
         signal.signal(signal.SIGALRM, stop)
-        signal.setitimer(signal.ITIMER_REAL, 0.05)
         before = _core._two_thread_conversions()
         try:
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
             Session(data={"rows": rows})
             stopped = False
         except KeyboardInterrupt:
@@ -238,16 +249,24 @@ def test_ctrl_c_during_a_two_thread_conversion() -> None:
     assert out == {"stopped": True, "two": 2, "n": 10_000}
 
 
-def test_input_the_process_has_no_memory_for_is_a_memory_error() -> None:
+@pytest.mark.parametrize(
+    "row",
+    [
+        '{"id": i, "name": "name-%d" % i, "tags": ["a", "b", [i, i]]}',
+        '{i: "int keys make a map", -i - 1: [i]}',
+    ],
+    ids=["records", "maps"],
+)
+def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str) -> None:
     """Under an address-space limit that leaves too little room, the conversion raises
-    MemoryError (both threads count against one allowance) instead of aborting; with the limit
-    lifted, the same data converts."""
+    MemoryError (both threads count against one allowance, and the building thread checks
+    before each list's or map's buffer) instead of aborting; with the limit lifted, the same
+    data converts."""
     out = _child(
         """
         import json, resource, ptc
         from ptc import _core
-        rows = [{"id": i, "name": "name-%d" % i, "tags": ["a", "b", [i, i]]}
-                for i in range(400_000)]
+        rows = [ROW for i in range(400_000)]
         def vm():
             with open("/proc/self/status") as f:
                 for line in f:
@@ -265,7 +284,7 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error() -> None:
         s = ptc.Session(data={"rows": rows})
         print(json.dumps({"outcome": outcome, "two": _core._two_thread_conversions() - before,
                           "n": s.run("(count data/rows)").value}))
-        """
+        """.replace("ROW", row)
     )
     assert out["outcome"].startswith(
         "MemoryError: the input needs more memory than this process has left"

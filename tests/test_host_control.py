@@ -817,8 +817,10 @@ def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
             keep.append([[i, str(i)] for i in range(200_000)])
         signal.signal(signal.SIGALRM, handler)
         signal.setitimer(signal.ITIMER_REAL, 0.02)
-        s = Session(data={"rows": rows})
-        got = s.run("data/rows").value
+        # one level deeper: input this shape converts on one thread, whose Ctrl-C check runs
+        # the handler (tests/test_convert_two_threads.py has the two-thread one)
+        s = Session(data={"rows": [rows]})
+        got = s.run("(first data/rows)").value
         print(json.dumps({"ran": bool(keep), "n": len(got), "prefix": got == expected[:len(got)]}))
         """
     )
@@ -903,6 +905,22 @@ def test_an_integer_longer_than_python_prints_is_named() -> None:
     with pytest.raises(TypeError) as info:
         ptc.run("data/x", data={"x": big})
     assert "integer of about 5001 digits does not fit in 64 bits" in str(info.value)
+
+
+def test_an_int_subclass_printing_other_text_is_named_without_a_panic() -> None:
+    """The first 40 characters of a too-large int's text are shown; an int subclass's
+    `__str__` may return any text, so they are cut at a character, not a byte."""
+
+    class Euros(int):
+        def __str__(self) -> str:
+            return "€" * 50
+
+    with pytest.raises(TypeError) as e:
+        ptc.Session(data={"x": Euros(2**64)})
+    assert str(e.value) == (
+        "data.x: integer " + "€" * 40 + "... (50 digits) does not fit in 64 bits "
+        "(PTC-Lisp integers are exact i64); pass it as a float or a string"
+    )
 
 
 def test_data_deeper_than_the_input_limit_is_a_type_error_naming_the_path() -> None:

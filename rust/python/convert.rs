@@ -170,6 +170,9 @@ pub struct ToValue<'py> {
     pending_held: usize,
     /// Where the walk writes when another thread builds the values (`convert_input`).
     tape: Option<tape::Tape>,
+    /// A run's budget is current (a tool's result): its charges may run Python's signal
+    /// handlers, so the walk holds what it borrowed before each.
+    polls: bool,
 }
 
 /// Strings at least this long are shared by identity when converted.
@@ -199,6 +202,7 @@ impl<'py> ToValue<'py> {
             pending: Vec::new(),
             pending_held: 0,
             tape: None,
+            polls: crate::guard::in_budget(),
         })
     }
 
@@ -337,6 +341,9 @@ impl<'py> ToValue<'py> {
     /// budget when converting inside a run (a tool's result).
     #[inline]
     fn tick(&mut self, py: Python<'py>, n: usize) -> Result<(), ConvError> {
+        if self.polls {
+            self.before_python();
+        }
         crate::guard::charge(n);
         self.seen += n;
         if self.seen >= 1 << 16 {
@@ -408,7 +415,11 @@ impl<'py> ToValue<'py> {
         self.tick(self.kw_type.py(), len)?;
         self.reserve(crate::guard::values_bytes(len))?;
         let mut out = Vec::with_capacity(len);
-        for (i, item) in crate::guard::charged(iter.enumerate()) {
+        for (i, item) in iter.enumerate() {
+            if i % 256 == 255 {
+                // charged in groups, as `guard::charged` does, holding first when that may poll
+                self.tick(self.kw_type.py(), 256)?;
+            }
             out.push(
                 self.value(item.bound(), depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
@@ -782,8 +793,10 @@ pub fn big_int_text(obj: &Bound<'_, PyAny>) -> String {
         if s.len() <= 100 {
             return s;
         }
-        let digits = s.trim_start_matches('-').len();
-        return format!("{}... ({digits} digits)", &s[..40]);
+        // by characters: an int subclass's `__str__` may return any text
+        let digits = s.trim_start_matches('-').chars().count();
+        let head: String = s.chars().take(40).collect();
+        return format!("{head}... ({digits} digits)");
     }
     // longer than Python's int-to-text limit: say how long it is
     let bits: u64 = obj

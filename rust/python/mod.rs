@@ -45,7 +45,9 @@ use errors::*;
 use functions::*;
 use session_base::SessionBase;
 
-#[pymodule]
+// the walk over Python data borrows objects on the promise that no other thread runs Python
+// meanwhile: the module needs the GIL, also on free-threaded builds
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;

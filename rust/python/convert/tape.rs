@@ -5,6 +5,7 @@
 //! Python object. Errors (types, cycles, depth, Ctrl-C) arise in the walk, with their paths as
 //! in the one-thread conversion; memory is one allowance for both threads.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 
@@ -45,6 +46,13 @@ pub(super) struct Chunk {
 }
 
 impl Chunk {
+    fn empty() -> Chunk {
+        Chunk {
+            ops: Vec::new(),
+            text: String::new(),
+        }
+    }
+
     fn new() -> Chunk {
         Chunk {
             ops: Vec::with_capacity(CHUNK_OPS),
@@ -82,6 +90,14 @@ impl Tape {
         self.put(Op::Text(at as u32, text.len() as u32));
     }
 
+    /// Hands over the last chunk (the sender drops with the tape, ending the other side).
+    fn finish(mut self) {
+        let last = std::mem::replace(&mut self.chunk, Chunk::empty());
+        if let Some(send) = &self.send {
+            let _ = send.send(last);
+        }
+    }
+
     fn flush(&mut self) {
         let fresh = match self.back.try_recv() {
             Ok(c) => c,
@@ -102,19 +118,22 @@ impl<'py> ToValue<'py> {
     /// Converts host input: large data on two threads (see the module's comment), the rest
     /// as [`ToValue::convert`] does.
     pub fn convert_input(&mut self, obj: &Bound<'py, PyAny>) -> Result<Value, ConvError> {
+        if let Some(v) = self.shared.get(&(obj.as_ptr() as usize)) {
+            return Ok(v.clone()); // converted already (data under two names)
+        }
         if self.watch.is_none() || crate::guard::cpus() < 2 || size(obj) < TWO_THREADS_MIN {
             return self.convert(obj);
         }
         let shared = Shared::new();
         std::thread::scope(|scope| {
-            let (send, recv) = sync_channel::<Chunk>(4);
+            let (send, chunks) = sync_channel::<Chunk>(4);
             let (give_back, back) = sync_channel::<Chunk>(4);
             let theirs = shared.clone();
             let spawned = std::thread::Builder::new()
                 .name("ptc-convert".into())
                 .spawn_scoped(scope, move || {
                     let mut watch = Watch::sharing(theirs);
-                    let built = build(&recv, &give_back, &mut watch);
+                    let built = build(&chunks, &give_back, &mut watch);
                     (built, watch.used())
                 });
             let Ok(builder) = spawned else {
@@ -126,24 +145,37 @@ impl<'py> ToValue<'py> {
                 chunk: Chunk::new(),
                 send: Some(send),
                 back,
-                kept: ahash::AHashMap::new(),
+                kept: super::fresh_map(),
             });
-            let walked = self.put_value(obj, 0);
+            // a panic in the walk must still end the other thread's reading (the scope joins
+            // it before the panic goes on): caught here, raised again after the join
+            let walked = catch_unwind(AssertUnwindSafe(|| self.put_value(obj, 0)));
+            let mut kept = ahash::AHashMap::new();
             if let Some(mut tape) = self.tape.take() {
-                if walked.is_ok() {
-                    tape.flush();
+                kept = std::mem::take(&mut tape.kept);
+                if matches!(walked, Ok(Ok(()))) {
+                    tape.finish();
                 }
-                // dropping the sender ends the other thread's reading
+                // dropping the sender (with the tape) ends the building thread's reading
             }
             let joined = builder.join();
             self.watch = own;
+            let walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             // a panic there is raised here, where the entry point turns it into InternalError
             let (built, used) = joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             if let Some(w) = &mut self.watch {
                 w.absorb(used);
             }
             walked?;
-            built
+            let (v, values) = built?;
+            // containers referenced again later (another data name, a tuple's item) are found
+            // converted, as on one thread (their objects are pinned)
+            for (ptr, n) in kept {
+                if let Some(k) = values.get(n as usize) {
+                    self.shared.insert(ptr, k.clone());
+                }
+            }
+            Ok(v)
         })
     }
 
@@ -309,7 +341,9 @@ fn size(obj: &Bound<'_, PyAny>) -> usize {
 /// A container being built on the building thread.
 enum Open {
     List(Vec<Value>),
-    Map(Vec<Value>),
+    /// Entries so far, the key read whose value is still to come, and where the last value
+    /// went (a key equal to an earlier one replaces that entry's value in place).
+    Map(ValueMap, Option<Value>, usize),
     Record(Arc<Shape>, Vec<Value>),
 }
 
@@ -318,7 +352,7 @@ fn build(
     recv: &Receiver<Chunk>,
     give_back: &SyncSender<Chunk>,
     watch: &mut Watch,
-) -> Result<Value, ConvError> {
+) -> Result<(Value, Vec<Value>), ConvError> {
     let memory = |e: crate::error::Error| ConvError::memory(e.message.clone());
     let mut open: Vec<Open> = Vec::new();
     // emptied buffers of finished records and maps, reused for the next ones
@@ -347,7 +381,8 @@ fn build(
                     watch
                         .reserve(crate::guard::values_bytes(len).saturating_mul(3))
                         .map_err(memory)?;
-                    open.push(Open::Map(spare.pop().unwrap_or_default()));
+                    let m = ValueMap::with_capacity_and_hasher(len, Default::default());
+                    open.push(Open::Map(m, None, 0));
                     continue;
                 }
                 Op::Record(shape) => {
@@ -361,21 +396,14 @@ fn build(
                         spare.push(vals);
                         v
                     }
-                    Open::Map(mut items) => {
-                        let mut m =
-                            ValueMap::with_capacity_and_hasher(items.len() / 2, Default::default());
-                        let mut pairs = items.drain(..);
-                        while let (Some(k), Some(v)) = (pairs.next(), pairs.next()) {
-                            m.insert(k, v);
-                        }
-                        drop(pairs);
-                        spare.push(items);
-                        Value::map(m)
-                    }
+                    Open::Map(m, None, _) => Value::map(m),
+                    Open::Map(_, Some(_), _) => return Err(missing()),
                 },
                 Op::Keep(n) => {
                     let last = match open.last() {
-                        Some(Open::List(xs) | Open::Map(xs) | Open::Record(_, xs)) => xs.last(),
+                        Some(Open::List(xs) | Open::Record(_, xs)) => xs.last(),
+                        Some(Open::Map(m, None, at)) => m.get_index(*at).map(|(_, v)| v),
+                        Some(Open::Map(_, Some(_), _)) => None,
                         None => root.as_ref(),
                     };
                     if n as usize != kept.len() {
@@ -387,7 +415,11 @@ fn build(
                 Op::Ref(n) => kept.get(n as usize).ok_or_else(missing)?.clone(),
             };
             match open.last_mut() {
-                Some(Open::List(xs) | Open::Map(xs) | Open::Record(_, xs)) => xs.push(done),
+                Some(Open::List(xs) | Open::Record(_, xs)) => xs.push(done),
+                Some(Open::Map(m, key, at)) => match key.take() {
+                    None => *key = Some(done),
+                    Some(k) => *at = m.insert_full(k, done).0,
+                },
                 None => root = Some(done),
             }
         }
@@ -397,5 +429,5 @@ fn build(
     if !open.is_empty() {
         return Err(missing());
     }
-    root.ok_or_else(missing)
+    Ok((root.ok_or_else(missing)?, kept))
 }
