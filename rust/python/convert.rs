@@ -178,6 +178,25 @@ pub struct ToValue<'py> {
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
 
+/// A str's text: a compact ASCII string's read in place, without a call into Python (most
+/// data's strings are); others through Python's UTF-8 (made and cached by the object).
+#[inline]
+fn text_of<'s>(s: &'s Bound<'_, PyString>) -> Result<&'s str, ConvError> {
+    let p = s.as_ptr();
+    // SAFETY: the GIL is held and `s` is a live str, alive as long as the borrow. A compact
+    // ASCII string holds its characters right after its header, and ASCII is UTF-8.
+    unsafe {
+        if pyo3::ffi::PyUnicode_IS_COMPACT_ASCII(p) != 0 {
+            let len = pyo3::ffi::PyUnicode_GET_LENGTH(p) as usize;
+            let data = pyo3::ffi::PyUnicode_DATA(p) as *const u8;
+            return Ok(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                data, len,
+            )));
+        }
+    }
+    s.to_str().map_err(|e| ConvError::new(e.to_string()))
+}
+
 /// A string converted ([`ToValue::string`]): its value, or a text to copy.
 enum Text<'s> {
     Done(Value),
@@ -296,7 +315,7 @@ impl<'py> ToValue<'py> {
         // SAFETY: the length of a live string object while holding the GIL.
         if unsafe { pyo3::ffi::PyUnicode_GET_LENGTH(s.as_ptr()) } <= INLINE_MAX as isize {
             // maybe short enough to hold in place (its UTF-8 may be longer than its characters)
-            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+            let text = text_of(s)?;
             if text.len() <= INLINE_MAX {
                 return Ok(Text::Done(Value::Str(Str::from(text))));
             }
@@ -311,7 +330,7 @@ impl<'py> ToValue<'py> {
                 return Ok(Text::Done(Value::Str(k.clone())));
             }
         }
-        let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
+        let text = text_of(s)?;
         if text.len() < LONG_STRING {
             // copied, not interned by text: each Python string is an object of its own already,
             // so the copy keeps memory under the input's, and a lookup in a table of thousands
