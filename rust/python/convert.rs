@@ -609,9 +609,10 @@ impl<'py> ToValue<'py> {
         };
         begin(self, state, &shape)?;
         for i in 0..ptrs.len() {
-            let p = self.pending[base + i] as *mut pyo3::ffi::PyObject;
+            // nested records push above `base + len` and truncate back to it
+            let p = self.pending.get(base + i).copied().unwrap_or(0) as *mut pyo3::ffi::PyObject;
             // SAFETY: the GIL is held. The value was borrowed from the live dict, and either no
-            // Python code ran since or `before_python` held it first.
+            // Python code ran since or `before_python` held it first (a null is refused).
             let Some(v) = (unsafe { Borrowed::from_ptr_or_opt(d.py(), p) }) else {
                 return Err(ConvError::new("a dict's value is missing"));
             };
@@ -736,7 +737,8 @@ impl<'a, 'py> Iterator for ListItems<'a, 'py> {
             }
             if i + LIST_AHEAD / 2 < n {
                 let o = *items.add(i + LIST_AHEAD / 2);
-                if ffi::PyDict_CheckExact(o) != 0 {
+                // a slot is null only in a list C code is still filling
+                if !o.is_null() && ffi::PyDict_CheckExact(o) != 0 {
                     let keys = (*o.cast::<ffi::PyDictObject>()).ma_keys;
                     crate::value::prefetch_lines(keys.cast(), 2);
                 }
