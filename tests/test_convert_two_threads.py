@@ -16,6 +16,8 @@ from typing import Any
 
 import ptc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ptc import _core
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -291,3 +293,58 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str) -> None
     ), out
     assert out["two"] == 2
     assert out["n"] == 400_000
+
+
+# ---- property: the two-thread path converts anything as the one-thread path does ----
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.integers(min_value=2**63, max_value=2**70),  # too large: an error either way
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.text(min_size=250, max_size=300),
+    st.sampled_from(["shared", "ünï", ptc.Keyword("kw"), ptc.Keyword("a")]),
+)
+_keys = st.one_of(
+    st.text(max_size=8),
+    st.sampled_from(["a", "b", "id", "not a keyword", ptc.Keyword("a")]),
+    st.integers(-3, 3),
+)
+
+
+def _trees(leaves: Any) -> Any:
+    return st.one_of(
+        st.lists(leaves, max_size=5),
+        st.tuples(leaves, leaves),
+        st.dictionaries(_keys, leaves, max_size=5),
+        st.frozensets(st.integers(0, 5), max_size=3),
+    )
+
+
+_values = st.recursive(_scalars, _trees, max_leaves=30)
+
+
+def _outcome(data: dict[str, Any]) -> tuple[str, str, int]:
+    """What converting `data` gives: its text as PTC-Lisp prints it, or the error's type and
+    message; and how many conversions took two threads."""
+    before = _core._two_thread_conversions()
+    try:
+        s = ptc.Session(data=data)
+    except (TypeError, ValueError) as e:
+        return type(e).__name__, str(e), _core._two_thread_conversions() - before
+    return "ok", str(s.run("(str (:v data/x))").value), _core._two_thread_conversions() - before
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_values, share=st.booleans())
+def test_two_threads_convert_as_one_thread_does(value: Any, share: bool) -> None:
+    """Random nested data (keywords, tuples, sets, int and keyword keys, big ints, long
+    strings, one container under two names): with 5,000 more items beside it the data takes
+    the two-thread path; alone it takes one thread. Both give the same value or error."""
+    v = [value, value] if share else value
+    alone = _outcome({"x": {"v": v}})
+    padded = _outcome({"x": {"pad": PAD, "v": v}})
+    assert alone[2] == 0 and padded[2] == 1
+    assert padded[:2] == alone[:2]
