@@ -178,6 +178,14 @@ pub struct ToValue<'py> {
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
 
+/// The error path's segment for a map key.
+fn key_seg(key: &Value) -> Seg {
+    match key {
+        Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
+        other => Seg::Key(format!("{other:?}")),
+    }
+}
+
 /// A str's text: a compact ASCII string's read in place, without a call into Python (most
 /// data's strings are); others through Python's UTF-8 (made and cached by the object).
 #[inline]
@@ -509,6 +517,22 @@ impl<'py> ToValue<'py> {
         }
         self.reserve(crate::guard::values_bytes(len).saturating_mul(3))?;
         let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
+        self.map_walk(d, depth, |c, key, v| {
+            let val = c.value(v, depth + 1)?;
+            m.insert(key.clone(), val);
+            Ok(())
+        })?;
+        Ok(Value::map(m))
+    }
+
+    /// Walks a dict as map entries: each key converted, then `each` with it and the value;
+    /// an error is placed under its key.
+    pub(super) fn map_walk(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        depth: usize,
+        mut each: impl FnMut(&mut Self, &Value, &Bound<'py, PyAny>) -> Result<(), ConvError>,
+    ) -> Result<(), ConvError> {
         dict_items(d, |k, v| {
             // a key that is not a string may run Python code, which could free the value
             let owned;
@@ -519,17 +543,8 @@ impl<'py> ToValue<'py> {
                 &owned
             };
             let key = self.key(&k, depth)?.0;
-            let val = self.value(v, depth + 1).map_err(|e| {
-                let seg = match &key {
-                    Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
-                    other => Seg::Key(format!("{other:?}")),
-                };
-                e.under(seg)
-            })?;
-            m.insert(key, val);
-            Ok(())
-        })?;
-        Ok(Value::map(m))
+            each(self, &key, v).map_err(|e| e.under(key_seg(&key)))
+        })
     }
 
     /// A dict whose keys are all strings, as a record sharing its shape (key list) with the
@@ -616,13 +631,7 @@ impl<'py> ToValue<'py> {
             let Some(v) = (unsafe { Borrowed::from_ptr_or_opt(d.py(), p) }) else {
                 return Err(ConvError::new("a dict's value is missing"));
             };
-            each(self, state, &v).map_err(|e| {
-                let text = match &shape.keys()[i] {
-                    Value::Str(s) | Value::Keyword(s) => s.to_string(),
-                    other => format!("{other:?}"),
-                };
-                e.under(Seg::Key(text))
-            })?;
+            each(self, state, &v).map_err(|e| e.under(key_seg(&shape.keys()[i])))?;
         }
         if d.len() != len {
             return Err(ConvError::new(

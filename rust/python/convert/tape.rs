@@ -291,24 +291,9 @@ impl<'py> ToValue<'py> {
             }
         }
         self.put(Op::Map(len));
-        super::dict_items(d, |k, v| {
-            // a key that is not a string may run Python code, which could free the value
-            let owned;
-            let v: &Bound<'py, PyAny> = if k.is_exact_instance_of::<PyString>() {
-                &v
-            } else {
-                owned = v.to_owned();
-                &owned
-            };
-            let key = self.key(&k, depth)?.0;
-            self.put(Op::Val(key.clone()));
-            self.put_value(v, depth + 1).map_err(|e| {
-                let seg = match &key {
-                    Value::Str(s) | Value::Keyword(s) => Seg::Key(s.to_string()),
-                    other => Seg::Key(format!("{other:?}")),
-                };
-                e.under(seg)
-            })
+        self.map_walk(d, depth, |c, key, v| {
+            c.put(Op::Val(key.clone()));
+            c.put_value(v, depth + 1)
         })?;
         self.put(Op::End);
         Ok(())
