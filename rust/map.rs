@@ -49,7 +49,7 @@ type Known = Option<Arc<Shape>>;
 /// The shapes one conversion (or parse) has made, by the identities of their keys — pointers
 /// the caller keeps valid for the cache's life (pinned key objects, interned key strings) —
 /// so records with the same keys share one shape. `None`: those keys collide once converted.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct ShapeCache {
     shapes: ahash::AHashMap<Box<[usize]>, Known>,
     /// The last few shapes found, compared before hashing: records of a kind come in runs

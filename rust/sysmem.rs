@@ -198,6 +198,12 @@ impl Watch {
     /// An error if allocating `extra` more bytes at once would pass what the process has room
     /// for (checked before a large allocation: Rust cannot recover from a refused one).
     pub fn reserve(&mut self, extra: usize) -> Result<(), Error> {
+        let now = crate::alloc::allocated();
+        if now.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)) < self.next {
+            // within what goes unchecked until the next check anyway (a shared work's sum
+            // would otherwise be published for every small list and record)
+            return Ok(());
+        }
         let total = self.total(crate::alloc::allocated() - self.start);
         self.over(total.saturating_add(i64::try_from(extra).unwrap_or(i64::MAX)))
     }

@@ -1,14 +1,22 @@
-"""Large host input converts on two threads (rust/python/convert/tape.rs): the thread holding
-the GIL walks the Python objects and a second thread builds the values. These tests check that
-the path is taken, that it gives the values and the errors (type, path, message) of the
-one-thread conversion, that Python code run during the walk cannot make it read freed objects,
-and that a conversion the process has no memory for is a MemoryError, not an abort.
+"""Large host input converts on two threads, two ways:
+
+- a list of 4,096 items or more (at the top or one level down) is split: both threads convert
+  blocks of its items, and items with anything but plain JSON-like types are left to the thread
+  holding the GIL (rust/python/convert/split.rs);
+- other large input goes by the tape: the thread holding the GIL walks the Python objects and a
+  second thread builds the values (rust/python/convert/tape.rs).
+
+These tests check that each path is taken, that it gives the values and the errors (type, path,
+message) of the one-thread conversion, that Python code run during the conversion cannot make it
+read freed objects, and that a conversion the process has no memory for is a MemoryError, not
+an abort.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,8 +33,28 @@ pytestmark = pytest.mark.skipif(
     CORES < 2, reason="the two-thread conversion needs two cores; this machine has one"
 )
 
-#: Items enough for the two-thread path (its threshold is 4,096 items one level down).
+#: Items enough for the two-thread paths (their threshold is 4,096 items one level down).
 PAD = list(range(5_000))
+
+LAYOUTS = ["split", "tape"]
+
+
+def spread(items: list[Any], layout: str) -> Any:
+    """`items` as one list (split between the threads) or as three shorter lists under one
+    dict (together large, each under the split's threshold: the tape)."""
+    if layout == "split":
+        return items
+    third = -(-len(items) // 3)
+    assert third < 4_096
+    return {"a": items[:third], "b": items[third : 2 * third], "c": items[2 * third :]}
+
+
+def nth(name: str, i: int, n: int, layout: str) -> str:
+    """PTC-Lisp for item `i` of `n` items spread under data name `name`."""
+    if layout == "split":
+        return f"(nth data/{name} {i})"
+    third = -(-n // 3)
+    return f"(nth ({':a :b :c'.split()[i // third]} data/{name}) {i % third})"
 
 
 def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
@@ -34,6 +62,14 @@ def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
     before = _core._two_thread_conversions()
     s = ptc.Session(data=data)
     return s, _core._two_thread_conversions() - before
+
+
+def paths(data: dict[str, Any]) -> tuple[ptc.Session, int, int]:
+    """A Session of `data`, and how many of its values converted by the tape and by a split."""
+    before = (_core._two_thread_conversions(), _core._split_conversions())
+    s = ptc.Session(data=data)
+    split = _core._split_conversions() - before[1]
+    return s, _core._two_thread_conversions() - before[0] - split, split
 
 
 def one_thread(item: Any) -> str:
@@ -44,7 +80,8 @@ def one_thread(item: Any) -> str:
     return str(s.run("(str (first data/x))").value)
 
 
-def test_nested_records_round_trip_on_two_threads() -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nested_records_round_trip_on_two_threads(layout: str) -> None:
     orders = [
         {
             "id": i,
@@ -53,15 +90,18 @@ def test_nested_records_round_trip_on_two_threads() -> None:
             "customer": {"id": i % 97, "name": f"customer-{i % 311}", "tier": "gold"},
             "items": [{"sku": f"sku-{i}-{j}", "qty": j, "price": j * 1.5} for j in range(3)],
         }
-        for i in range(20_000)
+        for i in range(20_000 if layout == "split" else 12_000)
     ]
-    s, two = session({"orders": orders, "n": 3})
-    assert two == 1
-    assert s.run("data/orders").value == orders
-    assert s.run("(count data/orders)").value == 20_000
-    assert s.run("(:name (:customer (nth data/orders 12345)))").value == "customer-216"
-    assert s.run('(count (filter #(= (:status %) "returned") data/orders))').value == 4_000
-    assert s.run("(reduce + (map :qty (apply concat (map :items data/orders))))").value == 60_000
+    s, tape, split = paths({"orders": spread(orders, layout), "n": 3})
+    assert (tape, split) == ((0, 1) if layout == "split" else (1, 0))
+    assert s.run("data/orders").value == spread(orders, layout)
+    if layout == "split":
+        assert s.run("(count data/orders)").value == 20_000
+        assert s.run("(:name (:customer (nth data/orders 12345)))").value == "customer-216"
+        assert s.run('(count (filter #(= (:status %) "returned") data/orders))').value == 4_000
+        qty = "(reduce + (map :qty (apply concat (map :items data/orders))))"
+        assert s.run(qty).value == 60_000
+    assert s.run(nth("orders", 11_999, len(orders), layout)).value == orders[11_999]
     assert s.run("data/n").value == 3
 
 
@@ -104,98 +144,133 @@ def _mixed(i: int) -> Any:
     return kinds[i % len(kinds)]
 
 
-def test_every_kind_of_value_converts_as_on_one_thread() -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_kind_of_value_converts_as_on_one_thread(layout: str) -> None:
     mixed = [_mixed(i) for i in range(6_000)]
-    s, two = session({"x": mixed})
-    assert two == 1
-    for i in range(60):  # each kind twice (30 kinds)
-        assert s.run(f"(str (nth data/x {i}))").value == one_thread(mixed[i]), i
+    s, tape, split = paths({"x": spread(mixed, layout)})
+    assert (tape, split) == ((0, 1) if layout == "split" else (1, 0))
+    # each kind twice at the front and twice at the back (where the second thread starts)
+    for i in [*range(60), *range(5_940, 6_000)]:
+        assert s.run(f"(str {nth('x', i, 6_000, layout)})").value == one_thread(mixed[i]), i
     got = s.run("data/x").value
+    got = got if layout == "split" else got["a"] + got["b"] + got["c"]
     assert len(got) == 6_000
     # the plain ones are also what Python holds
     assert got[8] == "short" and got[10] == "ünïcödé text" and got[12] == "x" * 300
     assert got[17] == [1, "two", [3.0]]
     assert got[23] == {1: "int key", 2: "other"}
+    assert got[5_978] == "short" and got[5_980] == "ünïcödé text"
 
 
-def test_shared_containers_stay_shared() -> None:
-    """A container referenced from many places converts once (the tape refers back to it):
-    sixty doublings of one list would otherwise be 2^60 nodes."""
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_shared_containers_stay_shared(layout: str) -> None:
+    """A container referenced from many places converts once (the tape refers back to it; a
+    split leaves it to the thread holding the GIL, which converts it once): sixty doublings of
+    one list would otherwise be 2^60 nodes."""
     x: list[Any] = [1]
     for _ in range(60):
         x = [x, x]
     row = {"a": [1, 2], "b": "text that is long enough"}
-    s, two = session({"x": {"pad": PAD, "x": x}, "rows": [row] * 5_000 + [[row, row]]})
-    assert two == 2
+    pad = {"pad": PAD} if layout == "split" else {"p1": PAD[:3_000], "p2": PAD[:3_000]}
+    rows = [row] * 5_000 + [[row, row]]
+    s, tape, split = paths({"x": {**pad, "x": x}, "rows": spread(rows, layout)})
+    assert (tape, split) == ((0, 2) if layout == "split" else (2, 0))
     assert s.run("(count (:x data/x))").value == 2
     assert s.run("(count (first (first (:x data/x))))").value == 2
-    assert s.run("(nth data/rows 4999)").value == row
-    assert s.run("(last data/rows)").value == [row, row]
+    assert s.run(nth("rows", 4_999, 5_001, layout)).value == row
+    assert s.run(nth("rows", 5_000, 5_001, layout)).value == [row, row]
     deep = "(reduce (fn [v _] (first v)) (:x data/x) (range 60))"
     assert s.run(deep).value == [1]
 
 
-def test_data_under_two_names_converts_once() -> None:
-    """The same list under two data names (and again inside a tuple) is converted once and
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_data_under_two_names_converts_once(layout: str) -> None:
+    """The same data under two data names (and again inside a tuple) is converted once and
     shared, as on one thread."""
-    rows = [{"id": i, "tags": ["a", [i]]} for i in range(5_000)]
+    rows = spread([{"id": i, "tags": ["a", [i]]} for i in range(5_000)], layout)
     s, two = session({"a": rows, "b": rows, "c": (rows,)})
     assert two == 1
+    if layout == "tape":
+        s.run("(def rows (fn [d] (concat (:a d) (:b d) (:c d))))")
+    else:
+        s.run("(def rows identity)")
+    assert s.run("(count (rows data/b))").value == 5_000
+    assert s.run("(:id (last (rows data/a)))").value == 4_999
     assert s.run("(and (= data/a data/b) (= data/b (first data/c)))").value is True
-    assert s.run("(count data/b)").value == 5_000
 
 
+def at(i: int, layout: str) -> str:
+    """The error path of item `i` of 7,000 spread under data name `rows`."""
+    return f"data.rows[{i}]" if layout == "split" else f"data.rows.{'abc'[i // 2334]}[{i % 2334}]"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
         (
-            lambda rows: rows[4321].__setitem__("when", object()),
-            "data.rows[4321].when: object is not supported "
+            lambda rows, top: rows[4321].__setitem__("when", object()),
+            "{4321}.when: object is not supported "
             "(use None, bool, int, float, str, list, tuple, dict, set)",
         ),
         (
-            lambda rows: rows[5000].__setitem__("n", 2**70),
-            "data.rows[5000].n: integer 1180591620717411303424 does not fit in 64 bits "
+            lambda rows, top: rows[5000].__setitem__("n", 2**70),
+            "{5000}.n: integer 1180591620717411303424 does not fit in 64 bits "
             "(PTC-Lisp integers are exact i64); pass it as a float or a string",
         ),
         (
-            lambda rows: rows[4000].__setitem__("up", rows),
-            "data.rows[4000].up: this list contains itself (a cycle); data must be a tree, "
+            lambda rows, top: rows[4000].__setitem__("up", top),
+            "{4000}.up: this {kind} contains itself (a cycle); data must be a tree, "
             "so pass a copy without the back-reference",
         ),
         (
-            lambda rows: rows[6999]["tags"].append({"x": {"bad": 1j}}),
-            "data.rows[6999].tags[2].x.bad: complex is not supported "
+            lambda rows, top: rows[6999]["tags"].append({"x": {"bad": 1j}}),
+            "{6999}.tags[2].x.bad: complex is not supported "
+            "(use None, bool, int, float, str, list, tuple, dict, set)",
+        ),
+        (
+            # two errors, one in each thread's half: the first by index is the one reported
+            lambda rows, top: [rows[i].__setitem__("when", object()) for i in (6500, 2500)],
+            "{2500}.when: object is not supported "
             "(use None, bool, int, float, str, list, tuple, dict, set)",
         ),
     ],
 )
-def test_errors_name_the_same_path_as_on_one_thread(bad: Any, message: str) -> None:
+def test_errors_name_the_same_path_as_on_one_thread(bad: Any, message: str, layout: str) -> None:
     rows = [{"id": i, "tags": ["a", "b"]} for i in range(7_000)]
-    bad(rows)
+    top = spread(rows, layout)
+    bad(rows, top)
     before = _core._two_thread_conversions()
     with pytest.raises(TypeError) as e:
-        ptc.Session(data={"rows": rows})
+        ptc.Session(data={"rows": top})
     assert _core._two_thread_conversions() == before + 1
-    assert str(e.value) == message
+    kind = "list" if layout == "split" else "dict"
+    assert str(e.value) == re.sub(r"\{(\d+)\}", lambda m: at(int(m[1]), layout), message).replace(
+        "{kind}", kind
+    )
     # the session that follows converts normally
     s, two = session({"rows": [{"id": i} for i in range(5_000)]})
     assert two == 1 and s.run("(count data/rows)").value == 5_000
 
 
-def test_too_deep_input_is_refused_on_two_threads() -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_too_deep_input_is_refused_on_two_threads(layout: str) -> None:
     deep: list[Any] = []
     node = deep
     for _ in range(1_001):
         node.append([])
         node = node[0]
+    rows = spread([*PAD, deep], layout)
     with pytest.raises(TypeError) as e:
-        ptc.Session(data={"rows": [*PAD, deep]})
-    assert str(e.value).startswith("data.rows[5000][0][0][0]")
+        ptc.Session(data={"rows": rows})
+    assert str(e.value).startswith(
+        "data.rows[5000][0][0][0]" if layout == "split" else "data.rows.c[1666][0][0]..."
+    )
     assert str(e.value).endswith(": nested more than 1000 levels deep")
 
 
-def test_a_record_value_freed_during_a_two_thread_conversion() -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_record_value_freed_during_a_two_thread_conversion(layout: str) -> None:
     """Python code run during the walk (a set subclass's `__iter__`) frees values the walk
     borrowed: they convert as they were."""
     inner: dict[str, Any] = {}
@@ -209,10 +284,53 @@ def test_a_record_value_freed_during_a_two_thread_conversion() -> None:
 
     inner["a"] = Meddling({1})
     inner["b"] = [[10, 20], {"deep": [30]}]
-    s, two = session({"rows": [*PAD, inner]})
+    s, two = session({"rows": spread([*PAD, inner], layout)})
     assert two == 1
-    assert s.run("(last data/rows)").value == {"a": {1}, "b": [[10, 20], {"deep": [30]}]}
+    last = nth("rows", 5_000, 5_001, layout)
+    assert s.run(last).value == {"a": {1}, "b": [[10, 20], {"deep": [30]}]}
     assert keep
+
+
+def test_python_code_that_empties_a_split_list_is_an_error() -> None:
+    """Items the split leaves to the thread holding the GIL convert after both threads are done;
+    one that empties the list while it converts (a set subclass's `__iter__`) makes the list's
+    conversion fail, instead of reading past its end."""
+    rows: list[Any] = [{"id": i} for i in range(9_000)]
+
+    class Emptying(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            rows.clear()
+            return super().__iter__()
+
+    rows[8_000] = {"id": 8_000, "tags": Emptying({"a"})}
+    rows[8_500] = (1, 2)  # another item left to the same thread, after it
+    with pytest.raises(TypeError) as e:
+        ptc.Session(data={"rows": rows})
+    assert str(e.value) == "data.rows: the list changed size while it was being converted"
+    s, split = paths({"rows": [{"id": i} for i in range(9_000)]})[::2]
+    assert split == 1 and s.run("(count data/rows)").value == 9_000
+
+
+@pytest.mark.parametrize("at", [1, 4_000, 8_999])
+def test_text_of_every_width_converts_as_on_one_thread(at: int) -> None:
+    """Both threads of a split read a str's characters themselves (one, two or four bytes
+    each; compact ASCII in place), for values and keys; a lone surrogate, which UTF-8 cannot
+    hold, is the same error as on one thread."""
+    texts = ["plain", "café", "ā日本語", "🙂 smile", "mixed é 🙂", "x" * 300 + "é"]
+    rows: list[Any] = [{"id": i} for i in range(9_000)]
+    rows[at] = {t: t for t in texts} | {"list": texts}
+    s, split = paths({"rows": rows})[::2]
+    assert split == 1
+    assert s.run(f"(str (nth data/rows {at}))").value == one_thread(rows[at])
+    assert s.run(f"(nth data/rows {at})").value == rows[at]
+    for bad in ({"v": "\ud800"}, {"\udfff": 1}):
+        rows[at] = bad
+        with pytest.raises(TypeError) as alone:
+            ptc.Session(data={"rows": [bad]})
+        with pytest.raises(TypeError) as split_error:
+            ptc.Session(data={"rows": rows})
+        assert str(split_error.value) == str(alone.value).replace("[0]", f"[{at}]", 1)
+        assert "surrogates not allowed" in str(alone.value)
 
 
 def _child(code: str) -> dict[str, Any]:
@@ -223,15 +341,20 @@ def _child(code: str) -> dict[str, Any]:
     return json.loads(p.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def test_ctrl_c_during_a_two_thread_conversion() -> None:
-    """A KeyboardInterrupt raised by a signal handler during the walk ends the conversion
-    (the building thread stops and is joined); the next conversion works."""
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_ctrl_c_during_a_two_thread_conversion(layout: str) -> None:
+    """A KeyboardInterrupt raised by a signal handler during the conversion ends it (the tape's
+    building thread stops and is joined; a split checks once both threads are done); the next
+    conversion works."""
+    n = 1_500_000 if layout == "split" else 240_000
     out = _child(
         """
         import json, signal, ptc
         from ptc import _core
         Session = ptc.Session
-        rows = [{"id": i, "tags": ["t", [i]], "v": i / 2} for i in range(1_500_000)]
+        rows = [{"id": i, "tags": ["t", [i]], "v": i / 2} for i in range(N)]
+        if LAYOUT == "tape":
+            rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
         def stop(signum, frame):
             raise KeyboardInterrupt
         signal.signal(signal.SIGALRM, stop)
@@ -243,12 +366,12 @@ def test_ctrl_c_during_a_two_thread_conversion() -> None:
         except KeyboardInterrupt:
             stopped = True
         signal.setitimer(signal.ITIMER_REAL, 0)
-        s = Session(data={"rows": rows[:10_000]})
+        s = Session(data={"rows": rows})
         print(json.dumps({"stopped": stopped, "two": _core._two_thread_conversions() - before,
                           "n": s.run("(count data/rows)").value}))
-        """
+        """.replace("N", str(n)).replace("LAYOUT", repr(layout))
     )
-    assert out == {"stopped": True, "two": 2, "n": 10_000}
+    assert out == {"stopped": True, "two": 2, "n": 1_500_000 if layout == "split" else 60}
 
 
 @pytest.mark.parametrize(
@@ -259,7 +382,8 @@ def test_ctrl_c_during_a_two_thread_conversion() -> None:
     ],
     ids=["records", "maps"],
 )
-def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str, layout: str) -> None:
     """Under an address-space limit that leaves too little room, the conversion raises
     MemoryError (both threads count against one allowance, and the building thread checks
     before each list's or map's buffer) instead of aborting; with the limit lifted, the same
@@ -269,6 +393,8 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str) -> None
         import json, resource, ptc
         from ptc import _core
         rows = [ROW for i in range(400_000)]
+        if LAYOUT == "tape":
+            rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
         def vm():
             with open("/proc/self/status") as f:
                 for line in f:
@@ -286,13 +412,13 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str) -> None
         s = ptc.Session(data={"rows": rows})
         print(json.dumps({"outcome": outcome, "two": _core._two_thread_conversions() - before,
                           "n": s.run("(count data/rows)").value}))
-        """.replace("ROW", row)
+        """.replace("ROW", row).replace("LAYOUT", repr(layout))
     )
     assert out["outcome"].startswith(
         "MemoryError: the input needs more memory than this process has left"
     ), out
     assert out["two"] == 2
-    assert out["n"] == 400_000
+    assert out["n"] == (400_000 if layout == "split" else 60)
 
 
 # ---- property: the two-thread path converts anything as the one-thread path does ----
@@ -339,12 +465,37 @@ def _outcome(data: dict[str, Any]) -> tuple[str, str, int]:
 
 @settings(max_examples=150, deadline=None)
 @given(value=_values, share=st.booleans())
-def test_two_threads_convert_as_one_thread_does(value: Any, share: bool) -> None:
+def test_the_tape_converts_as_one_thread_does(value: Any, share: bool) -> None:
     """Random nested data (keywords, tuples, sets, int and keyword keys, big ints, long
-    strings, one container under two names): with 5,000 more items beside it the data takes
-    the two-thread path; alone it takes one thread. Both give the same value or error."""
+    strings, one container under two names): with 6,000 more items beside it in two lists the
+    data goes by the tape; alone it takes one thread. Both give the same value or error."""
     v = [value, value] if share else value
     alone = _outcome({"x": {"v": v}})
-    padded = _outcome({"x": {"pad": PAD, "v": v}})
+    padded = _outcome({"x": {"p1": PAD[:3_000], "p2": PAD[:3_000], "v": v}})
     assert alone[2] == 0 and padded[2] == 1
     assert padded[:2] == alone[:2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_values, share=st.booleans(), front=st.booleans())
+def test_a_split_converts_as_one_thread_does(value: Any, share: bool, front: bool) -> None:
+    """The same random data as the last item of a list of 5,001 (the helper thread's first
+    block) or its second (the GIL-holding thread's first block after the first item): split
+    between the threads, it gives what it gives alone."""
+    v = [value, value] if share else value
+    alone = _outcome({"x": {"v": [v]}})
+    items = [*PAD, v] if not front else [0, v, *PAD[1:]]
+    padded = _outcome({"x": {"v": items}})
+    where = 1 if front else 5_000
+    # the value as printed (the last item, or the second), or the error with its path
+    got = padded[1] if padded[0] != "ok" else _item_text(items, where)
+    assert alone[2] == 0 and padded[2] == 1
+    assert (padded[0], got.replace(f"[{where}]", "[0]", 1)) == (
+        alone[0],
+        alone[1] if alone[0] != "ok" else _item_text([v], 0),
+    )
+
+
+def _item_text(items: list[Any], i: int) -> str:
+    s = ptc.Session(data={"x": {"v": items}})
+    return str(s.run(f"(str (nth (:v data/x) {i}))").value)

@@ -16,17 +16,24 @@ use pyo3::Borrowed;
 use crate::text::INLINE_MAX;
 #[allow(unused_imports)]
 use crate::value::Str;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::map::{MapData, Shape, ShapeCache};
 use crate::value::{is_keyword_text, Value, ValueMap, ValueSet};
 use smallvec::SmallVec;
 
+mod split;
 mod tape;
 
 /// Conversions made on two threads so far (`_core._two_thread_conversions`, for the tests).
 pub static TWO_THREAD_CONVERSIONS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
+
+/// Conversions that split a large list between two threads (`_core._split_conversions`).
+pub fn split_conversions() -> usize {
+    split::SPLIT_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
 /// Values nested deeper than this are not converted to Python objects (Python itself could
@@ -173,10 +180,12 @@ pub struct ToValue<'py> {
     /// A run's budget is current (a tool's result): its charges may run Python's signal
     /// handlers, so the walk holds what it borrowed before each.
     polls: bool,
+    /// Host input: a large list may be converted by two threads (`split.rs`).
+    split: bool,
 }
 
 /// Strings at least this long are shared by identity when converted.
-const LONG_STRING: usize = 256;
+pub(super) const LONG_STRING: usize = 256;
 
 /// The error path's segment for a map key.
 fn key_seg(key: &Value) -> Seg {
@@ -186,29 +195,10 @@ fn key_seg(key: &Value) -> Seg {
     }
 }
 
-/// A str's text: a compact ASCII string's read in place, without a call into Python (most
-/// data's strings are); others through Python's UTF-8 (made and cached by the object).
-#[inline]
-fn text_of<'s>(s: &'s Bound<'_, PyString>) -> Result<&'s str, ConvError> {
-    let p = s.as_ptr();
-    // SAFETY: the GIL is held and `s` is a live str, alive as long as the borrow. A compact
-    // ASCII string holds its characters right after its header, and ASCII is UTF-8.
-    unsafe {
-        if pyo3::ffi::PyUnicode_IS_COMPACT_ASCII(p) != 0 {
-            let len = pyo3::ffi::PyUnicode_GET_LENGTH(p) as usize;
-            let data = pyo3::ffi::PyUnicode_DATA(p) as *const u8;
-            return Ok(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-                data, len,
-            )));
-        }
-    }
-    s.to_str().map_err(|e| ConvError::new(e.to_string()))
-}
-
 /// A string converted ([`ToValue::string`]): its value, or a text to copy.
 enum Text<'s> {
     Done(Value),
-    Copy(&'s str),
+    Copy(Cow<'s, str>),
 }
 
 impl<'py> ToValue<'py> {
@@ -230,6 +220,7 @@ impl<'py> ToValue<'py> {
             pending_held: 0,
             tape: None,
             polls: crate::guard::in_budget(),
+            split: false,
         })
     }
 
@@ -272,6 +263,7 @@ impl<'py> ToValue<'py> {
     ) -> Result<T, ConvError> {
         let ptr = obj.as_ptr() as usize;
         if self.ancestors.contains(&ptr) {
+            self.before_python(); // the type's name is asked of Python
             let kind = obj
                 .get_type()
                 .name()
@@ -308,11 +300,27 @@ impl<'py> ToValue<'py> {
         self.pending_held = self.pending.len();
     }
 
+    /// A str's text, read from its characters (compact ASCII in place) without a call into
+    /// Python, which would cache a UTF-8 copy in the object; Python's conversion only for text
+    /// UTF-8 cannot hold, to say what is wrong with it.
+    #[inline]
+    fn text<'s>(&mut self, s: &'s Bound<'py, PyString>) -> Result<Cow<'s, str>, ConvError> {
+        // SAFETY: the GIL is held and `s` is a live str, alive as long as the borrow; no
+        // Python code runs while the text is read.
+        if let Some(text) = unsafe { split::pure_text(s.as_ptr()) } {
+            return Ok(text);
+        }
+        self.before_python(); // an error is made
+        s.to_str()
+            .map(Cow::Borrowed)
+            .map_err(|e| ConvError::new(e.to_string()))
+    }
+
     /// A string value: short ones held in place, shared ones found by object identity.
     fn string_value(&mut self, s: &Bound<'py, PyString>) -> Result<Value, ConvError> {
         Ok(match self.string(s)? {
             Text::Done(v) => v,
-            Text::Copy(text) => Value::Str(Str::from(text)),
+            Text::Copy(text) => Value::Str(Str::from(&*text)),
         })
     }
 
@@ -323,9 +331,9 @@ impl<'py> ToValue<'py> {
         // SAFETY: the length of a live string object while holding the GIL.
         if unsafe { pyo3::ffi::PyUnicode_GET_LENGTH(s.as_ptr()) } <= INLINE_MAX as isize {
             // maybe short enough to hold in place (its UTF-8 may be longer than its characters)
-            let text = text_of(s)?;
+            let text = self.text(s)?;
             if text.len() <= INLINE_MAX {
-                return Ok(Text::Done(Value::Str(Str::from(text))));
+                return Ok(Text::Done(Value::Str(Str::from(&*text))));
             }
         }
         // a string object referenced from elsewhere too (a category literal, an interned
@@ -338,7 +346,7 @@ impl<'py> ToValue<'py> {
                 return Ok(Text::Done(Value::Str(k.clone())));
             }
         }
-        let text = text_of(s)?;
+        let text = self.text(s)?;
         if text.len() < LONG_STRING {
             // copied, not interned by text: each Python string is an object of its own already,
             // so the copy keeps memory under the input's, and a lookup in a table of thousands
@@ -346,7 +354,7 @@ impl<'py> ToValue<'py> {
             if !shared {
                 return Ok(Text::Copy(text));
             }
-            let k = Str::from(text);
+            let k = Str::from(&*text);
             if self.string_objects.len() < 65_536 {
                 self.string_objects.insert(s.as_ptr() as usize, k.clone());
                 self.pinned.push(s.clone().into_any());
@@ -358,7 +366,7 @@ impl<'py> ToValue<'py> {
             return Ok(Text::Done(Value::Str(k.clone())));
         }
         self.reserve(text.len())?;
-        let k = Str::from(text);
+        let k = Str::from(&*text);
         self.long_strings.insert(ptr, k.clone());
         self.pinned.push(s.clone().into_any());
         Ok(Text::Done(Value::Str(k)))
@@ -417,6 +425,9 @@ impl<'py> ToValue<'py> {
         }
         if let Ok(l) = obj.cast_exact::<PyList>() {
             return self.container(obj, |c| {
+                if c.splits(l.len()) {
+                    return c.split_list(l, depth);
+                }
                 c.items(l.len(), ListItems { list: l, i: 0 }, depth)
             });
         }
@@ -424,7 +435,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
         }
         if obj.is_exact_instance_of::<PyInt>() {
-            return int_value(obj);
+            return self.int(obj);
         }
         if let Ok(f) = obj.cast_exact::<PyFloat>() {
             return Ok(Value::Float(f.value()));
@@ -473,7 +484,7 @@ impl<'py> ToValue<'py> {
             return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
         }
         if obj.is_instance_of::<PyInt>() {
-            return int_value(obj);
+            return self.int(obj);
         }
         if let Ok(f) = obj.cast::<PyFloat>() {
             return Ok(Value::Float(f.value()));
@@ -679,8 +690,8 @@ impl<'py> ToValue<'py> {
             if let Some(v) = self.key_objects.get(&ptr) {
                 return Ok((v.clone(), true));
             }
-            let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
-            let v = self.interner.key(text);
+            let text = self.text(s)?;
+            let v = self.interner.key(&text);
             let cached = self.key_objects.len() < 65_536;
             if cached {
                 self.key_objects.insert(ptr, v.clone());
@@ -794,8 +805,27 @@ fn dict_items<'a, 'py>(
     }
 }
 
-/// Digits shown of an integer that does not fit (Python refuses to print more than 4,300).
-fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
+impl<'py> ToValue<'py> {
+    /// An int's value; one that does not fit is an error that shows its first digits.
+    fn int(&mut self, obj: &Bound<'py, PyAny>) -> Result<Value, ConvError> {
+        match int_value(obj) {
+            Ok(v) => Ok(v),
+            Err(Some(message)) => Err(ConvError::new(message)),
+            Err(None) => {
+                // showing it makes Python objects (a method of it), and so may run Python code
+                self.before_python();
+                let obj = obj.clone();
+                Err(ConvError::new(format!(
+                    "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
+                    big_int_text(&obj)
+                )))
+            }
+        }
+    }
+}
+
+/// An int's value; `Err(None)` when it does not fit, `Err(Some(message))` for another error.
+fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, Option<String>> {
     let mut overflow = 0;
     // SAFETY: the GIL is held and `obj` is a live int. Overflow is told by the flag, not by an
     // exception: no Python object is made, so no Python code (a collection's finalizers) can
@@ -806,14 +836,9 @@ fn int_value(obj: &Bound<'_, PyAny>) -> Result<Value, ConvError> {
         return Ok(Value::Int(i));
     }
     if let Some(e) = PyErr::take(obj.py()) {
-        return Err(ConvError::new(e.to_string()));
+        return Err(Some(e.to_string()));
     }
-    // held: showing it makes Python objects (a method of it), and so may run Python code
-    let obj = obj.clone();
-    Err(ConvError::new(format!(
-        "integer {} does not fit in 64 bits (PTC-Lisp integers are exact i64); pass it as a float or a string",
-        big_int_text(&obj)
-    )))
+    Err(None)
 }
 
 /// The integer itself when it is short enough to read, else its sign, first digits and length.

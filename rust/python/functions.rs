@@ -132,6 +132,12 @@ pub(super) fn _two_thread_conversions() -> usize {
     super::convert::TWO_THREAD_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How many of those split a large list between the two threads (the others went by the tape).
+#[pyfunction]
+pub(super) fn _split_conversions() -> usize {
+    super::convert::split_conversions()
+}
+
 /// Panics inside the interpreter boundary, to prove that panics become internal errors.
 #[pyfunction]
 pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {

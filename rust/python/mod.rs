@@ -65,6 +65,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_two_thread_conversions, m)?)?;
+    m.add_function(wrap_pyfunction!(_split_conversions, m)?)?;
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_wait_for_tools, m)?)?;
     record_main_thread(m.py())?;

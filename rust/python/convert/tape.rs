@@ -1,4 +1,5 @@
-//! Large host input converted on two threads: the thread holding the GIL walks the Python
+//! Large host input without a list long enough to split (split.rs), such as many shorter
+//! lists or a large dict, converted on two threads: the thread holding the GIL walks the Python
 //! objects and writes what it finds as ops (scalars and keys as values, string texts copied,
 //! where containers begin and end); a second thread reads the ops and builds the values (the
 //! allocations, the copies, the pages the kernel must clear). The second thread never sees a
@@ -19,7 +20,7 @@ use crate::value::{Str, Value, ValueMap};
 
 /// Input this large (items of its lists and dicts, one level down) is converted on two threads:
 /// below it, starting the thread costs more than it saves.
-const TWO_THREADS_MIN: usize = 4_096;
+pub(super) const TWO_THREADS_MIN: usize = 4_096;
 /// Ops per chunk handed to the building thread, and text bytes a chunk holds at most.
 const CHUNK_OPS: usize = 8_192;
 const CHUNK_TEXT: usize = 64 * 1024;
@@ -121,7 +122,18 @@ impl<'py> ToValue<'py> {
         if let Some(v) = self.shared.get(&(obj.as_ptr() as usize)) {
             return Ok(v.clone()); // converted already (data under two names)
         }
-        if self.watch.is_none() || crate::guard::cpus() < 2 || size(obj) < TWO_THREADS_MIN {
+        if self.watch.is_none() || crate::guard::cpus() < 2 {
+            return self.convert(obj);
+        }
+        let (size, longest) = size(obj);
+        if longest >= TWO_THREADS_MIN {
+            // a long list's items converted by both threads (split.rs), the rest here
+            self.split = true;
+            let v = self.convert(obj);
+            self.split = false;
+            return v;
+        }
+        if size < TWO_THREADS_MIN {
             return self.convert(obj);
         }
         let shared = Shared::new();
@@ -201,7 +213,7 @@ impl<'py> ToValue<'py> {
                 Text::Done(v) => self.put(Op::Val(v)),
                 Text::Copy(text) => {
                     if let Some(t) = &mut self.tape {
-                        t.text(text);
+                        t.text(&text);
                     }
                 }
             }
@@ -216,7 +228,7 @@ impl<'py> ToValue<'py> {
         let v = if obj.is_exact_instance_of::<PyBool>() {
             Value::Bool(obj.is_truthy().unwrap_or(false))
         } else if obj.is_exact_instance_of::<PyInt>() {
-            super::int_value(obj)?
+            self.int(obj)?
         } else if let Ok(f) = obj.cast_exact::<PyFloat>() {
             Value::Float(f.value())
         } else {
@@ -300,27 +312,30 @@ impl<'py> ToValue<'py> {
     }
 }
 
-/// Items in the input's lists and dicts, its own and one level down: how large it is.
-fn size(obj: &Bound<'_, PyAny>) -> usize {
+/// Items in the input's lists and dicts, its own and one level down: how large it is; and the
+/// length of its longest list there.
+fn size(obj: &Bound<'_, PyAny>) -> (usize, usize) {
     let len = |o: &Bound<'_, PyAny>| {
         if let Ok(l) = o.cast_exact::<PyList>() {
-            l.len()
+            (l.len(), l.len())
         } else if let Ok(d) = o.cast_exact::<PyDict>() {
-            d.len()
+            (d.len(), 0)
         } else {
-            0
+            (0, 0)
         }
     };
-    let mut n = len(obj);
+    let (mut n, mut longest) = len(obj);
     if let Ok(d) = obj.cast_exact::<PyDict>() {
         if d.len() <= 64 {
             // no Python code runs during this iteration, so the dict cannot change under it
             for (_, v) in d.iter() {
-                n += len(&v);
+                let (items, list) = len(&v);
+                n += items;
+                longest = longest.max(list);
             }
         }
     }
-    n
+    (n, longest)
 }
 
 /// A container being built on the building thread.
