@@ -49,7 +49,7 @@ type Known = Option<Arc<Shape>>;
 /// The shapes one conversion (or parse) has made, by the identities of their keys — pointers
 /// the caller keeps valid for the cache's life (pinned key objects, interned key strings) —
 /// so records with the same keys share one shape. `None`: those keys collide once converted.
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct ShapeCache {
     shapes: ahash::AHashMap<Box<[usize]>, Known>,
     /// The last few shapes found, compared before hashing: records of a kind come in runs
@@ -79,6 +79,33 @@ impl ShapeCache {
         }
         self.recent.insert(0, entry);
         Some(s.clone())
+    }
+
+    /// A copy whose shapes are copies too, for another thread: records of one shape made on
+    /// two threads at once would otherwise contend for its one reference count (a cache line
+    /// passed between the cores at every record).
+    pub fn own_copy(&self) -> ShapeCache {
+        let mut copies: ahash::AHashMap<*const Shape, Arc<Shape>> = Default::default();
+        let mut copy = |k: &Known| {
+            k.as_ref().map(|s| {
+                copies
+                    .entry(Arc::as_ptr(s))
+                    .or_insert_with(|| Arc::new(Shape::clone(s)))
+                    .clone()
+            })
+        };
+        ShapeCache {
+            shapes: self
+                .shapes
+                .iter()
+                .map(|(ids, k)| (ids.clone(), copy(k)))
+                .collect(),
+            recent: self
+                .recent
+                .iter()
+                .map(|(ids, k)| (ids.clone(), copy(k)))
+                .collect(),
+        }
     }
 
     /// The shape for keys identified by `ids`, made from `keys()` on first sight; `None` when

@@ -93,7 +93,7 @@ impl<'py> ToValue<'py> {
         let stop = AtomicBool::new(false);
         let pure = |watch| Pure {
             keys: self.key_objects.clone(),
-            shapes: self.shapes.clone(),
+            shapes: self.shapes.own_copy(),
             interner: Interner::default(),
             watch,
             failed: None,
