@@ -66,9 +66,9 @@ def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
 
 def paths(data: dict[str, Any]) -> tuple[ptc.Session, int, int]:
     """A Session of `data`, and how many of its values converted by the tape and by a split."""
-    before = (_core._two_thread_conversions(), _core._split_conversions())
+    before = (_core._two_thread_conversions(), _core._split_conversions()[0])
     s = ptc.Session(data=data)
-    split = _core._split_conversions() - before[1]
+    split = _core._split_conversions()[0] - before[1]
     return s, _core._two_thread_conversions() - before[0] - split, split
 
 
@@ -92,8 +92,13 @@ def test_nested_records_round_trip_on_two_threads(layout: str) -> None:
         }
         for i in range(20_000 if layout == "split" else 12_000)
     ]
+    helped = _core._split_conversions()[1]
     s, tape, split = paths({"orders": spread(orders, layout), "n": 3})
     assert (tape, split) == ((0, 1) if layout == "split" else (1, 0))
+    if layout == "split":
+        # the helper converted some of the items: 20,000 orders take the other thread
+        # milliseconds, starting the helper tens of microseconds
+        assert _core._split_conversions()[1] > helped
     assert s.run("data/orders").value == spread(orders, layout)
     if layout == "split":
         assert s.run("(count data/orders)").value == 20_000
@@ -291,6 +296,32 @@ def test_a_record_value_freed_during_a_two_thread_conversion(layout: str) -> Non
     assert keep
 
 
+@pytest.mark.parametrize("change", ["pop", "clear", "extend"])
+def test_the_first_item_changing_the_list_before_the_threads_start(change: str) -> None:
+    """The split converts its first item the one-thread way before the helper starts; Python
+    code run then (a set subclass's `__iter__`) may shrink, empty or grow the list, and the
+    threads take the list as it is after it (a crash here read freed or null items)."""
+    rows: list[Any] = []
+
+    class Changing(set):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            if change == "pop":
+                del rows[100:]
+            elif change == "clear":
+                rows.clear()
+            else:
+                rows.extend({"id": -i} for i in range(10_000))
+            return super().__iter__()
+
+    rows += [Changing({1}), *({"id": i, "v": [i]} for i in range(6_000))]
+    before = _core._split_conversions()[0]
+    s = ptc.Session(data={"rows": rows})
+    assert _core._split_conversions()[0] == before + 1
+    assert s.run("(first data/rows)").value == {1}
+    assert s.run("(count data/rows)").value == {"pop": 100, "clear": 1, "extend": 16_001}[change]
+    assert s.run("(rest data/rows)").value == rows[1:]
+
+
 def test_python_code_that_empties_a_split_list_is_an_error() -> None:
     """Items the split leaves to the thread holding the GIL convert after both threads are done;
     one that empties the list while it converts (a set subclass's `__iter__`) makes the list's
@@ -383,15 +414,21 @@ def test_ctrl_c_during_a_two_thread_conversion(layout: str) -> None:
     ids=["records", "maps"],
 )
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str, layout: str) -> None:
+@pytest.mark.parametrize("held", [False, True], ids=["fresh", "after-150MB"])
+def test_input_the_process_has_no_memory_for_is_a_memory_error(
+    row: str, layout: str, held: bool
+) -> None:
     """Under an address-space limit that leaves too little room, the conversion raises
     MemoryError (both threads count against one allowance, and the building thread checks
     before each list's or map's buffer) instead of aborting; with the limit lifted, the same
-    data converts."""
+    data converts. Also when the thread holding the GIL already holds 150 MB of earlier
+    Sessions (each thread's allocations are counted from where that thread's count stood)."""
     out = _child(
         """
         import json, resource, ptc
         from ptc import _core
+        if HELD:  # converted on this thread alone (no list of 4,096)
+            held = [ptc.Session(data={"x": [[0] * 1_000 for _ in range(3_000)]}) for _ in range(3)]
         rows = [ROW for i in range(400_000)]
         if LAYOUT == "tape":
             rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
@@ -412,7 +449,9 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(row: str, layout:
         s = ptc.Session(data={"rows": rows})
         print(json.dumps({"outcome": outcome, "two": _core._two_thread_conversions() - before,
                           "n": s.run("(count data/rows)").value}))
-        """.replace("ROW", row).replace("LAYOUT", repr(layout))
+        """.replace("ROW", row)
+        .replace("LAYOUT", repr(layout))
+        .replace("HELD", str(held))
     )
     assert out["outcome"].startswith(
         "MemoryError: the input needs more memory than this process has left"
@@ -476,15 +515,20 @@ def test_the_tape_converts_as_one_thread_does(value: Any, share: bool) -> None:
     assert padded[:2] == alone[:2]
 
 
+#: Records enough that the helper thread, which starts from the back, usually takes the last
+#: block before the GIL-holding thread gets there.
+RECORDS = [{"id": i, "v": [i, i / 2]} for i in range(5_000)]
+
+
 @settings(max_examples=150, deadline=None)
 @given(value=_values, share=st.booleans(), front=st.booleans())
 def test_a_split_converts_as_one_thread_does(value: Any, share: bool, front: bool) -> None:
-    """The same random data as the last item of a list of 5,001 (the helper thread's first
-    block) or its second (the GIL-holding thread's first block after the first item): split
-    between the threads, it gives what it gives alone."""
+    """The same random data as the last item of a list of 5,001 (usually in the helper
+    thread's first block) or its second (the GIL-holding thread's first block after the first
+    item): split between the threads, it gives what it gives alone."""
     v = [value, value] if share else value
     alone = _outcome({"x": {"v": [v]}})
-    items = [*PAD, v] if not front else [0, v, *PAD[1:]]
+    items = [*RECORDS, v] if not front else [RECORDS[0], v, *RECORDS[1:]]
     padded = _outcome({"x": {"v": items}})
     where = 1 if front else 5_000
     # the value as printed (the last item, or the second), or the error with its path

@@ -30,9 +30,14 @@ mod tape;
 pub static TWO_THREAD_CONVERSIONS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
-/// Conversions that split a large list between two threads (`_core._split_conversions`).
-pub fn split_conversions() -> usize {
-    split::SPLIT_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
+/// Lists split between two threads, and items the helper thread converted in them
+/// (`_core._split_conversions`).
+pub fn split_conversions() -> (usize, usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        split::SPLIT_CONVERSIONS.load(Relaxed),
+        split::HELPER_ITEMS.load(Relaxed),
+    )
 }
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;

@@ -132,9 +132,10 @@ pub(super) fn _two_thread_conversions() -> usize {
     super::convert::TWO_THREAD_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// How many of those split a large list between the two threads (the others went by the tape).
+/// How many of those split a long list between the two threads (the others went by the tape),
+/// and how many items the helper thread converted in them.
 #[pyfunction]
-pub(super) fn _split_conversions() -> usize {
+pub(super) fn _split_conversions() -> (usize, usize) {
     super::convert::split_conversions()
 }
 

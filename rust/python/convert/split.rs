@@ -31,8 +31,10 @@ use crate::sysmem::{Shared, Watch};
 use crate::text::INLINE_MAX;
 use crate::value::{Str, Value, ValueMap};
 
-/// Lists split between two threads so far (`_core._split_conversions`, for the tests).
+/// Lists split between two threads so far, and items the helper converted in them
+/// (`_core._split_conversions`, for the tests).
 pub static SPLIT_CONVERSIONS: AtomicUsize = AtomicUsize::new(0);
+pub static HELPER_ITEMS: AtomicUsize = AtomicUsize::new(0);
 
 /// Items a thread takes at a time: small enough that neither waits long for the other at the
 /// end, large enough that taking them is rare.
@@ -82,31 +84,31 @@ impl<'py> ToValue<'py> {
         depth: usize,
     ) -> Result<Value, ConvError> {
         let py = l.py();
-        let len = l.len();
-        self.tick(py, len)?;
-        self.reserve(crate::guard::values_bytes(len))?;
-        let mut out: Vec<Value> = Vec::with_capacity(len);
+        self.tick(py, l.len())?;
+        self.reserve(crate::guard::values_bytes(l.len()))?;
+        let mut out: Vec<Value> = Vec::with_capacity(l.len());
         // the first item the one-thread way: both threads then start with its keys and shapes
-        self.fill(l, 0, 1.min(len), depth, &mut out)?;
+        self.fill(l, 0, 1.min(l.len()), depth, &mut out)?;
+        // read after everything that may run Python code (Ctrl-C's handler, the first item's
+        // methods), which may have changed the list: from here to the join nothing can
+        let len = l.len();
         let claims = Mutex::new((out.len(), len));
         let shared = Shared::new();
         let stop = AtomicBool::new(false);
-        let pure = |watch| Pure {
-            keys: self.key_objects.clone(),
-            shapes: self.shapes.own_copy(),
-            interner: Interner::default(),
-            watch,
-            failed: None,
-            last: Vec::new(),
-        };
-        let mut mine = pure(Watch::sharing(shared.clone()));
-        let mut theirs = pure(Watch::sharing(shared));
+        let mut mine = Pure::new(
+            self.key_objects.clone(),
+            self.shapes.own_copy(),
+            Watch::sharing(shared.clone()),
+        );
+        let (keys, shapes) = (self.key_objects.clone(), self.shapes.own_copy());
         let list = Items(l.as_ptr());
         let ran = std::thread::scope(|scope| {
             let (claims, stop) = (&claims, &stop);
             let spawned = std::thread::Builder::new()
                 .name("ptc-convert".into())
                 .spawn_scoped(scope, move || {
+                    // its watch made here: allocations are counted per thread
+                    let mut theirs = Pure::new(keys, shapes, Watch::sharing(shared));
                     // SAFETY: the GIL-holding thread runs no Python code until it has joined
                     // this one (below), and the list and its items outlive the scope
                     let blocks = unsafe { theirs.blocks(list, claims, stop, End::Back, depth) };
@@ -133,6 +135,8 @@ impl<'py> ToValue<'py> {
             // a panic on the helper is raised here, where the entry point makes it InternalError
             let (more, their_failure, used) =
                 joined.unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let items = more.0.iter().map(|b| b.1.len() - b.2.len()).sum::<usize>();
+            HELPER_ITEMS.fetch_add(items, Ordering::Relaxed);
             blocks.0.extend(more.0);
             failed = failed.or(their_failure);
             if let Some(w) = &mut self.watch {
@@ -219,9 +223,24 @@ struct Pure {
     /// The last record shape met at each depth, with its key objects: records at one depth are
     /// mostly of one kind (orders, their customers, their items).
     last: Vec<Option<Known>>,
+    /// Strings referenced from several places, by object, as the other path shares them (one
+    /// status text in a million records is one string, not a million).
+    strings: AHashMap<usize, Str>,
 }
 
 impl Pure {
+    fn new(keys: AHashMap<usize, Value>, shapes: ShapeCache, watch: Watch) -> Pure {
+        Pure {
+            keys,
+            shapes,
+            interner: Interner::default(),
+            watch,
+            failed: None,
+            last: Vec::new(),
+            strings: super::fresh_map(),
+        }
+    }
+
     /// Takes blocks from its end of the list until the threads meet (or `stop`).
     ///
     /// # Safety
@@ -321,18 +340,28 @@ impl Pure {
     unsafe fn string(&mut self, o: *mut ffi::PyObject) -> Option<Value> {
         // SAFETY: `o` is a live str (the caller's contract).
         let text = unsafe { pure_text(o) }?;
-        if text.len() >= LONG_STRING {
-            // shared by identity on the other thread; held here only when referenced once
-            // SAFETY: as above.
-            if unsafe { ffi::Py_REFCNT(o) } > 1 {
-                return None;
+        if text.len() <= INLINE_MAX {
+            return Some(Value::Str(Str::from(&*text)));
+        }
+        // SAFETY: as above.
+        let shared = unsafe { ffi::Py_REFCNT(o) } > 1;
+        if shared {
+            if let Some(s) = self.strings.get(&(o as usize)) {
+                return Some(Value::Str(s.clone()));
             }
+        }
+        if text.len() >= LONG_STRING {
             if let Err(e) = self.watch.reserve(text.len()) {
                 self.failed = Some(e);
                 return None;
             }
         }
-        Some(Value::Str(Str::from(&*text)))
+        let s = Str::from(&*text);
+        if shared && self.strings.len() < 65_536 {
+            // its address stays its own: nothing is freed while the threads convert
+            self.strings.insert(o as usize, s.clone());
+        }
+        Some(Value::Str(s))
     }
 
     unsafe fn list(&mut self, o: *mut ffi::PyObject, depth: usize) -> Option<Value> {

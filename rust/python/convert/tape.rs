@@ -1,5 +1,6 @@
-//! Large host input without a list long enough to split (split.rs), such as many shorter
-//! lists or a large dict, converted on two threads: the thread holding the GIL walks the Python
+//! Large host input without a list long enough to split (split.rs) at its top or one level
+//! down, such as many shorter lists or a large dict, converted on two threads: the thread
+//! holding the GIL walks the Python
 //! objects and writes what it finds as ops (scalars and keys as values, string texts copied,
 //! where containers begin and end); a second thread reads the ops and builds the values (the
 //! allocations, the copies, the pages the kernel must clear). The second thread never sees a
@@ -126,15 +127,12 @@ impl<'py> ToValue<'py> {
             return self.convert(obj);
         }
         let (size, longest) = size(obj);
-        if longest >= TWO_THREADS_MIN {
-            // a long list's items converted by both threads (split.rs), the rest here
+        if size < TWO_THREADS_MIN || longest >= TWO_THREADS_MIN {
+            // any long list's items converted by both threads (split.rs), the rest here
             self.split = true;
             let v = self.convert(obj);
             self.split = false;
             return v;
-        }
-        if size < TWO_THREADS_MIN {
-            return self.convert(obj);
         }
         let shared = Shared::new();
         std::thread::scope(|scope| {
