@@ -804,29 +804,66 @@ def test_a_value_whose_key_runs_python_code_is_held() -> None:
 def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
     """Python's signal handlers run during a long conversion (its Ctrl-C check). A handler
     that drops the data being converted and reuses the memory does not make the walk read
-    freed objects: what converted is a prefix of the records, each as it was."""
+    freed objects: what converted is a prefix of the records, each as it was. (The check came
+    between taking a list's next item and converting it: that item was read freed, a crash
+    in about half the runs.)"""
     out = _child(
         """
         import json, signal, ptc
         Session = ptc.Session  # imported before the timer is armed
         rows = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
         expected = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
+        # lists of 4,000 under 150 keys: input this shape converts on one thread, whose Ctrl-C
+        # check runs the handler (tests/test_convert_two_threads.py has the two-thread ones)
+        chunks = {"%03d" % k: rows[k * 4_000 : (k + 1) * 4_000] for k in range(150)}
+        del rows
         keep = []
         def handler(signum, frame):
-            rows.clear()  # frees every record, the one being converted included
+            for c in chunks.values():
+                c.clear()  # frees every record, the one being converted included
             keep.append([[i, str(i)] for i in range(200_000)])
         signal.signal(signal.SIGALRM, handler)
         signal.setitimer(signal.ITIMER_REAL, 0.02)
-        # one level deeper: input this shape converts on one thread, whose Ctrl-C check runs
-        # the handler (tests/test_convert_two_threads.py has the two-thread one)
-        s = Session(data={"rows": [rows]})
-        got = s.run("(first data/rows)").value
+        s = Session(data={"rows": chunks})
+        got = [r for c in s.run("data/rows").value.values() for r in c]
         print(json.dumps({"ran": bool(keep), "n": len(got), "prefix": got == expected[:len(got)]}))
         """
     )
     assert out["ran"], "the timer's handler did not run during the conversion"
     assert 0 < out["n"] < 600_000
     assert out["prefix"]
+
+
+def test_a_signal_handler_freeing_a_split_list() -> None:
+    """A long list converts on two threads, and Ctrl-C's check (so the handler) waits until
+    both are done; a handler that then empties the list makes the conversion fail, after
+    reading nothing freed, and the next conversion works."""
+    out = _child(
+        """
+        import json, signal, ptc
+        Session = ptc.Session  # imported before the timer is armed
+        rows = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
+        keep = []
+        def handler(signum, frame):
+            rows.clear()
+            keep.append([[i, str(i)] for i in range(200_000)])
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        try:
+            Session(data={"rows": rows})
+            outcome = "converted"
+        except TypeError as e:
+            outcome = str(e)
+        s = Session(data={"rows": [{"id": i} for i in range(10_000)]})
+        print(json.dumps({"ran": bool(keep), "outcome": outcome,
+                          "n": s.run("(count data/rows)").value}))
+        """
+    )
+    assert out == {
+        "ran": True,
+        "outcome": "data.rows: the list changed size while it was being converted",
+        "n": 10_000,
+    }
 
 
 def test_a_panic_at_the_boundary_is_an_internal_error() -> None:

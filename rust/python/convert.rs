@@ -458,11 +458,15 @@ impl<'py> ToValue<'py> {
         self.tick(self.kw_type.py(), len)?;
         self.reserve(crate::guard::values_bytes(len))?;
         let mut out = Vec::with_capacity(len);
-        for (i, item) in iter.enumerate() {
-            if i % 256 == 255 {
-                // charged in groups, as `guard::charged` does, holding first when that may poll
+        let mut iter = iter.enumerate();
+        loop {
+            if out.len() % 256 == 255 {
+                // charged in groups, as `guard::charged` does. Before the next item is taken:
+                // a signal handler run here may free the list's items, and a borrowed item
+                // taken before it would be read freed
                 self.tick(self.kw_type.py(), 256)?;
             }
+            let Some((i, item)) = iter.next() else { break };
             out.push(
                 self.value(item.bound(), depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
