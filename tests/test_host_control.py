@@ -836,34 +836,31 @@ def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
 
 def test_a_signal_handler_freeing_a_split_list() -> None:
     """A long list converts on two threads, and Ctrl-C's check (so the handler) waits until
-    both are done; a handler that then empties the list makes the conversion fail, after
-    reading nothing freed, and the next conversion works."""
+    both are done; a handler that then empties the list and reuses its memory leaves what
+    converted as it was (here every item: none was left for later), and nothing is read
+    freed."""
     out = _child(
         """
         import json, signal, ptc
         Session = ptc.Session  # imported before the timer is armed
         rows = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
+        expected = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
         keep = []
         def handler(signum, frame):
             rows.clear()
             keep.append([[i, str(i)] for i in range(200_000)])
         signal.signal(signal.SIGALRM, handler)
         signal.setitimer(signal.ITIMER_REAL, 0.02)
-        try:
-            Session(data={"rows": rows})
-            outcome = "converted"
-        except TypeError as e:
-            outcome = str(e)
-        s = Session(data={"rows": [{"id": i} for i in range(10_000)]})
-        print(json.dumps({"ran": bool(keep), "outcome": outcome,
-                          "n": s.run("(count data/rows)").value}))
+        s = Session(data={"rows": rows}, limits={"max_memory": 4 << 30, "timeout_ms": 600_000})
+        got = s.run("data/rows").value
+        print(json.dumps({"ran": bool(keep), "n": len(got), "prefix": got == expected[:len(got)]}))
         """
     )
-    assert out == {
-        "ran": True,
-        "outcome": "data.rows: the list changed size while it was being converted",
-        "n": 10_000,
-    }
+    assert out["ran"], "the timer's handler did not run during the conversion"
+    assert out["prefix"]
+    # the split takes the list's length after its first tick, where a very early alarm would
+    # have emptied it
+    assert out["n"] in (0, 600_000)
 
 
 def test_a_panic_at_the_boundary_is_an_internal_error() -> None:

@@ -30,12 +30,13 @@ mod tape;
 pub static TWO_THREAD_CONVERSIONS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
-/// Lists split between two threads, and items the helper thread converted in them
-/// (`_core._split_conversions`).
-pub fn split_conversions() -> (usize, usize) {
+/// Lists split between two threads, items converted in blocks there (by either thread), and
+/// those the helper thread converted (`_core._split_conversions`).
+pub fn split_conversions() -> (usize, usize, usize) {
     use std::sync::atomic::Ordering::Relaxed;
     (
         split::SPLIT_CONVERSIONS.load(Relaxed),
+        split::BLOCK_ITEMS.load(Relaxed),
         split::HELPER_ITEMS.load(Relaxed),
     )
 }
@@ -315,7 +316,8 @@ impl<'py> ToValue<'py> {
         if let Some(text) = unsafe { split::pure_text(s.as_ptr()) } {
             return Ok(text);
         }
-        self.before_python(); // an error is made
+        self.before_python(); // an error is made (and may be collected)
+        self.pinned.push(s.clone().into_any());
         s.to_str()
             .map(Cow::Borrowed)
             .map_err(|e| ConvError::new(e.to_string()))
@@ -460,7 +462,7 @@ impl<'py> ToValue<'py> {
         let mut out = Vec::with_capacity(len);
         let mut iter = iter.enumerate();
         loop {
-            if out.len() % 256 == 255 {
+            if out.len() % 256 == 255 && out.len() < len {
                 // charged in groups, as `guard::charged` does. Before the next item is taken:
                 // a signal handler run here may free the list's items, and a borrowed item
                 // taken before it would be read freed

@@ -133,9 +133,10 @@ pub(super) fn _two_thread_conversions() -> usize {
 }
 
 /// How many of those split a long list between the two threads (the others went by the tape),
-/// and how many items the helper thread converted in them.
+/// how many items were converted in blocks there (not left to the one-thread paths), and how
+/// many of those by the helper thread.
 #[pyfunction]
-pub(super) fn _split_conversions() -> (usize, usize) {
+pub(super) fn _split_conversions() -> (usize, usize, usize) {
     super::convert::split_conversions()
 }
 

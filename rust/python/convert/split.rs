@@ -8,10 +8,12 @@
 //! and `PyDict_Next` and `PyLong_AsLongLongAndOverflow`, which for these types only read), and
 //! touch no reference count. The thread holding the GIL keeps it, so no other Python thread
 //! runs either: nothing changes or frees what the helper reads without holding the GIL. An item
-//! holding anything else (a tuple, a subclass, a container or long string referenced from
-//! elsewhere too, a big int, a non-string key) is a hole. Once the helper is joined, the thread
-//! holding the GIL fills the holes in order with the one-thread paths, so errors, sharing and
-//! Python code (a subclass's methods, Ctrl-C's handler) come as on one thread.
+//! holding anything else (a tuple, a subclass, a container referenced from elsewhere too, a
+//! big int, a non-string key) is a hole. Once the helper is joined, the thread holding the GIL
+//! fills the holes in order with the one-thread paths, so errors and sharing come as on one
+//! thread, and so does Python code (a subclass's methods, Ctrl-C's handler), which runs only
+//! then: what it changes in items converted already is not seen, and a list it shortens ends
+//! at the first item it no longer holds.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,9 +33,11 @@ use crate::sysmem::{Shared, Watch};
 use crate::text::INLINE_MAX;
 use crate::value::{Str, Value, ValueMap};
 
-/// Lists split between two threads so far, and items the helper converted in them
-/// (`_core._split_conversions`, for the tests).
+/// Lists split between two threads so far, items converted in blocks (by either thread; the
+/// holes not counted) and those of them the helper converted (`_core._split_conversions`,
+/// for the tests).
 pub static SPLIT_CONVERSIONS: AtomicUsize = AtomicUsize::new(0);
+pub static BLOCK_ITEMS: AtomicUsize = AtomicUsize::new(0);
 pub static HELPER_ITEMS: AtomicUsize = AtomicUsize::new(0);
 
 /// Items a thread takes at a time: small enough that neither waits long for the other at the
@@ -88,7 +92,7 @@ impl<'py> ToValue<'py> {
         self.reserve(crate::guard::values_bytes(l.len()))?;
         let mut out: Vec<Value> = Vec::with_capacity(l.len());
         // the first item the one-thread way: both threads then start with its keys and shapes
-        self.fill(l, 0, 1.min(l.len()), depth, &mut out)?;
+        self.fill(l, 1, depth, &mut out)?;
         // read after everything that may run Python code (Ctrl-C's handler, the first item's
         // methods), which may have changed the list: from here to the join nothing can
         let len = l.len();
@@ -130,13 +134,15 @@ impl<'py> ToValue<'py> {
             (mine, theirs)
         });
         let ((mut blocks, mut failed), theirs) = ran;
+        let converted = |b: &Blocks| b.0.iter().map(|b| b.1.len() - b.2.len()).sum::<usize>();
+        BLOCK_ITEMS.fetch_add(converted(&blocks), Ordering::Relaxed);
         // no second thread (it could not start): this one took every block
         if let Ok(joined) = theirs {
             // a panic on the helper is raised here, where the entry point makes it InternalError
             let (more, their_failure, used) =
                 joined.unwrap_or_else(|p| std::panic::resume_unwind(p));
-            let items = more.0.iter().map(|b| b.1.len() - b.2.len()).sum::<usize>();
-            HELPER_ITEMS.fetch_add(items, Ordering::Relaxed);
+            BLOCK_ITEMS.fetch_add(converted(&more), Ordering::Relaxed);
+            HELPER_ITEMS.fetch_add(converted(&more), Ordering::Relaxed);
             blocks.0.extend(more.0);
             failed = failed.or(their_failure);
             if let Some(w) = &mut self.watch {
@@ -149,58 +155,52 @@ impl<'py> ToValue<'py> {
         // Ctrl-C waited for the threads
         self.seen = 1 << 16;
         self.tick(py, 0)?;
-        if l.len() != len {
-            return Err(ConvError::new(
-                "the list changed size while it was being converted",
-            ));
-        }
-        // in order: the gaps (blocks a thread did not finish), the blocks and their holes
+        // in order: the gaps (blocks a thread did not finish), the blocks and their holes. As
+        // on one thread, the items are those the list holds when each is reached: Python code
+        // run meanwhile (a handler, a hole's methods) that shortens it ends the vector there
         blocks.0.sort_by_key(|b| b.0);
         for (start, values, holes) in blocks.0 {
-            self.fill(l, out.len(), start, depth, &mut out)?;
+            if !self.fill(l, start, depth, &mut out)? {
+                return Ok(Value::vector(out));
+            }
             let mut holes = holes.into_iter().peekable();
             for (i, v) in (start..).zip(values) {
-                if holes.next_if_eq(&i).is_some() {
-                    self.fill(l, i, i + 1, depth, &mut out)?;
-                } else {
+                if holes.next_if_eq(&i).is_none() {
                     out.push(v);
+                } else if !self.fill(l, i + 1, depth, &mut out)? {
+                    return Ok(Value::vector(out));
                 }
             }
         }
-        self.fill(l, out.len(), len, depth, &mut out)?;
-        if l.len() != len {
-            // Python code run while an item converted changed the list: its values are mixed
-            return Err(ConvError::new(
-                "the list changed size while it was being converted",
-            ));
-        }
+        // and what is left: an unfinished tail, or items added meanwhile
+        self.fill(l, usize::MAX, depth, &mut out)?;
         Ok(Value::vector(out))
     }
 
-    /// Converts items `from..to` on this thread the one-thread way, appending them.
+    /// Converts the list's items from `out.len()` up to `to` on this thread the one-thread way,
+    /// appending them; `false` when the list ended first.
     fn fill(
         &mut self,
         l: &Bound<'py, PyList>,
-        from: usize,
         to: usize,
         depth: usize,
         out: &mut Vec<Value>,
-    ) -> Result<(), ConvError> {
-        for i in from..to {
+    ) -> Result<bool, ConvError> {
+        while out.len() < to {
+            let i = out.len();
             if i % 256 == 255 {
+                // before the item is taken: a handler run here may free it
                 self.tick(l.py(), 256)?;
             }
             let Some(x) = item(l, i) else {
-                return Err(ConvError::new(
-                    "the list changed size while it was being converted",
-                ));
+                return Ok(false);
             };
             out.push(
                 self.value(&x, depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
             );
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -357,7 +357,9 @@ impl Pure {
             }
         }
         let s = Str::from(&*text);
-        if shared && self.strings.len() < 65_536 {
+        // long ones always (the other path shares them all by object); past the cap, shorter
+        // ones are copied (at most 256 bytes each)
+        if shared && (text.len() >= LONG_STRING || self.strings.len() < 65_536) {
             // its address stays its own: nothing is freed while the threads convert
             self.strings.insert(o as usize, s.clone());
         }
