@@ -453,11 +453,12 @@ impl Pure {
             let key = self.interner.key(&text);
             self.keys.insert(p, key);
         }
-        let keys = &self.keys;
-        Some(
-            self.shapes
-                .get(ptrs, || ptrs.iter().map(|p| keys[p].clone()).collect()),
-        )
+        // every key is cached by now (a Vec made only for a shape not seen before)
+        let keys: Vec<Value> = ptrs
+            .iter()
+            .map(|p| self.keys.get(p).cloned())
+            .collect::<Option<_>>()?;
+        Some(self.shapes.get(ptrs, || keys))
     }
 }
 
