@@ -454,27 +454,42 @@ impl<'py> ToValue<'py> {
     fn items<T: AsBound<'py>>(
         &mut self,
         len: usize,
-        iter: impl Iterator<Item = T>,
+        mut iter: impl Iterator<Item = T>,
         depth: usize,
     ) -> Result<Value, ConvError> {
         self.tick(self.kw_type.py(), len)?;
         self.reserve(crate::guard::values_bytes(len))?;
         let mut out = Vec::with_capacity(len);
-        let mut iter = iter.enumerate();
-        loop {
-            if out.len() % 256 == 255 && out.len() < len {
-                // charged in groups, as `guard::charged` does. Before the next item is taken:
-                // a signal handler run here may free the list's items, and a borrowed item
-                // taken before it would be read freed
+        self.push_items(&mut iter, usize::MAX, depth, &mut out)?;
+        Ok(Value::vector(out))
+    }
+
+    /// Converts items of a sequence (the next is item `out.len()`) onto `out` until it holds
+    /// `to`; `false` when the items ended first.
+    fn push_items<T: AsBound<'py>>(
+        &mut self,
+        iter: &mut impl Iterator<Item = T>,
+        to: usize,
+        depth: usize,
+        out: &mut Vec<Value>,
+    ) -> Result<bool, ConvError> {
+        while out.len() < to {
+            let i = out.len();
+            if i % 256 == 255 && iter.size_hint().1 != Some(0) {
+                // charged in groups, as `guard::charged` does, while items remain. Before the
+                // next item is taken: a signal handler run here may free the list's items, and
+                // a borrowed item taken before it would be read freed
                 self.tick(self.kw_type.py(), 256)?;
             }
-            let Some((i, item)) = iter.next() else { break };
+            let Some(item) = iter.next() else {
+                return Ok(false);
+            };
             out.push(
                 self.value(item.bound(), depth + 1)
                     .map_err(|e| e.under(Seg::Index(i)))?,
             );
         }
-        Ok(Value::vector(out))
+        Ok(true)
     }
 
     #[inline(never)]
@@ -732,17 +747,39 @@ impl<'py> AsBound<'py> for Borrowed<'_, 'py, PyAny> {
     }
 }
 
-/// How many items ahead [`ListItems`] asks for an item's object (and halfway there, the key
+/// How many items ahead a list's walk asks for an item's object (and halfway there, the key
 /// table of a dict among them, whose address is in the object by then).
 const LIST_AHEAD: usize = 8;
+
+/// Asks the CPU for the objects of the items a few places after `i` (see [`LIST_AHEAD`]).
+///
+/// # Safety
+/// `items` is a list's item array, holding live objects below `end` (a null slot is skipped:
+/// only a list C code is still filling has one).
+#[inline]
+unsafe fn prefetch_ahead(items: *mut *mut pyo3::ffi::PyObject, i: usize, end: usize) {
+    use pyo3::ffi;
+    // SAFETY: the caller's contract; the indexes are checked against `end`.
+    unsafe {
+        if i + LIST_AHEAD < end {
+            crate::value::prefetch_lines((*items.add(i + LIST_AHEAD)).cast(), 1);
+        }
+        if i + LIST_AHEAD / 2 < end {
+            let o = *items.add(i + LIST_AHEAD / 2);
+            if !o.is_null() && ffi::PyDict_CheckExact(o) != 0 {
+                crate::value::prefetch_lines((*o.cast::<ffi::PyDictObject>()).ma_keys.cast(), 2);
+            }
+        }
+    }
+}
 
 /// An exact list's items, borrowed one at a time, each step asking the CPU for objects a few
 /// items ahead: the objects of large data lie all over the heap, and the walk otherwise waits
 /// for each in turn. An item is used only while it converts; Python code run meanwhile (see
 /// [`ToValue::before_python`]) holds the item and the list first.
 struct ListItems<'a, 'py> {
-    list: &'a Bound<'py, PyList>,
-    i: usize,
+    pub(super) list: &'a Bound<'py, PyList>,
+    pub(super) i: usize,
 }
 
 impl<'a, 'py> Iterator for ListItems<'a, 'py> {
@@ -763,20 +800,16 @@ impl<'a, 'py> Iterator for ListItems<'a, 'py> {
                 return None;
             }
             let items = (*p.cast::<ffi::PyListObject>()).ob_item;
-            if i + LIST_AHEAD < n {
-                crate::value::prefetch_lines((*items.add(i + LIST_AHEAD)).cast(), 1);
-            }
-            if i + LIST_AHEAD / 2 < n {
-                let o = *items.add(i + LIST_AHEAD / 2);
-                // a slot is null only in a list C code is still filling
-                if !o.is_null() && ffi::PyDict_CheckExact(o) != 0 {
-                    let keys = (*o.cast::<ffi::PyDictObject>()).ma_keys;
-                    crate::value::prefetch_lines(keys.cast(), 2);
-                }
-            }
+            prefetch_ahead(items, i, n);
             self.i = i + 1;
             Borrowed::from_ptr_or_opt(self.list.py(), *items.add(i))
         }
+    }
+
+    /// Exactly the items the list holds now after this one.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.list.len().saturating_sub(self.i);
+        (n, Some(n))
     }
 }
 

@@ -23,10 +23,9 @@ use ahash::AHashMap;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use pyo3::Borrowed;
 use smallvec::SmallVec;
 
-use super::{ConvError, Seg, ToValue, LONG_STRING};
+use super::{ConvError, ListItems, ToValue, LONG_STRING};
 use crate::intern::Interner;
 use crate::map::{MapData, ShapeCache, MAX_SHAPED_KEYS};
 use crate::sysmem::{Shared, Watch};
@@ -56,20 +55,6 @@ struct Blocks(Vec<(usize, Vec<Value>, Vec<usize>)>);
 enum End {
     Front,
     Back,
-}
-
-/// A list item, borrowed (as [`super::ListItems`] does) and read afresh (Python code may have
-/// changed the list): `None` past its end.
-fn item<'a, 'py>(l: &'a Bound<'py, PyList>, i: usize) -> Option<Borrowed<'a, 'py, PyAny>> {
-    // SAFETY: the GIL is held and the list is alive; the index is checked against its length.
-    unsafe {
-        let p = l.as_ptr();
-        if i >= ffi::PyList_GET_SIZE(p) as usize {
-            return None;
-        }
-        let o = *(*p.cast::<ffi::PyListObject>()).ob_item.add(i);
-        Borrowed::from_ptr_or_opt(l.py(), o)
-    }
 }
 
 impl<'py> ToValue<'py> {
@@ -178,7 +163,7 @@ impl<'py> ToValue<'py> {
     }
 
     /// Converts the list's items from `out.len()` up to `to` on this thread the one-thread way,
-    /// appending them; `false` when the list ended first.
+    /// reading each from the list as it is then; `false` when the list ended first.
     fn fill(
         &mut self,
         l: &Bound<'py, PyList>,
@@ -186,21 +171,11 @@ impl<'py> ToValue<'py> {
         depth: usize,
         out: &mut Vec<Value>,
     ) -> Result<bool, ConvError> {
-        while out.len() < to {
-            let i = out.len();
-            if i % 256 == 255 {
-                // before the item is taken: a handler run here may free it
-                self.tick(l.py(), 256)?;
-            }
-            let Some(x) = item(l, i) else {
-                return Ok(false);
-            };
-            out.push(
-                self.value(&x, depth + 1)
-                    .map_err(|e| e.under(Seg::Index(i)))?,
-            );
-        }
-        Ok(true)
+        let mut items = ListItems {
+            list: l,
+            i: out.len(),
+        };
+        self.push_items(&mut items, to, depth, out)
     }
 }
 
@@ -281,7 +256,7 @@ impl Pure {
             for i in from..to {
                 // SAFETY: `i` is below the list's length, which does not change.
                 let v = unsafe {
-                    prefetch_ahead(items, i, to);
+                    super::prefetch_ahead(items, i, to);
                     self.value(*items.add(i), depth + 1)
                 };
                 if self.failed.is_some() {
@@ -464,29 +439,6 @@ impl Pure {
 
 /// A shape and the key objects it was found by.
 type Known = (SmallVec<[usize; 8]>, Arc<crate::map::Shape>);
-
-/// How many items ahead the walk asks for an item's object (and halfway there, for the key
-/// table of a dict among them, whose address is in the object by then): the objects of large
-/// data lie all over the heap, and the walk otherwise waits for each in turn.
-const AHEAD: usize = 8;
-
-/// # Safety
-/// `items` holds live objects below `end`.
-#[inline]
-unsafe fn prefetch_ahead(items: *mut *mut ffi::PyObject, i: usize, end: usize) {
-    // SAFETY: the caller's contract; the indexes are checked against `end`.
-    unsafe {
-        if i + AHEAD < end {
-            crate::value::prefetch_lines((*items.add(i + AHEAD)).cast(), 1);
-        }
-        if i + AHEAD / 2 < end {
-            let o = *items.add(i + AHEAD / 2);
-            if ffi::PyDict_CheckExact(o) != 0 {
-                crate::value::prefetch_lines((*o.cast::<ffi::PyDictObject>()).ma_keys.cast(), 2);
-            }
-        }
-    }
-}
 
 /// A str's text from its characters, without calling Python (which would cache a UTF-8 copy in
 /// the object). `None`: a string not made ready (3.11's legacy strings) or holding a lone
