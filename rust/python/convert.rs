@@ -335,25 +335,36 @@ impl<'py> ToValue<'py> {
     /// here, or on the thread that builds the values).
     /// The input holds every object alive for the whole conversion, so pointers are stable.
     fn string<'s>(&mut self, s: &'s Bound<'py, PyString>) -> Result<Text<'s>, ConvError> {
+        let mut text = None;
         // SAFETY: the length of a live string object while holding the GIL.
         if unsafe { pyo3::ffi::PyUnicode_GET_LENGTH(s.as_ptr()) } <= INLINE_MAX as isize {
             // maybe short enough to hold in place (its UTF-8 may be longer than its characters)
-            let text = self.text(s)?;
-            if text.len() <= INLINE_MAX {
-                return Ok(Text::Done(Value::Str(Str::from(&*text))));
+            let t = self.text(s)?;
+            if t.len() <= INLINE_MAX {
+                return Ok(Text::Done(Value::Str(Str::from(&*t))));
             }
+            text = Some(t);
         }
         // a string object referenced from elsewhere too (a category literal, an interned
         // status) is usually referenced many times: found by its address, not its text (the
-        // walk borrows it, so its parent's is the one reference of an unshared string)
+        // walk borrows it, so its parent's is the one reference of an unshared string), before
+        // its text is read
         // SAFETY: reading the reference count of a live object while holding the GIL.
         let shared = unsafe { pyo3::ffi::Py_REFCNT(s.as_ptr()) } > 1;
+        let ptr = s.as_ptr() as usize;
         if shared {
-            if let Some(k) = self.string_objects.get(&(s.as_ptr() as usize)) {
+            if let Some(k) = self
+                .string_objects
+                .get(&ptr)
+                .or_else(|| self.long_strings.get(&ptr))
+            {
                 return Ok(Text::Done(Value::Str(k.clone())));
             }
         }
-        let text = self.text(s)?;
+        let text = match text {
+            Some(t) => t,
+            None => self.text(s)?,
+        };
         if text.len() < LONG_STRING {
             // copied, not interned by text: each Python string is an object of its own already,
             // so the copy keeps memory under the input's, and a lookup in a table of thousands
@@ -363,14 +374,10 @@ impl<'py> ToValue<'py> {
             }
             let k = Str::from(&*text);
             if self.string_objects.len() < 65_536 {
-                self.string_objects.insert(s.as_ptr() as usize, k.clone());
+                self.string_objects.insert(ptr, k.clone());
                 self.pinned.push(s.clone().into_any());
             }
             return Ok(Text::Done(Value::Str(k)));
-        }
-        let ptr = s.as_ptr() as usize;
-        if let Some(k) = self.long_strings.get(&ptr) {
-            return Ok(Text::Done(Value::Str(k.clone())));
         }
         self.reserve(text.len())?;
         let k = Str::from(&*text);

@@ -314,13 +314,21 @@ impl Pure {
 
     unsafe fn string(&mut self, o: *mut ffi::PyObject) -> Option<Value> {
         // SAFETY: `o` is a live str (the caller's contract).
+        let (chars, shared) = unsafe { (ffi::PyUnicode_GET_LENGTH(o), ffi::Py_REFCNT(o) > 1) };
+        // one referenced from elsewhere too is found by its address before its text is read
+        // (texts short enough to hold in place are never kept)
+        if shared && chars > INLINE_MAX as isize {
+            if let Some(s) = self.strings.get(&(o as usize)) {
+                return Some(Value::Str(s.clone()));
+            }
+        }
+        // SAFETY: as above.
         let text = unsafe { pure_text(o) }?;
         if text.len() <= INLINE_MAX {
             return Some(Value::Str(Str::from(&*text)));
         }
-        // SAFETY: as above.
-        let shared = unsafe { ffi::Py_REFCNT(o) } > 1;
-        if shared {
+        if shared && chars <= INLINE_MAX as isize {
+            // a few characters, more bytes: kept too
             if let Some(s) = self.strings.get(&(o as usize)) {
                 return Some(Value::Str(s.clone()));
             }
