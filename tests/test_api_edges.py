@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,15 +16,40 @@ import ptc
 import pytest
 
 
-def test_from_json_reads_a_file_named_by_a_str(tmp_path: Path) -> None:
-    path = tmp_path / "orders.json"
-    path.write_text(json.dumps({"orders": [{"id": 1}, {"id": 2}]}))
-    assert ptc.Session.from_json(str(path)).run("(count data/orders)").value == 2
-    assert ptc.Session.from_json(path).run("(count data/orders)").value == 2
-    # JSON text is still JSON text, and a str that is neither says what it is
+def test_from_json_never_reads_a_file_named_by_a_str(tmp_path: Path) -> None:
+    """A str is JSON text only: text a host received (a request body, an LLM's reply) must not
+    be able to name a file whose contents the program then reads."""
+    path = tmp_path / "secret.json"
+    path.write_text(json.dumps({"api_key": "sk-secret"}))
+    with pytest.raises(ValueError) as e:
+        ptc.Session.from_json(str(path))
+    assert str(e.value) == (
+        "invalid JSON data at data: expected value (line 1, column 1) (a str is JSON text; "
+        "to read a file, pass a pathlib.Path or use Session.from_file)"
+    )
+    # the same text relative to the working directory is not read either
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(ValueError, match="a str is JSON text"):
+            ptc.Session.from_json("secret.json")
+    finally:
+        os.chdir(cwd)
+    # a path object, or from_file with a str, reads the file
+    assert ptc.Session.from_json(path).run("data/api_key").value == "sk-secret"
+    assert ptc.Session.from_file(str(path)).run("data/api_key").value == "sk-secret"
+    assert ptc.Session.from_file(path).run("data/api_key").value == "sk-secret"
+    with pytest.raises(FileNotFoundError):
+        ptc.Session.from_file(str(tmp_path / "missing.json"))
+    with pytest.raises(TypeError, match="path must be a str or a path object, got int"):
+        ptc.Session.from_file(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got list"):
+        ptc.Session.from_json([])  # type: ignore[arg-type]
+    # JSON text is JSON text; its own errors are not given the file hint
     assert ptc.Session.from_json('{"a": 1}').run("data/a").value == 1
-    with pytest.raises(ValueError, match="invalid JSON data"):
-        ptc.Session.from_json(str(tmp_path / "missing.json"))
+    with pytest.raises(ValueError) as e:
+        ptc.Session.from_json('{"a": ')
+    assert "pathlib" not in str(e.value)
 
 
 def test_star_import_does_not_replace_builtin_eval() -> None:

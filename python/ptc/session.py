@@ -102,24 +102,50 @@ class Session(_core.SessionBase):
         building Python objects first (object keys become ``data/`` names; keys that are valid
         keyword text become keywords, as with Python data).
 
-        ``source`` is JSON text, bytes, or a file: a path object, or a ``str`` naming an
-        existing file (JSON text for an object starts with ``{``, so the two cannot be
-        confused: ``Session.from_json("orders.json")`` reads the file)."""
-        from pathlib import Path
-
+        ``source`` is JSON text (``str`` or UTF-8 ``bytes``) or a file given as a path object
+        (``pathlib.Path``). A ``str`` is always JSON text, never a file name: a host that passes
+        text it received (a request body, an LLM's reply) must not let that text name a file
+        to read. ``Session.from_file(path)`` reads a file named by a ``str``."""
         if isinstance(source, os.PathLike):
-            text = Path(source).read_text(encoding="utf-8")
-        elif isinstance(source, bytes):
+            return cls.from_file(source, tools=tools, limits=limits)
+        if isinstance(source, bytes):
             text = source.decode("utf-8")
         elif isinstance(source, str):
             text = source
-            head = source.lstrip("\ufeff \t\r\n")[:1]
-            if head not in ("{", "[") and len(source) < 4096 and os.path.isfile(source):
-                text = Path(source).read_text(encoding="utf-8")
         else:
             raise TypeError(
-                f"JSON source must be str, bytes or a path, got {type(source).__name__}"
+                "JSON source must be JSON text (str or bytes) or a pathlib.Path, "
+                f"got {type(source).__name__}"
             )
+        try:
+            return cls._from_text(text, tools, limits)
+        except ValueError as e:
+            head = text.lstrip("\ufeff \t\r\n")[:1]
+            if head in ("{", "[") or len(text) > 4096:
+                raise
+            # no file-system lookup here: only a hint, whatever the text names
+            raise ValueError(
+                f"{e} (a str is JSON text; to read a file, pass a pathlib.Path or use "
+                "Session.from_file)"
+            ) from None
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        tools: ToolsArg = None,
+        limits: LimitsArg = None,
+    ) -> Session:
+        """A Session whose data is the JSON object in the file at ``path`` (UTF-8), parsed
+        straight into the core as :meth:`from_json` does."""
+        from pathlib import Path
+
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or a path object, got {type(path).__name__}")
+        return cls._from_text(Path(path).read_text(encoding="utf-8"), tools, limits)
+
+    @classmethod
+    def _from_text(cls, text: str, tools: ToolsArg, limits: LimitsArg) -> Session:
         self = cls.__new__(cls)
         self._tools = normalize_tools(tools)
         self._loop_ref = EventLoopRef()
