@@ -128,3 +128,15 @@ def test_messages_are_shaped_for_the_api() -> None:
         None,
         [{"role": "user", "content": "hi"}],
     )
+
+
+def test_an_unreadable_retry_after_is_retried_after_the_backoff(
+    anthropic_server: AnthropicServer,
+) -> None:
+    """Issue 29, item 20: `Retry-After: nan` ended the step with a ValueError, no retry."""
+    limited = Error(429, anthropic_server.error_body("slow down", "rate_limit_error"))
+    limited.headers = {"Retry-After": "nan"}
+    anthropic_server.script = [limited, PROGRAM]
+    step = agent(anthropic_server).run()
+    assert step.ok and step.value == 2
+    assert step.usage.llm_retries == 1 and len(anthropic_server.received) == 2

@@ -73,3 +73,15 @@ def test_cached_tokens_through_litellm(openai_server: OpenAIServer) -> None:
         "cache_read_tokens": 700,
     }
     assert step.usage.cache_read_tokens == 700
+
+
+def test_an_unreadable_retry_after_is_retried_after_the_backoff(
+    openai_server: OpenAIServer,
+) -> None:
+    """Issue 29, item 20, through litellm's own error types."""
+    limited = Error(429, openai_server.error_body("slow down", "rate_limit_error"))
+    limited.headers = {"Retry-After": "nan"}
+    openai_server.script = [limited, PROGRAM]
+    step = agent(openai_server).run()
+    assert step.ok and step.value == 2
+    assert step.usage.llm_retries == 1 and len(openai_server.received) == 2

@@ -9,7 +9,7 @@ import openai
 import ptc
 import pytest
 from ptc.llm import LLMReply, RetryPolicy, normalize_reply
-from wire import Error, OpenAIServer, WireServer
+from wire import Error, OpenAIServer, Parts, WireServer
 
 PROGRAM = "```clojure\n(return (count (filter #(> (:total %) 100) data/orders)))\n```"
 ORDERS = [{"id": 1, "total": 50}, {"id": 2, "total": 150}, {"id": 3, "total": 300}]
@@ -143,3 +143,59 @@ def test_without_the_sdk_the_error_says_which_extra_to_install(
     llm = ptc.llm.openai("m", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ImportError, match=r"pip install 'ptc-runtime\[openai\]'"):
         llm([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["nan", "NaN", "inf", "-3", "soon", "1e3", "", "Sun, 06 Nov 1994 08:49:37 GMT"],
+)
+def test_a_rate_limit_with_an_unreadable_retry_after_is_retried_after_the_backoff(
+    openai_server: OpenAIServer, header: str
+) -> None:
+    """Issue 29, item 20: `Retry-After: nan` ended the step with `ValueError: Invalid value
+    NaN` (time.sleep(nan)) and no retry; `inf` gave up at once."""
+    limited = Error(429, openai_server.error_body("slow down", "rate_limit_error"))
+    limited.headers = {"Retry-After": header}
+    openai_server.script = [limited, PROGRAM]
+    step = agent(openai_server).run()
+    assert step.ok and step.value == 2
+    assert step.usage.llm_retries == 1 and len(openai_server.received) == 2
+    first, second = openai_server.received
+    assert second.at - first.at < 2.0  # the 0.01 s backoff, not a wait the header made up
+
+
+async def test_an_unreadable_retry_after_on_the_async_path(openai_server: OpenAIServer) -> None:
+    limited = Error(429, openai_server.error_body("slow down", "rate_limit_error"))
+    limited.headers = {"Retry-After": "nan", "retry-after-ms": "-inf"}
+    openai_server.script = [limited, PROGRAM]
+    step = await agent(openai_server).arun()
+    assert step.ok and step.value == 2 and step.usage.llm_retries == 1
+
+
+def test_content_as_a_list_of_text_parts_is_read(openai_server: OpenAIServer) -> None:
+    """Issue 29, item 20: several OpenAI-compatible servers send `content` as content parts;
+    it was read as an empty reply. Text parts are joined in order; other parts are left out."""
+    openai_server.script = [
+        Parts(
+            [
+                {"type": "text", "text": "```clojure\n(return (count (filter "},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "thinking", "thinking": "(return 0)"},
+                {"type": "text", "text": 7},  # not text: left out
+                {"type": "text", "text": "#(> (:total %) 100) data/orders)))\n```"},
+            ]
+        )
+    ]
+    step = agent(openai_server).run()
+    assert step.ok and step.value == 2
+    assert step.turns[0].response == (
+        "```clojure\n(return (count (filter #(> (:total %) 100) data/orders)))\n```"
+    )
+
+
+def test_content_parts_without_text_are_an_empty_reply(openai_server: OpenAIServer) -> None:
+    openai_server.script = [Parts([{"type": "image_url", "image_url": {"url": "x"}}]), PROGRAM]
+    step = agent(openai_server).run()
+    assert step.ok and step.value == 2
+    assert step.turns[0].response == "" and step.turns[0].error is not None
+    assert step.turns[0].error.type == "no_program"

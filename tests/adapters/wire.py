@@ -32,6 +32,24 @@ class ToolCalls:
 
 
 @dataclass
+class Parts:
+    """A reply whose message ``content`` is this list of content parts (as several
+    OpenAI-compatible servers send it) instead of a string."""
+
+    parts: list[Any]
+
+
+@dataclass
+class Trickle:
+    """A reply (``text``, or ``parts``) whose body is sent ``every`` seconds one byte at a
+    time, after its headers; the headers too when ``headers_too``."""
+
+    text: str
+    every: float = 0.5
+    headers_too: bool = False
+
+
+@dataclass
 class Received:
     path: str
     headers: dict[str, str]
@@ -46,7 +64,10 @@ class WireServer:
     """A scripted provider on 127.0.0.1 (a free port)."""
 
     def __init__(self) -> None:
-        self.script: list[str | Error | ToolCalls] = []
+        self.script: list[str | Error | ToolCalls | Parts | Trickle] = []
+        self.stopping = threading.Event()
+        #: bytes a trickled reply had sent when its reader went away (or when it ended)
+        self.trickled: list[int] = []
         self.usage: Usage = {}
         self.received: list[Received] = []
         self._lock = threading.Lock()
@@ -74,8 +95,35 @@ class WireServer:
                     self._send(step.status, step.body, step.headers)
                 elif isinstance(step, ToolCalls):
                     self._send(200, server.reply_body(step.text, body, step.calls), {})
+                elif isinstance(step, Parts):
+                    self._send(200, server.reply_body(step.parts, body), {})
+                elif isinstance(step, Trickle):
+                    self._trickle(step, server.reply_body(step.text, body))
                 else:
                     self._send(200, server.reply_body(step, body), {})
+
+            def _trickle(self, step: Trickle, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                head = (
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(data)}\r\n\r\n"
+                ).encode()
+                sent = 0
+                if not step.headers_too:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                try:
+                    for i in range(len(head + data)):
+                        if server.stopping.wait(step.every):
+                            break
+                        self.wfile.write((head + data)[i : i + 1])
+                        self.wfile.flush()
+                        sent += 1
+                except OSError:  # the reader went away
+                    pass
+                self.close_connection = True
+                server.trickled.append(sent)
 
             def _send(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(body).encode()
@@ -103,11 +151,15 @@ class WireServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
     def reply_body(
-        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+        self,
+        text: str | list[Any],
+        request: dict[str, Any],
+        calls: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -120,7 +172,10 @@ class OpenAIServer(WireServer):
     reply_tool_calls: list[dict[str, Any]] | None = None
 
     def reply_body(
-        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+        self,
+        text: str | list[Any],
+        request: dict[str, Any],
+        calls: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         calls = calls or self.reply_tool_calls
         u = {"prompt_tokens": 11, "completion_tokens": 7, "cached_tokens": 0, **self.usage}
@@ -156,7 +211,10 @@ class OpenAIServer(WireServer):
 
 class AnthropicServer(WireServer):
     def reply_body(
-        self, text: str, request: dict[str, Any], calls: list[dict[str, Any]] | None = None
+        self,
+        text: str | list[Any],
+        request: dict[str, Any],
+        calls: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         u = {
             "input_tokens": 13,
@@ -170,7 +228,7 @@ class AnthropicServer(WireServer):
             "type": "message",
             "role": "assistant",
             "model": request.get("model", ""),
-            "content": [{"type": "text", "text": text}],
+            "content": [{"type": "text", "text": text}] if isinstance(text, str) else text,
             "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": u,

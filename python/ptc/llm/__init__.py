@@ -92,12 +92,13 @@ class RetryPolicy:
         when the server said ``Retry-After``; ``None`` to give up instead."""
         if retry_number >= self.attempts or not self.retry_if(exc):
             return None
-        asked = retry_after(exc)
+        backoff = self.delay(retry_number)
+        asked = retry_after(exc)  # never NaN nor negative: unreadable values come as None
         if asked is None:
-            return self.delay(retry_number)
+            return backoff
         if asked > self.max_retry_after:
             return None
-        return max(asked, self.delay(retry_number))
+        return max(asked, backoff)
 
 
 def is_async_llm(llm: Any) -> bool:

@@ -9,9 +9,12 @@ which honours ``Retry-After``) governs every provider and is counted in ``Usage.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import email.utils
 import importlib
+import math
 import os
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,33 +37,57 @@ def require(module: str, extra: str) -> Any:
         ) from exc
 
 
-def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked to wait before retrying (``Retry-After`` or ``retry-after-ms``
-    on the error's HTTP response, or a ``retry_after`` attribute), if it said."""
-    value = getattr(exc, "retry_after", None)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return max(float(value), 0.0)
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
+#: ``Retry-After`` as delay-seconds: digits (RFC 9110), a fraction and a sign tolerated.
+_DELAY = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+
+
+def _delay(text: Any, per_second: float) -> float | None:
+    """A header's delay in seconds: ``None`` unless it is a number written as digits (``nan``,
+    ``inf``, ``1e3``, ``soon`` are not); never negative; ``inf`` when the digits overflow (a
+    wait too long to honour, like any other over ``RetryPolicy.max_retry_after``)."""
+    if not isinstance(text, str) or not _DELAY.fullmatch(text.strip()):
         return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(float(ms) / 1000, 0.0)
-        except ValueError:
-            pass
-    text = headers.get("retry-after")
-    if text is None:
+    return max(float(text) / per_second, 0.0)
+
+
+def _http_date(text: Any) -> float | None:
+    """Seconds until an HTTP date (any of its three forms; a date without a zone is GMT, as
+    HTTP dates always are); 0 for a date past."""
+    if not isinstance(text, str):
         return None
     try:
-        return max(float(text), 0.0)
-    except ValueError:
-        pass
-    try:  # an HTTP date
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return max(when.timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait before retrying (``Retry-After`` or ``retry-after-ms``
+    on the error's HTTP response, or a ``retry_after`` attribute), if it said so in a form
+    that can be read: a value that cannot (``nan``, ``inf``, ``soon``, a broken date) counts
+    as not said, so the policy's own backoff applies. Never negative nor NaN; ``inf`` only for
+    a delay too large to write as a float (the policy gives up on it, as on any wait over
+    ``max_retry_after``)."""
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int too large for a float
+            return math.inf
+        return None if math.isnan(seconds) else max(seconds, 0.0)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    get = getattr(headers, "get", None)
+    if not callable(get):
+        return None
+    ms = _delay(get("retry-after-ms"), 1000.0)
+    if ms is not None:
+        return ms
+    text = get("retry-after")
+    delay = _delay(text, 1.0)
+    return delay if delay is not None else _http_date(text)
 
 
 def _int(v: Any) -> int:
@@ -107,22 +134,30 @@ def anthropic_usage(raw: Any) -> dict[str, int]:
     return out
 
 
+def _text_parts(parts: Any) -> str:
+    """The ``text`` of the parts whose ``type`` is ``"text"``, joined in order; other parts
+    (images, audio, a model's reasoning) carry no answer text and are left out."""
+    if not isinstance(parts, list | tuple):
+        return ""
+    return "".join(
+        t for p in parts if _get(p, "type") == "text" and isinstance(t := _get(p, "text"), str)
+    )
+
+
 def openai_reply(response: Any) -> LLMReply:
-    """The text of a chat completion's first choice and its usage."""
+    """The text of a chat completion's first choice and its usage. The message's ``content``
+    is a string, or (as several OpenAI-compatible servers send it) a list of content parts."""
     choices = _get(response, "choices") or []
     if not choices:
         raise LLMError("the chat completion has no choices")
     content = _get(_get(choices[0], "message"), "content")
-    text = content if isinstance(content, str) else ""
+    text = content if isinstance(content, str) else _text_parts(content)
     return LLMReply(text, openai_usage(_get(response, "usage")))
 
 
 def anthropic_reply(response: Any) -> LLMReply:
     """The text blocks of an Anthropic message, joined, and its usage."""
-    blocks = _get(response, "content") or []
-    text = "".join(
-        t for b in blocks if _get(b, "type") == "text" and isinstance(t := _get(b, "text"), str)
-    )
+    text = _text_parts(_get(response, "content"))
     return LLMReply(text, anthropic_usage(_get(response, "usage")))
 
 
