@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from . import history
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
+    from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
     from .session import Definition, Description, Memory, Result, Session, ToolCall, run
     from .session import eval as eval  # ptc.eval: kept out of __all__ (it would shadow eval)
@@ -77,6 +78,8 @@ _LAZY = {
     "SubAgent": "agent",
     "SubAgentError": "agent",
     "Tool": "agent",
+    "CheckpointError": "checkpoint",
+    "RunMismatchError": "checkpoint",
     "Step": "step",
     "StepError": "step",
     "Usage": "step",
@@ -133,6 +136,7 @@ __all__ = [
     "CancelToken",
     "Cancelled",
     "CannotShadowBuiltin",
+    "CheckpointError",
     "Definition",
     "Description",
     "DestructureError",
@@ -158,6 +162,7 @@ __all__ = [
     "PtcError",
     "Result",
     "RunCancelled",
+    "RunMismatchError",
     "Session",
     "Step",
     "StepError",

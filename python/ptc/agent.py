@@ -19,13 +19,19 @@ import inspect
 import re
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import ptc
 from ptc import _core
-from ptc.checkpoint import CheckpointSink, CheckpointSource, Sink
+from ptc.checkpoint import (
+    CheckpointSink,
+    CheckpointSource,
+    Sink,
+    check_resumable,
+    data_fingerprint,
+)
 from ptc.compression import (
     ChatMessage,
     Compression,
@@ -215,6 +221,7 @@ class SubAgent:
         run_id: str | None = None,
         *,
         store: Store | AsyncPostgresStore | str | None = None,
+        data: Mapping[str, Any] | None = None,
     ) -> Step:
         """Continue a stored run: a Step, or a checkpoint (``JsonlCheckpoint``,
         ``SqliteCheckpoint``, ``PostgresCheckpoint``; ``run_id`` picks the run, default the last
@@ -223,13 +230,18 @@ class SubAgent:
         the programs of its turns with their recorded tool results (no tool is called again),
         then the loop goes on, saving to this agent's checkpoint (the store's when it has none).
 
+        The run must be this agent's: its stored mission (the prompt, placeholders filled from
+        ``data``), tools (names and signatures) and data (its fingerprint; pass the ``data`` the
+        run was started with, as given to :meth:`run`) must be this agent's, or
+        :class:`ptc.RunMismatchError` names what differs, with both values.
+
         While it runs, the run is locked when the checkpoint can lock it: a second worker
         resuming the same run gets ``ptc.checkpoint.RunLockedError``."""
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
             runner = _Runner(
-                self, self._config(None), None, previous=step, run_id=run_id, checkpoint=sink
+                self, self._config(None), data, previous=step, run_id=run_id, checkpoint=sink
             )
             return self._run_sync(runner)
 
@@ -239,13 +251,14 @@ class SubAgent:
         run_id: str | None = None,
         *,
         store: Store | AsyncPostgresStore | str | None = None,
+        data: Mapping[str, Any] | None = None,
     ) -> Step:
         """Async twin of :meth:`resume`."""
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
             runner = _Runner(
-                self, self._config(None), None, previous=step, run_id=run_id, checkpoint=sink
+                self, self._config(None), data, previous=step, run_id=run_id, checkpoint=sink
             )
             return await _drive_async(runner)
 
@@ -314,6 +327,7 @@ class _Runner:
         self.config = config
         self.llm: LLM = config.llm
         self.run_id = run_id or uuid.uuid4().hex
+        self._stored_id = run_id is not None
         # a resumed run is locked by resume() itself, before its checkpoint is read
         self.resumed = previous is not None
         hooks = agent.hooks
@@ -342,6 +356,10 @@ class _Runner:
             compression=self.strategy.name if self.strategy is not None else None,
             compression_opts=dict(opts),
             signature=agent.signature,
+            # read once, and only where a resume may compare it (it reads all the data)
+            data_fingerprint=(
+                data_fingerprint(merged) if self.sink is not None or previous is not None else None
+            ),
         )
         self.turns: list[Turn] = []
         self.messages: list[list[ChatMessage]] = []
@@ -430,6 +448,8 @@ class _Runner:
         return call_child
 
     def _restore(self, step: Step) -> None:
+        # first: another agent's run is neither replayed nor continued under this one
+        check_resumable(step.context, self.context, self.run_id if self._stored_id else None)
         last = step.turns[-1] if step.turns else None
         if last is not None and ((last.returned and last.success) or last.failed):
             raise ValueError("this step already finished; nothing to resume")
@@ -475,12 +495,11 @@ class _Runner:
             turn = yield from self._turn(reply, llm_ms)
             self.turns.append(turn)
             self.observer.turn(turn, lambda: self._step_now(None, None))
-            if turn.failed:
-                reason = turn.result
-                return self._finish(StepError("fail", _text(reason), value=reason))
-            if turn.success and (turn.returned or max_turns == 1):
-                return self._finish(None, turn.result)  # SS-001: last value is the answer
-        return self._finish(self._out_of_turns())
+            ending = run_ending(self.context, self.turns)
+            if ending is not None:
+                _ok, value, error = ending
+                return self._finish(error, value)
+        return self._finish(_out_of_turns(self.context, self.turns))
 
     def _turn(self, reply: LLMReply, llm_ms: float) -> Generator[tuple[str, Any], Any, Turn]:
         number = len(self.turns) + 1
@@ -584,17 +603,6 @@ class _Runner:
             entries.append(MemoryEntry(d.name, d.kind, typ, sample, d.doc, params, d.return_type))
         return tuple(entries)
 
-    def _out_of_turns(self) -> StepError:
-        n = self.context.max_turns
-        last = self.turns[-1] if self.turns else None
-        if n == 1 and last is not None and last.error is not None:
-            e = last.error
-            return StepError(e.type, e.message, e.hint, e.line, e.column)
-        message = f"max_turns ({n}) reached without (return value) or (fail reason)"
-        if last is not None and last.error is not None:
-            message += f"; last turn failed: {last.error.message}"
-        return StepError("max_turns_exceeded", message)
-
     def _finish(self, error: StepError | None, value: Any = None) -> Step:
         step = self._step_now(error, value, ok=error is None)
         self.observer.finished(step)
@@ -612,6 +620,37 @@ class _Runner:
             context=self.context,
             duration_ms=(time.perf_counter() - self.started) * 1000,
         )
+
+
+def run_ending(
+    context: RunContext, turns: Sequence[Turn]
+) -> tuple[bool, Any, StepError | None] | None:
+    """How a run with these turns ended, ``(ok, value, error)``, or None while it goes on:
+    the last turn failed (``(fail reason)``), returned a valid value (or was the only turn of
+    a single-shot run: SS-001, the last value is the answer), or used the last turn. The loop
+    decides by it after every turn, and a checkpoint whose end was never saved (a crash after
+    the last turn) is loaded as finished by it."""
+    last = turns[-1] if turns else None
+    if last is not None and last.failed:
+        reason = last.result
+        return False, None, StepError("fail", _text(reason), value=reason)
+    if last is not None and last.success and (last.returned or context.max_turns == 1):
+        return True, last.result, None
+    if len(turns) >= context.max_turns:
+        return False, None, _out_of_turns(context, turns)
+    return None
+
+
+def _out_of_turns(context: RunContext, turns: Sequence[Turn]) -> StepError:
+    n = context.max_turns
+    last = turns[-1] if turns else None
+    if n == 1 and last is not None and last.error is not None:
+        e = last.error
+        return StepError(e.type, e.message, e.hint, e.line, e.column)
+    message = f"max_turns ({n}) reached without (return value) or (fail reason)"
+    if last is not None and last.error is not None:
+        message += f"; last turn failed: {last.error.message}"
+    return StepError("max_turns_exceeded", message)
 
 
 def _text(value: Any) -> str:

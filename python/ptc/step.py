@@ -31,6 +31,12 @@ from ptc.turn import Turn, TurnError, decode_value, encode_value
 
 FORMAT_VERSION = 1
 
+#: LLM requests a stored Step may count beyond its turns. Each is a request that failed: an
+#: outage ends a run with one, and each resume after an outage may add one more. Their message
+#: lists are re-derived on load, so a count is checked before anything is rendered from it: a
+#: step claiming 10**8 requests is refused, not rendered 10**8 times.
+MAX_UNANSWERED_CALLS = 1000
+
 
 @dataclass(frozen=True)
 class StepError(TurnError):
@@ -109,6 +115,9 @@ class RunContext(_records.Record):
     compression: str | None = None  # strategy name; None = disabled (full history)
     compression_opts: Mapping[str, int] = field(default_factory=dict)
     signature: str | None = None
+    #: ``sha256:...`` of the run's data (``ptc.checkpoint.data_fingerprint``), kept by runs that
+    #: are checkpointed or resumed so a resume can tell the run's data from other data
+    data_fingerprint: str | None = None
 
     def render_options(self) -> RenderOptions:
         opts: dict[str, Any] = dict(self.compression_opts)
@@ -253,31 +262,120 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, strategy: Compression | None = None) -> Step:
+        """The Step :meth:`to_dict` wrote. Every field is checked against its type, and counts
+        against what the record holds (``calls`` against the turns): ``ValueError`` naming the
+        field's path (``step.turns[1].error.type: expected a string, ...``) when one does not."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"step: expected an object, got {_records.describe(d)}")
         if d.get("version") != FORMAT_VERSION:
             raise ValueError(f"unsupported step format version {d.get('version')!r}")
-        context = RunContext.from_dict(d["context"])
-        turns = tuple(Turn.from_dict(t) for t in d["turns"])
+        for key in ("ok", "turns", "context"):
+            if key not in d:
+                raise ValueError(f"step: missing field {key!r}")
+        context = _records.typed(RunContext, d["context"], "step.context")
+        turns = _records.typed(tuple[Turn, ...], d["turns"], "step.turns")
+        messages = None
         if "messages" in d:
-            messages = tuple([dict(m) for m in call] for call in d["messages"])
-        else:
-            # Call i was rendered from the first i turns (CMP-004); rendering is pure (ARC-004).
-            n = int(d.get("calls", len(turns)))
-            messages = tuple(context.messages_for(turns[:i], strategy)[0] for i in range(n))
-        err = d.get("error")
-        return cls(
-            ok=bool(d["ok"]),
-            value=decode_value(d.get("value")),
-            error=StepError.from_dict(err) if err else None,
-            turns=turns,
+            messages = _messages(d["messages"])
+        return cls._assemble(
+            context,
+            turns,
+            _records.typed(int, d.get("calls", len(turns)), "step.calls"),
+            _records.typed(Usage, d.get("usage", {}), "step.usage"),
+            ok=_records.typed(bool, d["ok"], "step.ok"),
+            value=decode_value(d.get("value"), "step.value"),
+            error=_records.typed(StepError | None, d.get("error"), "step.error"),
+            duration_ms=_records.typed(float, d.get("duration_ms", 0.0), "step.duration_ms"),
             messages=messages,
-            usage=Usage.from_dict(d.get("usage", {})),
-            context=context,
-            duration_ms=float(d.get("duration_ms", 0.0)),
+            strategy=strategy,
         )
 
     @classmethod
     def from_json(cls, text: str, *, strategy: Compression | None = None) -> Step:
-        return cls.from_dict(json.loads(text), strategy=strategy)
+        """:meth:`from_dict` of JSON text; ``ValueError`` for text that is not JSON (or is
+        nested too deeply to parse)."""
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise ValueError("step: the JSON is nested too deeply to load") from None
+        return cls.from_dict(data, strategy=strategy)
+
+    @classmethod
+    def _assemble(
+        cls,
+        context: RunContext,
+        turns: tuple[Turn, ...],
+        calls: int,
+        usage: Usage,
+        *,
+        ok: bool = False,
+        value: Any = None,
+        error: StepError | None = None,
+        duration_ms: float = 0.0,
+        messages: tuple[list[ChatMessage], ...] | None = None,
+        strategy: Compression | None = None,
+    ) -> Step:
+        """A Step from checked parts (a stored step's, or a checkpoint's run so far): turns
+        numbered 1, 2, ... in order, ``calls`` within what the turns account for, and the
+        message lists re-derived when not given. ``ValueError`` naming the field otherwise."""
+        for i, t in enumerate(turns):
+            if t.number != i + 1:
+                raise ValueError(
+                    f"step.turns[{i}].number: expected {i + 1} (turns are numbered from 1 in "
+                    f"order), got {t.number}"
+                )
+        if ok and error is not None:
+            raise ValueError("step.error: a step that is ok has no error")
+        if messages is None:
+            # Call i was rendered from the first i turns (CMP-004); rendering is pure (ARC-004).
+            # Calls past the last turn failed unanswered; each saw every turn.
+            if not len(turns) <= calls <= len(turns) + MAX_UNANSWERED_CALLS:
+                raise ValueError(
+                    f"step.calls: {_many(calls, 'LLM request')} for {_many(len(turns), 'turn')}; "
+                    f"a step makes one request per turn and at most {MAX_UNANSWERED_CALLS} that "
+                    "went unanswered"
+                )
+            rendered = [context.messages_for(turns[:i], strategy)[0] for i in range(len(turns))]
+            if calls > len(turns):
+                last = context.messages_for(turns, strategy)[0]
+                rendered += [list(last) for _ in range(calls - len(turns))]
+            messages = tuple(rendered)
+        elif len(messages) < len(turns):
+            raise ValueError(
+                f"step.messages: {_many(len(messages), 'message list')} for "
+                f"{_many(len(turns), 'turn')}; every turn follows an LLM request"
+            )
+        return cls(
+            ok=ok,
+            value=value,
+            error=error,
+            turns=turns,
+            messages=messages,
+            usage=usage,
+            context=context,
+            duration_ms=duration_ms,
+        )
+
+
+def _many(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _messages(raw: Any) -> tuple[list[ChatMessage], ...]:
+    """A stored step's ``messages``: a list per LLM call of ``{"role": ..., "content": ...}``."""
+    if not isinstance(raw, list):
+        raise ValueError(f"step.messages: expected a list, got {_records.describe(raw)}")
+    out = []
+    for i, call in enumerate(raw):
+        if not isinstance(call, list):
+            raise ValueError(f"step.messages[{i}]: expected a list, got {_records.describe(call)}")
+        out.append(
+            [
+                dict(_records.typed(dict[str, str], m, f"step.messages[{i}][{j}]"))
+                for j, m in enumerate(call)
+            ]
+        )
+    return tuple(out)
 
 
 def render_messages(messages: Sequence[ChatMessage], *, include_system: bool = False) -> str:

@@ -148,3 +148,168 @@ def test_to_dict_without_timings_compares_two_runs_of_one_script():
         ["name", "args", "args_text", "result", "error"]
     ]
     assert d == two.to_dict(timings=False)
+
+
+# --- a loaded Step is checked field by field (issue 29) -----------------------------------------
+
+COUNT = "a count (an integer from 0 to 9007199254740992)"
+DURATION = "a duration (a finite number, 0 or more)"
+
+
+def _set(d: dict, path: tuple, value: object) -> None:
+    for key in path[:-1]:
+        d = d[key]
+    d[path[-1]] = value
+
+
+def _drop(d: dict, path: tuple, _: object) -> None:
+    for key in path[:-1]:
+        d = d[key]
+    del d[path[-1]]
+
+
+FIELDS = [
+    # (how, where, what is put there, the error)
+    (_set, ("error", "type"), 5, "step.error.type: expected a string, got the integer 5"),
+    (
+        _set,
+        ("usage", "input_tokens"),
+        "<script>alert(1)</script>",
+        f"step.usage.input_tokens: expected {COUNT}, got the string '<script>alert(1)</script>'",
+    ),
+    (
+        _set,
+        ("usage", "llm_calls"),
+        -1,
+        f"step.usage.llm_calls: expected {COUNT}, got the integer -1",
+    ),
+    (
+        _set,
+        ("usage", "llm_retries"),
+        10**30,
+        f"step.usage.llm_retries: expected {COUNT}, got the integer 1" + "0" * 30,
+    ),
+    (
+        _set,
+        ("turns", 1, "number"),
+        "2",
+        f"step.turns[1].number: expected {COUNT}, got the string '2'",
+    ),
+    (
+        _set,
+        ("turns", 0, "prints"),
+        "text",
+        "step.turns[0].prints: expected a list, got the string 'text'",
+    ),
+    (
+        _set,
+        ("turns", 0, "tool_calls", 0, "name"),
+        None,
+        "step.turns[0].tool_calls[0].name: expected a string, got null",
+    ),
+    (
+        _set,
+        ("turns", 0, "llm_ms"),
+        math.nan,
+        f"step.turns[0].llm_ms: expected {DURATION}, got the number nan",
+    ),
+    (
+        _set,
+        ("turns", 0, "memory", 0),
+        [1],
+        "step.turns[0].memory[0]: expected an object, got a list of 1 item",
+    ),
+    (
+        _set,
+        ("turns", 0, "usage"),
+        {"input_tokens": "many"},
+        f"step.turns[0].usage['input_tokens']: expected {COUNT}, got the string 'many'",
+    ),
+    (
+        _set,
+        ("context", "max_turns"),
+        True,
+        f"step.context.max_turns: expected {COUNT}, got the boolean true",
+    ),
+    (
+        _set,
+        ("context", "tools", 0, "params", 0),
+        1,
+        "step.context.tools[0].params[0]: expected a string, got the integer 1",
+    ),
+    (_set, ("ok",), "yes", "step.ok: expected a boolean, got the string 'yes'"),
+    (_set, ("value",), {"$kw": 5}, "step.value: a keyword ($kw) holds a string, not the integer 5"),
+    (
+        _set,
+        ("turns", 0, "result"),
+        [0, {"$set": [{"a": 1}]}],
+        "step.turns[0].result[1]: a $set member cannot be a map object (maps as keys are stored "
+        "as pairs)",
+    ),
+    (
+        _set,
+        ("turns", 1, "number"),
+        5,
+        "step.turns[1].number: expected 2 (turns are numbered from 1 in order), got 5",
+    ),
+    (_drop, ("turns", 0, "number"), None, "step.turns[0]: missing field 'number'"),
+    (_drop, ("turns",), None, "step: missing field 'turns'"),
+    (
+        _set,
+        ("calls",),
+        10**8,
+        "step.calls: 100000000 LLM requests for 2 turns; a step makes one request per turn and at "
+        "most 1000 that went unanswered",
+    ),
+    (
+        _set,
+        ("calls",),
+        1,
+        "step.calls: 1 LLM request for 2 turns; a step makes one request per turn and at most "
+        "1000 that went unanswered",
+    ),
+    (_set, ("duration_ms",), -1, f"step.duration_ms: expected {DURATION}, got the integer -1"),
+    (_set, ("ok",), True, "step.error: a step that is ok has no error"),
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("how", "path", "value", "message"), FIELDS, ids=[str(i) for i in range(22)]
+)
+def test_a_loaded_step_checks_every_field_and_names_its_path(how, path, value, message):
+    """Issue 29 (2, 14): a step.json (a shared bug report, a checkpoint row) is untrusted."""
+    d = json.loads(make_step(context()).to_json())
+    how(d, path, value)
+    with pytest.raises(ValueError) as e:
+        Step.from_dict(d)
+    assert str(e.value) == message
+    with pytest.raises(ValueError) as e:  # the same through JSON text
+        Step.from_json(json.dumps(d))
+    assert str(e.value) == message
+
+
+def test_a_stored_step_that_is_not_an_object_or_too_deep_is_refused():
+    with pytest.raises(ValueError) as e:
+        Step.from_dict([1])  # type: ignore[arg-type]
+    assert str(e.value) == "step: expected an object, got a list of 1 item"
+    with pytest.raises(ValueError) as e:
+        Step.from_json("[" * 100_000 + "]" * 100_000)
+    assert str(e.value) == "step: the JSON is nested too deeply to load"
+    d = json.loads(make_step(context()).to_json(include_messages=True))
+    d["messages"][0][0] = {"role": 1, "content": "x"}
+    with pytest.raises(ValueError) as e:
+        Step.from_dict(d)
+    assert str(e.value) == "step.messages[0][0]['role']: expected a string, got the integer 1"
+
+
+def test_requests_past_the_last_turn_saw_every_turn():
+    """An outage ends a run with an unanswered request, and a resume after it may add one
+    more: each of those message lists is the one rendered after the last turn."""
+    step = make_step(context())
+    d = json.loads(step.to_json())
+    d["calls"] = 5
+    again = Step.from_dict(d)
+    assert again.messages[:3] == step.messages
+    assert again.messages[3] == again.messages[4] == step.messages[2]
+    assert again.messages[3] is not again.messages[4]  # lists of their own
