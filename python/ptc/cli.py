@@ -25,6 +25,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -302,6 +303,11 @@ def _mcp(args: argparse.Namespace) -> int:
     from .integrations import ProgramTool
 
     server = ProgramTool.from_session(_session(args), name=args.name).mcp_server()
+    # SIGINT ends the server at once, as SIGTERM does. asyncio's own handler only cancels the
+    # main task, which then waited on the stdin reader (a blocking read in a thread), so Ctrl-C
+    # left the server running. A tool raising KeyboardInterrupt is no signal: that call is
+    # answered with an error (ProgramTool.mcp_server).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     server.run()  # stdio until the client closes it
     return EX_OK
 

@@ -15,8 +15,12 @@ SubAgent, unless ``keep_definitions=False``.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import os
 import threading
+import traceback
 from collections.abc import Mapping
 from typing import Any
 
@@ -144,22 +148,55 @@ class ProgramTool:
         }
 
     def openai_result(self, tool_call: Any) -> dict[str, str]:
-        """Runs an OpenAI tool call (SDK object or dict) and returns the ``tool`` message."""
-        fn = tool_call["function"] if isinstance(tool_call, Mapping) else tool_call.function
-        call_id = tool_call["id"] if isinstance(tool_call, Mapping) else tool_call.id
-        name = fn["name"] if isinstance(fn, Mapping) else fn.name
-        arguments = fn["arguments"] if isinstance(fn, Mapping) else fn.arguments
+        """Runs an OpenAI tool call (SDK object or dict) and returns the ``tool`` message.
+
+        Whatever the call holds, the answer is a ``tool`` message: a call that is not what the
+        function-calling API sends (no ``function``, arguments that are not a JSON object text,
+        JSON nested too deeply to read) is answered with text saying what is wrong, for the
+        model to read and correct."""
+        call_id = _field(tool_call, "id")
+        content = self._openai_content(tool_call)
+        return {
+            "role": "tool",
+            "tool_call_id": call_id if isinstance(call_id, str) else "",
+            "content": content,
+        }
+
+    def _openai_content(self, tool_call: Any) -> str:
+        fn = _field(tool_call, "function")
+        if fn is None:
+            return "error: the tool call has no 'function' (its name and arguments)"
+        name = _field(fn, "name")
         if name != self.name:
-            content = f"error: no tool named {name!r} here (this one is {self.name!r})"
-        else:
-            try:
-                args = json.loads(arguments or "{}")
-            except json.JSONDecodeError as e:
-                args = None
-                content = f"error: the arguments are not JSON: {e}"
-            if args is not None:
-                content = self.run(args.get("program") if isinstance(args, dict) else None)  # type: ignore[arg-type]
-        return {"role": "tool", "tool_call_id": call_id, "content": content}
+            return f"error: no tool named {_short(name)} here (this one is {self.name!r})"
+        arguments = _field(fn, "arguments")
+        if arguments is None or arguments == "":
+            return (
+                "error: the call has no arguments; send a JSON object with the program, e.g."
+                ' {"program": "(count data/orders)"}'
+            )
+        if not isinstance(arguments, str):
+            return (
+                "error: the arguments must be JSON text (a string holding a JSON object),"
+                f" got {type(arguments).__name__}"
+            )
+        try:
+            args = json.loads(arguments)
+        except json.JSONDecodeError as e:
+            return f"error: the arguments are not JSON: {e}"
+        except RecursionError:
+            return "error: the arguments are JSON nested too deeply to read"
+        if not isinstance(args, dict):
+            return (
+                'error: the arguments must be a JSON object like {"program": "..."}, got'
+                f" {_json_kind(args)}"
+            )
+        if "program" not in args:
+            return 'error: the arguments have no "program" (the PTC-Lisp source to run)'
+        program = args["program"]
+        if not isinstance(program, str):
+            return f'error: "program" must be a string of PTC-Lisp, got {_json_kind(program)}'
+        return self.run(program)
 
     # --- pydantic-ai -----------------------------------------------------------------------
 
@@ -184,10 +221,68 @@ class ProgramTool:
             server_cls = require("mcp.server.mcpserver", "mcp").MCPServer
         except ImportError:  # mcp 1.x
             server_cls = require("mcp.server.fastmcp", "mcp").FastMCP
+        try:
+            tool_error = require("mcp.server.mcpserver.exceptions", "mcp").ToolError
+        except ImportError:  # mcp 1.x
+            tool_error = require("mcp.server.fastmcp.exceptions", "mcp").ToolError
         server = server_cls(server_name)
 
         async def run_program(program: str) -> str:
-            return await self.arun(program)
+            try:
+                return await self.arun(program)
+            except Exception:
+                raise
+            except BaseException as exc:
+                # The server is the host: a tool's SystemExit or KeyboardInterrupt (and any
+                # other BaseException) ends this call, never the server and its other clients.
+                # Only the cancellation of this call (the client's, or the server stopping on
+                # a signal) goes on.
+                task = asyncio.current_task()
+                if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
+                    raise
+                _log.warning("a tool stopped a run of %s", self.name, exc_info=exc)
+                raise tool_error(_stopped(exc)) from None
 
         server.add_tool(run_program, name=self.name, description=self.description)
         return server
+
+
+_log = logging.getLogger("ptc.integrations")
+
+
+def _field(obj: Any, key: str) -> Any:
+    """``obj[key]`` of a mapping, or the attribute of an SDK object; None when absent."""
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+def _json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an object" if isinstance(value, dict) else "an array"
+
+
+def _stopped(exc: BaseException) -> str:
+    """The error an MCP client reads when a tool raised what ends a process."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:  # the innermost frame: the tool's own code
+        last = frames[-1]
+        where = f" (in {last.name}, {os.path.basename(last.filename)} line {last.lineno})"
+    return (
+        f"the run was stopped: a tool raised {exc!r}{where}. Nothing the run defined was"
+        " kept; the server goes on serving."
+    )

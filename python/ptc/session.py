@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -182,8 +184,12 @@ class Session(_core.SessionBase):
         token = cancel if cancel is not None else CancelToken()
         # `async def` tools called during the run are awaited on this loop
         self._loop_ref.enter(asyncio.get_running_loop())
-        task = asyncio.ensure_future(
-            asyncio.to_thread(self._core.run, source, limits_dict(limits), token, lazy)
+        # the thread's future is awaited here, not through a task of its own: a task that
+        # raises KeyboardInterrupt or SystemExit (from a tool) re-raises it out of the event
+        # loop, past this coroutine and every other task on the loop
+        run = functools.partial(self._core.run, source, limits_dict(limits), token, lazy)
+        task = asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(contextvars.copy_context().run, run)
         )
         try:
             return await asyncio.shield(task)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 from ptc.integrations import ProgramTool
 
 HERE = Path(__file__).parent
@@ -94,7 +95,107 @@ def test_openai_result_reports_bad_calls() -> None:
     broken = {"id": "c", "function": {"name": "run_program", "arguments": "{not json"}}
     assert "not JSON" in t.openai_result(broken)["content"]
     missing = {"id": "c", "function": {"name": "run_program", "arguments": "{}"}}
-    assert "must be a string" in t.openai_result(missing)["content"]
+    assert t.openai_result(missing)["content"] == (
+        'error: the arguments have no "program" (the PTC-Lisp source to run)'
+    )
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+NOT_AN_OBJECT = 'error: the arguments must be a JSON object like {"program": "..."}, got '
+NO_ARGUMENTS = (
+    'error: the call has no arguments; send a JSON object with the program, e.g. {"program":'
+    ' "(count data/orders)"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "content"),
+    [
+        ("null", NOT_AN_OBJECT + "null"),
+        ("[1, 2]", NOT_AN_OBJECT + "an array"),
+        ('"(+ 1 2)"', NOT_AN_OBJECT + "a string"),
+        ("3", NOT_AN_OBJECT + "a number"),
+        ("true", NOT_AN_OBJECT + "a boolean"),
+        (
+            {"program": "(+ 1 2)"},
+            "error: the arguments must be JSON text (a string holding a JSON object), got dict",
+        ),
+        (
+            ["(+ 1 2)"],
+            "error: the arguments must be JSON text (a string holding a JSON object), got list",
+        ),
+        (None, NO_ARGUMENTS),
+        ("", NO_ARGUMENTS),
+        (DEEP, "error: the arguments are JSON nested too deeply to read"),
+        ('{"program": ' + DEEP + "}", "error: the arguments are JSON nested too deeply to read"),
+        ('{"program": null}', 'error: "program" must be a string of PTC-Lisp, got null'),
+        ('{"program": 5}', 'error: "program" must be a string of PTC-Lisp, got a number'),
+        ('{"program": {"a": 1}}', 'error: "program" must be a string of PTC-Lisp, got an object'),
+        ('{"program": "(+ 1 2)", "extra": 1}', "=> 3"),
+    ],
+)
+def test_openai_result_answers_every_malformed_call_with_text(arguments: Any, content: str) -> None:
+    """Issue 29, item 19: these raised UnboundLocalError, TypeError or RecursionError."""
+    call = {"id": "call_9", "function": {"name": "run_program", "arguments": arguments}}
+    assert tool().openai_result(call) == {
+        "role": "tool",
+        "tool_call_id": "call_9",
+        "content": content,
+    }
+
+
+NO_FUNCTION = "error: the tool call has no 'function' (its name and arguments)"
+
+
+@pytest.mark.parametrize(
+    ("call", "call_id", "content"),
+    [
+        ({"id": "call_1", "type": "function"}, "call_1", NO_FUNCTION),
+        ({"id": "call_2", "function": None}, "call_2", NO_FUNCTION),
+        ({}, "", NO_FUNCTION),
+        (None, "", NO_FUNCTION),
+        ("run_program", "", NO_FUNCTION),
+        (
+            {"id": 7, "function": {"name": "run_program", "arguments": '{"program": "1"}'}},
+            "",
+            "=> 1",
+        ),
+        (
+            {"id": "c", "function": {"arguments": "{}"}},
+            "c",
+            "error: no tool named None here (this one is 'run_program')",
+        ),
+        (
+            {"id": "c", "function": {"name": "x" * 500, "arguments": "{}"}},
+            "c",
+            "error: no tool named '" + "x" * 79 + "... here (this one is 'run_program')",
+        ),
+    ],
+)
+def test_openai_result_answers_a_call_without_its_parts(
+    call: Any, call_id: str, content: str
+) -> None:
+    assert tool().openai_result(call) == {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": content,
+    }
+
+
+def test_openai_result_reads_sdk_objects_without_their_parts() -> None:
+    from openai.types.chat import ChatCompletionMessageToolCall
+    from openai.types.chat.chat_completion_message_tool_call import Function
+
+    no_function = ChatCompletionMessageToolCall.model_construct(id="c1", type="function")
+    assert tool().openai_result(no_function)["content"] == NO_FUNCTION
+    null_args = ChatCompletionMessageToolCall.model_construct(
+        id="c2", type="function", function=Function.model_construct(name="run_program")
+    )
+    assert tool().openai_result(null_args) == {
+        "role": "tool",
+        "tool_call_id": "c2",
+        "content": NO_ARGUMENTS,
+    }
 
 
 def test_a_pydantic_ai_tool() -> None:

@@ -53,21 +53,24 @@ class EventLoopRef:
         """The awaitable's result, awaited on the run's loop, or on a loop of its own."""
         import asyncio
 
-        from ptc._aio import awaited, run_blocking
+        from ptc._aio import run_blocking
 
         loop = self.loop
         if loop is not None and loop.is_running():
-            future = asyncio.run_coroutine_threadsafe(awaited(awaitable), loop)
+            future = asyncio.run_coroutine_threadsafe(_carried(awaitable), loop)
             with self._lock:
                 self.pending.add(future)
             try:
-                return future.result()
+                out = future.result()
             finally:
                 with self._lock:
                     self.pending.discard(future)
+            if isinstance(out, _HostExit):
+                raise out.exc  # in the run's thread, so it propagates from `arun()`
+            return out
         # no run loop: on a loop of its own (a fresh thread's when `run()` was called from a
-        # coroutine, whose loop is busy waiting for the run)
-        return run_blocking(awaitable)
+        # coroutine, whose loop is busy waiting for the run), cancelled when the run stops
+        return run_blocking(_within_run(awaitable, _run_clock()))
 
     def cancel_pending(self) -> None:
         """Cancels the tool coroutines still running for a run that ended (cancelled, or
@@ -76,6 +79,72 @@ class EventLoopRef:
             pending, self.pending = self.pending, set()
         for f in pending:
             f.cancel()
+
+
+#: How often an ``async def`` tool on a loop of its own looks whether its run has stopped.
+_RUN_POLL_S = 0.01
+
+
+def _run_clock() -> Callable[[], float | None]:
+    """Seconds left to the run whose tool this thread is calling (0 once it stopped), read
+    from any thread; ``None``: not called by a run (a tool adapter called directly)."""
+    import time
+
+    from ptc import _core
+
+    left = _core._tool_time_left()
+    if left is None:
+        return lambda: None
+    deadline = time.monotonic() + left
+
+    def clock() -> float | None:
+        now_left = _core._tool_time_left()  # on the tool's own thread: the run's stop too
+        if now_left is None:  # another thread (run_blocking's): the deadline only
+            return max(0.0, deadline - time.monotonic())
+        return now_left
+
+    return clock
+
+
+class RunEnded(TimeoutError):
+    """An ``async def`` tool cancelled because its run stopped (deadline, cancel) first."""
+
+
+async def _within_run(awaitable: Awaitable[Any], clock: Callable[[], float | None]) -> Any:
+    """Awaits ``awaitable``, cancelling it once its run has stopped: the run no longer waits
+    for it, so it must not go on in the background."""
+    import asyncio
+
+    task = asyncio.ensure_future(awaitable)
+    while True:
+        left = clock()
+        if left is None:
+            return await task
+        if left <= 0:
+            task.cancel()
+            await asyncio.wait({task})
+            raise RunEnded("the run stopped before this async tool finished; it was cancelled")
+        done, _ = await asyncio.wait({task}, timeout=min(left, _RUN_POLL_S))
+        if done:
+            return task.result()
+
+
+class _HostExit:
+    """A KeyboardInterrupt or SystemExit raised by an ``async def`` tool, carried back to the
+    run's thread as a value: raised from a task, asyncio would re-raise it out of the event loop
+    (ending every task on it) instead of from the ``arun()`` that called the tool."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: KeyboardInterrupt | SystemExit) -> None:
+        self.exc = exc
+
+
+async def _carried(awaitable: Awaitable[Any]) -> Any:
+    try:
+        return await awaitable
+    except (KeyboardInterrupt, SystemExit) as exc:
+        return _HostExit(exc)
 
 
 class ToolAdapter:
