@@ -280,23 +280,46 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
+    """A saved Step as text, or its page. The file is untrusted: whatever it holds, a problem
+    is one line naming the file and an exit code, never a traceback."""
     from .step import Step
 
+    where = f"step {args.step}"
     text = _read(args.step, "step")
     try:
-        step = Step.from_dict(json.loads(text))
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"step {args.step}: not a saved Step ({e})", EX_DATAERR) from None
+        data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{where}: not JSON (nested too deeply)", EX_DATAERR) from None
+    except ValueError as e:
+        raise InputError(f"{where}: not JSON ({e})", EX_DATAERR) from None
+    try:
+        step = Step.from_dict(data)
+    except Exception as e:  # the loader names what is wrong; any failure is the file's
+        raise InputError(f"{where}: not a saved Step ({_why(e)})", EX_DATAERR) from None
+    try:
+        shown = step.to_html() if args.html else step.render("full")
+    except Exception as e:  # a step the loader let through but that cannot be shown
+        raise InputError(f"{where}: cannot be shown ({_why(e)})", EX_DATAERR) from None
     if args.html:
         out = Path(args.html)
         try:
-            step.to_html(out)
+            out.write_text(shown, encoding="utf-8")
         except OSError as e:
             raise InputError(f"--html {args.html}: {e.strerror}", EX_NOINPUT) from None
         print(out.resolve())
-    else:
-        print(step.render("full"))
+    else:  # a lone surrogate (JSON may spell one) cannot be printed: shown as its escape
+        print(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
     return EX_OK
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, ValueError | TypeError):
+        return str(e)
+    if isinstance(e, KeyError):
+        return f"missing field {e.args[0]!r}" if e.args else "a missing field"
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    return f"{type(e).__name__}: {e}"
 
 
 def _mcp(args: argparse.Namespace) -> int:
