@@ -39,6 +39,7 @@ from ptc.compression import (
     DataEntry,
     normalize,
 )
+from ptc.compression._format import REPLY_ECHO_CHARS
 from ptc.limits import LimitsArg
 
 if TYPE_CHECKING:
@@ -74,6 +75,17 @@ NO_PROGRAM_MESSAGE = (
     "No PTC-Lisp program found in your reply. Answer with one program in a ```clojure code "
     "block, for example:\n```clojure\n(def total (count data/items))\n(println total)\n```"
 )
+
+
+def _no_program_message(reply: str) -> str:
+    """The feedback on a reply without a program; the reply is shown back cut to its first
+    ``REPLY_ECHO_CHARS`` characters, and the feedback says so when it was."""
+    if len(reply) <= REPLY_ECHO_CHARS:
+        return NO_PROGRAM_MESSAGE
+    return (
+        f"{NO_PROGRAM_MESSAGE}\n\n(Your reply was {len(reply):,} characters long: only its"
+        f" first {REPLY_ECHO_CHARS:,} are shown above.)"
+    )
 
 
 class SubAgentError(RuntimeError):
@@ -526,7 +538,7 @@ class _Runner:
             )
 
         if program is None:
-            return unrun(None, TurnError("no_program", NO_PROGRAM_MESSAGE))
+            return unrun(None, TurnError("no_program", _no_program_message(reply.content)))
         t0 = time.perf_counter()
         try:
             result = yield ("run", program)

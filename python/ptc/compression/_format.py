@@ -95,10 +95,17 @@ def first_user_message(opts: RenderOptions, body_sections: Sequence[str], tail: 
     return "\n\n".join([opts.get("mission", ""), *body_sections, tail])
 
 
+#: Characters of a reply without a program that are shown back to the LLM; the rest is cut
+#: (the turn's error says so and gives the length). A reply can be megabytes, and every later
+#: request would carry it again; 4,000 characters show what the LLM wrote instead of a program.
+REPLY_ECHO_CHARS = 4_000
+
+
 def assistant_text(turn: Turn) -> str:
-    """What the LLM wrote, as it is replayed: the program in a fence, or the raw reply."""
+    """What the LLM wrote, as it is replayed: the program in a fence, or the raw reply (its
+    first ``REPLY_ECHO_CHARS`` characters)."""
     if turn.program is None:
-        return turn.response
+        return turn.response[:REPLY_ECHO_CHARS]
     return f"```clojure\n{turn.program}\n```"
 
 
