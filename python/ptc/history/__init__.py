@@ -61,7 +61,13 @@ from .repair import (
     strip_orphans,
     validate,
 )
-from .rows import KeyReusedError, StoredMessage
+from .rows import (
+    MAX_QUERY_CHARS,
+    KeyReusedError,
+    SearchQueryTooLong,
+    SearchTimeout,
+    StoredMessage,
+)
 from .safe_split import (
     RESTORATION_PREFIX,
     SafeSplitSummarization,
@@ -94,6 +100,7 @@ from .tokens import (
 
 __all__ = [
     "CONTINUATION_TEXT",
+    "MAX_QUERY_CHARS",
     "MODEL_CONTEXT_LIMITS",
     "NUDGE_MESSAGES",
     "PROVIDERS",
@@ -124,6 +131,8 @@ __all__ = [
     "Provider",
     "RepairReport",
     "SafeSplitSummarization",
+    "SearchQueryTooLong",
+    "SearchTimeout",
     "Split",
     "Store",
     "StoredMessage",

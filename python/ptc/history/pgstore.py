@@ -20,14 +20,18 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _pgsql as pgsql
+from ._checks import describe
 from .messages import Message
 from .rows import (
     AppendOne,
     StoredMessage,
+    check_seconds,
     message_rows,
     replay_keys,
     replayed_ids,
+    search_deadline,
     stored_message,
+    timed_out,
 )
 
 if TYPE_CHECKING:
@@ -64,6 +68,29 @@ def _retry_delay(e: BaseException, deadline: float, delay: float) -> float | Non
     return delay
 
 
+#: The longest wait for a pooled connection: the pool's clock overflows past about 10^9 s.
+_MAX_POOL_WAIT = 365 * 86_400.0
+
+
+def _size(value: Any, what: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {describe(value)}")
+    if value < least:
+        raise ValueError(f"{what} must be {least} or more, got {value}")
+    return value
+
+
+def _searched(what: str, timeout: Any, deadline: float | None, e: BaseException) -> BaseException:
+    """The error to raise for ``e``, raised by a search with a ``deadline``: a statement cancelled
+    by the search's ``statement_timeout`` (57014), or no pooled connection free in time, is the
+    search's timeout."""
+    if deadline is None:
+        return e
+    if getattr(e, "sqlstate", None) == "57014" or time.monotonic() >= deadline:
+        return timed_out(what, timeout)
+    return e
+
+
 class _Options:
     """What both stores are opened with, and how their pools are made."""
 
@@ -79,6 +106,10 @@ class _Options:
         search: str = "substring",
         search_config: str = "simple",
     ) -> None:
+        min_size = _size(min_size, "min_size", 0)
+        max_size = _size(max_size, "max_size", max(1, min_size))
+        timeout = check_seconds(timeout, "timeout")
+        retry_timeout = check_seconds(retry_timeout, "retry_timeout")
         if search not in pgsql.SEARCH_MODES:
             raise ValueError(f"search must be 'substring' or 'words', got {search!r}")
         if not isinstance(search_config, str) or pgsql.CONFIG.fullmatch(search_config) is None:
@@ -105,7 +136,7 @@ class _Options:
         return {
             "min_size": self.min_size,
             "max_size": self.max_size,
-            "timeout": self.timeout,
+            "timeout": min(self.timeout, _MAX_POOL_WAIT),  # an infinite wait: a year
             "open": False,
             "check": check,
             # a SET per connection, not startup options: the URL's own options are kept
@@ -172,10 +203,13 @@ class PostgresStore(_Options, AppendOne):
             for stmt in self._extra_indexes():
                 conn.execute(stmt)
 
-    def _retrying(self, op: Callable[[], T]) -> T:
-        """Runs ``op``; a lost connection or an unreachable server is retried with backoff."""
+    def _retrying(self, op: Callable[[], T], until: float | None = None) -> T:
+        """Runs ``op``; a lost connection or an unreachable server is retried with backoff (for
+        ``retry_timeout``, and not past ``until``, a ``time.monotonic()``)."""
         psycopg, psycopg_pool = _driver()
         deadline = time.monotonic() + self.retry_timeout
+        if until is not None:
+            deadline = min(deadline, until)
         delay = 0.05
         while True:
             try:
@@ -201,6 +235,33 @@ class PostgresStore(_Options, AppendOne):
                 return list(conn.execute(sql, args).fetchall())
 
         return self._retrying(run)
+
+    def _search(
+        self, query: pgsql.Query | None, deadline: float | None, timeout: Any, what: str
+    ) -> list[StoredMessage]:
+        """A search's rows, newest last (oldest first once reversed). With a ``deadline``, the
+        wait for a connection, retries and the statement (its ``statement_timeout``) all end
+        by it."""
+        if query is None:
+            return []
+        if deadline is None:
+            return self._rows(query)[::-1]
+        sql, args = query[0], tuple(query[1])
+
+        def run() -> list[Any]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise timed_out(what, timeout)
+            with self._get_pool().connection(timeout=left) as conn:
+                conn.execute(pgsql.STATEMENT_TIMEOUT, (pgsql.timeout_ms(left),))
+                return list(conn.execute(sql, args).fetchall())
+
+        psycopg, psycopg_pool = _driver()
+        try:
+            found = self._retrying(run, deadline)
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+            raise _searched(what, timeout, deadline, e) from e
+        return [stored_message(r) for r in reversed(found)]
 
     def close(self) -> None:
         with self._lock:
@@ -252,7 +313,8 @@ class PostgresStore(_Options, AppendOne):
         return int(self._query(*pgsql.count(agent_id))[0][0])
 
     def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
-        """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window)."""
+        """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window).
+        ``limit`` is an int of 0 or more (see :meth:`search_messages`)."""
         return [r.message for r in reversed(self._rows(pgsql.recent(agent_id, limit)))]
 
     def system_message(self, agent_id: str = "") -> Message | None:
@@ -264,21 +326,40 @@ class PostgresStore(_Options, AppendOne):
         return self._rows(pgsql.all_rows(agent_id))
 
     def search_messages(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
         """Messages whose content contains ``query`` (seed 002: zoea_search_messages); the
-        newest ``limit`` matches, oldest first."""
-        return self._rows(pgsql.search_messages(query, limit, agent_id, self._words))[::-1]
+        newest ``limit`` matches, oldest first. ``query``, ``limit`` and ``timeout`` as for
+        :meth:`HistoryStore.search_messages` (past ``timeout`` the statement is cancelled)."""
+        deadline = search_deadline(timeout)
+        found = pgsql.search_messages(query, limit, agent_id, self._words)
+        return self._search(found, deadline, timeout, "search of content")
 
     def search_reasoning(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
         """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
-        return self._rows(pgsql.search_reasoning(query, limit, agent_id, self._words))[::-1]
+        deadline = search_deadline(timeout)
+        found = pgsql.search_reasoning(query, limit, agent_id, self._words)
+        return self._search(found, deadline, timeout, "search of reasoning")
 
-    def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
+    def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]:
         """Broadcasts of every agent containing ``query``, each once (its first copy)."""
-        return self._rows(pgsql.search_broadcasts(query, limit, self._words))[::-1]
+        deadline = search_deadline(timeout)
+        found = pgsql.search_broadcasts(query, limit, self._words)
+        return self._search(found, deadline, timeout, "search of content")
 
 
 class AsyncPostgresStore(_Options):
@@ -325,9 +406,11 @@ class AsyncPostgresStore(_Options):
             for stmt in self._extra_indexes():
                 await conn.execute(stmt)
 
-    async def _retrying(self, op: Callable[[], Awaitable[T]]) -> T:
+    async def _retrying(self, op: Callable[[], Awaitable[T]], until: float | None = None) -> T:
         psycopg, psycopg_pool = _driver()
         deadline = time.monotonic() + self.retry_timeout
+        if until is not None:
+            deadline = min(deadline, until)
         delay = 0.05
         while True:
             try:
@@ -422,22 +505,60 @@ class AsyncPostgresStore(_Options):
     async def all(self, agent_id: str | None = None) -> list[StoredMessage]:
         return [stored_message(r) for r in await self._query(*pgsql.all_rows(agent_id))]
 
-    async def _search(self, search: pgsql.Query | None) -> list[StoredMessage]:
-        if search is None:
+    async def _search(
+        self, query: pgsql.Query | None, deadline: float | None, timeout: Any, what: str
+    ) -> list[StoredMessage]:
+        """As :meth:`PostgresStore._search`."""
+        if query is None:
             return []
-        rows = [stored_message(r) for r in await self._query(*search)]
-        rows.reverse()
-        return rows
+        if deadline is None:
+            return [stored_message(r) for r in reversed(await self._query(*query))]
+        sql, args = query[0], tuple(query[1])
+        pool = await self._get_pool()
+
+        async def run() -> list[Any]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise timed_out(what, timeout)
+            async with pool.connection(timeout=left) as conn:
+                await conn.execute(pgsql.STATEMENT_TIMEOUT, (pgsql.timeout_ms(left),))
+                cur = await conn.execute(sql, args)
+                return list(await cur.fetchall())
+
+        psycopg, psycopg_pool = _driver()
+        try:
+            found = await self._retrying(run, deadline)
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+            raise _searched(what, timeout, deadline, e) from e
+        return [stored_message(r) for r in reversed(found)]
 
     async def search_messages(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
-        return await self._search(pgsql.search_messages(query, limit, agent_id, self._words))
+        deadline = search_deadline(timeout)
+        found = pgsql.search_messages(query, limit, agent_id, self._words)
+        return await self._search(found, deadline, timeout, "search of content")
 
     async def search_reasoning(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
-        return await self._search(pgsql.search_reasoning(query, limit, agent_id, self._words))
+        deadline = search_deadline(timeout)
+        found = pgsql.search_reasoning(query, limit, agent_id, self._words)
+        return await self._search(found, deadline, timeout, "search of reasoning")
 
-    async def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
-        return await self._search(pgsql.search_broadcasts(query, limit, self._words))
+    async def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]:
+        deadline = search_deadline(timeout)
+        found = pgsql.search_broadcasts(query, limit, self._words)
+        return await self._search(found, deadline, timeout, "search of content")

@@ -1,17 +1,20 @@
 """What both history store backends write and read per message: the rows (columns, keys,
-searchable text), the keyed-write check that makes retries idempotent, and ``append()``."""
+searchable text), the keyed-write check that makes retries idempotent, ``append()``, and the
+checks of what a search is asked (query, limit, timeout) with their errors."""
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
+import operator
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Self, cast
 
-from ._checks import as_message_list
+from ._checks import as_message_list, describe
 from .messages import Message
 from .openai_codec import from_openai, message_from_openai, message_to_openai
 
@@ -195,3 +198,80 @@ class AppendOne:
     ) -> int | None:
         ids = self.append_many([message], agent_id=agent_id, run_id=run_id, key=key)
         return ids[0] if ids else None
+
+
+# -- what a search is asked -------------------------------------------------------------------
+
+#: The longest query a search takes, in characters. A query is matched as one substring, so a
+#: longer one would only be slower (the work of a match grows with the query's length) without
+#: finding anything a distinctive part of it does not.
+MAX_QUERY_CHARS = 1_000
+
+#: The largest row count a query can ask for: ``LIMIT`` is a 64-bit integer in SQLite and in
+#: PostgreSQL. A larger ``limit`` asks for every match, so it is clamped to this.
+MAX_ROWS = 2**63 - 1
+
+
+class SearchQueryTooLong(ValueError):
+    """A search query longer than :data:`MAX_QUERY_CHARS` characters."""
+
+
+class SearchTimeout(TimeoutError):
+    """A search that ran past its ``timeout`` and was stopped (SQLite: interrupted; PostgreSQL:
+    cancelled by ``statement_timeout``); nothing is returned of it."""
+
+
+def check_query(query: Any, what: str = "query") -> str:
+    """``query`` as searched: a str of at most :data:`MAX_QUERY_CHARS` characters, NULs dropped
+    (stored text has none either; see :func:`message_rows`)."""
+    if not isinstance(query, str):
+        raise TypeError(f"{what} must be a str, got {describe(query)}")
+    if len(query) > MAX_QUERY_CHARS:
+        raise SearchQueryTooLong(
+            f"{what} is {len(query):,} characters long; a search takes at most "
+            f"{MAX_QUERY_CHARS:,} (ptc.history.MAX_QUERY_CHARS): search for a shorter, "
+            "distinctive part of the text"
+        )
+    return query.replace("\x00", "")
+
+
+def check_limit(limit: Any, what: str = "limit") -> int:
+    """``limit`` as a row count: an int (``bool`` is not one) of 0 or more; a count past
+    :data:`MAX_ROWS` asks for every row, so it is clamped to it."""
+    if isinstance(limit, bool) or not hasattr(type(limit), "__index__"):
+        raise TypeError(f"{what} must be an int, got {describe(limit)}")
+    n = operator.index(limit)
+    if n < 0:
+        raise ValueError(f"{what} must be 0 or more, got {n}")
+    return min(n, MAX_ROWS)
+
+
+def check_seconds(value: Any, what: str, *, allow_zero: bool = True) -> float:
+    """A duration in seconds: a real number (``bool`` is not one), not NaN, 0 or more (more
+    than 0 unless ``allow_zero``); infinity and ints too large for a float are ``inf``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number of seconds, got {describe(value)}")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int past the float range: longer than any wait (or negative)
+        seconds = -math.inf if cast(float, value) < 0 else math.inf
+    if math.isnan(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise ValueError(f"{what} must be {least} seconds, got {describe(value)}")
+    return seconds
+
+
+def search_deadline(timeout: Any) -> float | None:
+    """The ``time.monotonic()`` by which a search with ``timeout`` (seconds; ``None`` or
+    infinity: none) must end."""
+    if timeout is None:
+        return None
+    seconds = check_seconds(timeout, "timeout", allow_zero=False)
+    return None if math.isinf(seconds) else time.monotonic() + seconds
+
+
+def timed_out(what: str, timeout: Any) -> SearchTimeout:
+    return SearchTimeout(
+        f"{what} took longer than its timeout of {timeout} s and was stopped: search for a "
+        "more distinctive text, or give the search more time"
+    )

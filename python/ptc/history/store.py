@@ -19,15 +19,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ._checks import describe
 from .messages import Message
 from .rows import (
     ROW_COLUMNS,
     AppendOne,
     StoredMessage,
+    check_limit,
+    check_query,
+    check_seconds,
     message_rows,
     replay_keys,
     replayed_ids,
+    search_deadline,
     stored_message,
+    timed_out,
 )
 
 SCHEMA_VERSION = 3
@@ -94,6 +100,13 @@ def _fts_tokenizer(conn: sqlite3.Connection) -> str:
         return "unicode61"
 
 
+#: The longest lock wait SQLite takes (``sqlite3_busy_timeout`` counts ms in a C int).
+_MAX_BUSY_SECONDS = (2**31 - 1) / 1000
+
+#: SQLite virtual-machine steps between two looks at a search's deadline.
+_PROGRESS_STEPS = 1_000
+
+
 def _retry_locked(op: Callable[[], object], timeout: float) -> None:
     """Runs ``op``, retrying while SQLite reports the database locked, up to ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -115,7 +128,8 @@ class HistoryStore(AppendOne):
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         path = os.fspath(path)
         self.path = path if path == ":memory:" else os.path.expanduser(path)
-        self.timeout = timeout
+        #: how long a write waits for another process's lock (seconds, 0 or more)
+        self.timeout = check_seconds(timeout, "timeout")
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self.tokenizer = "trigram"
@@ -136,10 +150,12 @@ class HistoryStore(AppendOne):
         if self.path != ":memory:":
             parent = os.path.dirname(os.path.abspath(self.path))
             os.makedirs(parent, exist_ok=True)
+        # SQLite waits at most 2^31 - 1 ms for a lock (about 24.8 days): a longer timeout is that
+        wait = min(self.timeout, _MAX_BUSY_SECONDS)
         conn = sqlite3.connect(
-            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            self.path, timeout=wait, isolation_level=None, check_same_thread=False
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
         if self.path != ":memory:":
             # Switching to WAL needs a moment of exclusive access; when several processes open
             # a new database at once, SQLite can answer "locked" without waiting, so retry.
@@ -268,11 +284,12 @@ class HistoryStore(AppendOne):
             )
 
     def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]:
-        """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window)."""
+        """The newest ``limit`` messages of an agent, oldest first (seed 002 scanning window).
+        ``limit`` is an int of 0 or more (see :meth:`search_messages`)."""
         rows = self._rows(
             f"SELECT {self._COLUMNS} FROM messages m WHERE m.agent_id = ? "
             "ORDER BY m.id DESC LIMIT ?",
-            (agent_id, max(0, limit)),
+            (agent_id, check_limit(limit)),
         )
         return [r.message for r in reversed(rows)]
 
@@ -294,19 +311,30 @@ class HistoryStore(AppendOne):
         )
 
     def _search(
-        self, column: str, query: str, limit: int, where: str, params: list[Any]
+        self,
+        column: str,
+        query: str,
+        limit: int,
+        where: str,
+        params: list[Any],
+        timeout: float | None,
     ) -> list[StoredMessage]:
-        limit = max(0, int(limit))
+        text = check_query(query)
+        limit = check_limit(limit)
+        deadline = search_deadline(timeout)
         if limit == 0:
             return []
-        query = query.replace("\x00", "")  # stored text has no NUL either (see message_rows)
-        self._connect()
-        use_fts = bool(query) and (self.tokenizer != "trigram" or len(query) >= 3)
+        use_fts = bool(text) and (self.tokenizer != "trigram" or len(text) >= 3)
         if use_fts:
-            phrase = '"' + query.replace('"', '""') + '"'
+            # The full-text index first: CROSS JOIN keeps the FTS table the outer loop, which
+            # yields matches newest first (ORDER BY its rowid), each then checked against the
+            # scope; a plain JOIN lets the planner walk the agent's rows and run the full-text
+            # match once per row (20 s at 20,000 messages).
+            phrase = '"' + text.replace('"', '""') + '"'
             sql = (
-                f"SELECT {self._COLUMNS} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-                f"WHERE messages_fts MATCH ? {where} ORDER BY m.id DESC LIMIT ?"
+                f"SELECT {self._COLUMNS} FROM messages_fts f CROSS JOIN messages m "
+                f"ON m.id = f.rowid WHERE messages_fts MATCH ? {where} "
+                "ORDER BY f.rowid DESC LIMIT ?"
             )
             args = [f"{column} : {phrase}", *params, limit]
         else:
@@ -316,31 +344,84 @@ class HistoryStore(AppendOne):
                 f"WHERE instr(lower(coalesce(m.{column}, '')), lower(?)) > 0 {where} "
                 "ORDER BY m.id DESC LIMIT ?"
             )
-            args = [query, *params, limit]
-        rows = self._rows(sql, args)
+            args = [text, *params, limit]
+        rows = self._timed_rows(sql, args, deadline, f"search of {column}", timeout)
         rows.reverse()  # newest N matches, returned oldest first
         return rows
 
-    def search_messages(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+    def _timed_rows(
+        self,
+        sql: str,
+        args: list[Any],
+        deadline: float | None,
+        what: str,
+        timeout: float | None,
     ) -> list[StoredMessage]:
-        """Messages whose content contains ``query`` (seed 002: zoea_search_messages)."""
+        """The rows of a query that must end by ``deadline`` (``time.monotonic()``), waiting for
+        the store's lock included: past it, ``SearchTimeout``."""
+        if deadline is None:
+            return self._rows(sql, args)
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise timed_out(what, timeout)
+        try:
+            conn = self._connect()
+            # SQLite calls this every few thousand steps; True stops the statement
+            conn.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
+            try:
+                found = conn.execute(sql, tuple(args)).fetchall()
+            except sqlite3.OperationalError as e:
+                if str(e) == "interrupted" and time.monotonic() > deadline:
+                    raise timed_out(what, timeout) from None
+                raise
+            finally:
+                conn.set_progress_handler(None, 0)
+        finally:
+            self._lock.release()
+        return [stored_message(r) for r in found]
+
+    def search_messages(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[StoredMessage]:
+        """Messages whose content contains ``query`` (seed 002: zoea_search_messages): the
+        newest ``limit`` matches, oldest first.
+
+        ``query`` is a str of at most :data:`~ptc.history.MAX_QUERY_CHARS` characters (longer:
+        ``SearchQueryTooLong``). ``limit`` is an int of 0 or more (``bool``, float, str and
+        ``None`` raise ``TypeError``, a negative one ``ValueError``); one past ``2**63 - 1``
+        asks for every match. ``timeout`` (seconds, ``None``: no limit) bounds the search,
+        waiting for the store included: past it the search is stopped and raises
+        ``SearchTimeout``.
+        """
         where, params = ("AND m.agent_id = ?", [agent_id]) if agent_id is not None else ("", [])
-        return self._search("content", query, limit, where, params)
+        return self._search("content", query, limit, where, params, timeout)
 
     def search_reasoning(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]:
-        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
+        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning); the
+        arguments as for :meth:`search_messages`."""
         where = "AND m.reasoning IS NOT NULL"
         params: list[Any] = []
         if agent_id is not None:
             where += " AND m.agent_id = ?"
             params.append(agent_id)
-        return self._search("reasoning", query, limit, where, params)
+        return self._search("reasoning", query, limit, where, params, timeout)
 
-    def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]:
-        """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts).
+    def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]:
+        """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts);
+        the arguments as for :meth:`search_messages`.
 
         A broadcast stored by each receiving agent is returned once (its first copy): copies
         are the same sender, content and message timestamp.
@@ -350,7 +431,7 @@ class HistoryStore(AppendOne):
             "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
             "b.created_at)"
         )
-        return self._search("content", query, limit, where, [])
+        return self._search("content", query, limit, where, [], timeout)
 
 
 # -- tools for agents -------------------------------------------------------------------------
@@ -378,35 +459,61 @@ class HistoryTool:
 
 _SIGNATURE = "(query :string, limit :int?) -> [:map]"
 
+#: How long one search through :func:`search_tools` may take by default, in seconds: well
+#: under a run's default ``timeout_ms`` (5,000), so an abandoned search soon frees the store.
+TOOL_TIMEOUT = 1.0
+
 
 def search_tools(
-    store: Store, *, agent_id: str | None = None, max_limit: int = 100
+    store: Store,
+    *,
+    agent_id: str | None = None,
+    max_limit: int = 100,
+    timeout: float = TOOL_TIMEOUT,
 ) -> dict[str, HistoryTool]:
     """``search-messages``, ``search-reasoning`` and ``search-broadcasts`` as tools.
 
     Messages and reasoning are searched for ``agent_id`` (all agents when ``None``);
     results are plain dicts, newest ``limit`` matches returned oldest first.
+
+    What a program passes is checked, and every refusal is a tool error naming the argument:
+    ``query`` must be a string of at most :data:`~ptc.history.MAX_QUERY_CHARS` characters;
+    ``limit`` an integer (absent or nil: 20), clamped to 1..``max_limit``. Each search is
+    stopped after ``timeout`` seconds (``SearchTimeout``). A tool cannot see its run's
+    deadline, so a search the run abandoned goes on until then: keep ``timeout`` at most the
+    run's ``timeout_ms``.
     """
+    max_limit = check_limit(max_limit, "max_limit")
+    if max_limit < 1:
+        raise ValueError(f"max_limit must be 1 or more, got {max_limit}")
+    seconds = check_seconds(timeout, "timeout", allow_zero=False)
 
-    def clamp(limit: Any) -> int:
-        try:
-            n = int(limit)
-        except (TypeError, ValueError):
-            n = 20
-        return max(1, min(n, max_limit))
+    def text(query: Any) -> str:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {describe(query)}")
+        return query
 
-    def search_messages(query: str, limit: int = 20) -> list[dict[str, Any]]:
-        return [
-            r.to_dict() for r in store.search_messages(str(query), clamp(limit), agent_id=agent_id)
-        ]
+    def count(limit: Any) -> int:
+        if limit is None:
+            return min(20, max_limit)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            wanted = f"an integer from 1 to {max_limit}"
+            raise TypeError(f"limit must be {wanted}, got {describe(limit)}")
+        return max(1, min(limit, max_limit))
 
-    def search_reasoning(query: str, limit: int = 20) -> list[dict[str, Any]]:
-        return [
-            r.to_dict() for r in store.search_reasoning(str(query), clamp(limit), agent_id=agent_id)
-        ]
+    def search_messages(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
+        found = store.search_messages(text(query), count(limit), agent_id=agent_id, timeout=seconds)
+        return [r.to_dict() for r in found]
 
-    def search_broadcasts(query: str, limit: int = 20) -> list[dict[str, Any]]:
-        return [r.to_dict() for r in store.search_broadcasts(str(query), clamp(limit))]
+    def search_reasoning(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
+        found = store.search_reasoning(
+            text(query), count(limit), agent_id=agent_id, timeout=seconds
+        )
+        return [r.to_dict() for r in found]
+
+    def search_broadcasts(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
+        found = store.search_broadcasts(text(query), count(limit), timeout=seconds)
+        return [r.to_dict() for r in found]
 
     tools = [
         HistoryTool(
@@ -455,14 +562,26 @@ class Store(Protocol):
     def system_message(self, agent_id: str = "") -> Message | None: ...
 
     def search_messages(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]: ...
 
     def search_reasoning(
-        self, query: str, limit: int = 20, *, agent_id: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
     ) -> list[StoredMessage]: ...
 
-    def search_broadcasts(self, query: str, limit: int = 20) -> list[StoredMessage]: ...
+    def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]: ...
 
     def checkpoint(self) -> Any: ...
 

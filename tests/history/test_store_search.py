@@ -1,0 +1,527 @@
+"""Search on both store backends under hostile input (issue 29, items 12 and 21): an agent-scoped
+search uses the full-text index first, a query has a length cap, a search has a timeout that
+stops it (SQLite: interrupted; PostgreSQL: ``statement_timeout``), and every numeric argument is
+checked with an error naming it (never ``OverflowError``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import sqlite3
+import threading
+import time
+from typing import Any
+
+import pytest
+from conftest import Backend, need_postgres
+from ptc.history import (
+    MAX_QUERY_CHARS,
+    HistoryStore,
+    PostgresStore,
+    SearchQueryTooLong,
+    SearchTimeout,
+    search_tools,
+)
+
+# The messages of one agent numbered 0..n-1, written with one statement (the API's appends
+# would take most of a test's time at these sizes). Rows are what append_many stores.
+SQLITE_FILL = """
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+INSERT INTO messages (agent_id, role, content, stored_at, raw, msg_key)
+SELECT ?, 'user', ? || i, 0, json_object('role', 'user', 'content', ? || i), ? || ':' || i FROM n
+"""
+PG_FILL = """
+INSERT INTO messages (agent_id, role, content, stored_at, raw, msg_key)
+SELECT %s, 'user', %s || i, 0, json_build_object('role', 'user', 'content', %s || i)::text,
+       %s || ':' || i
+FROM generate_series(0, %s - 1) i
+"""
+
+
+def fill(backend: Backend, store: Any, n: int, *, agent: str = "a", text: str = "number ") -> None:
+    store.count()  # created and migrated
+    if backend.name == "sqlite":
+        conn = sqlite3.connect(store.path, isolation_level=None)
+        conn.execute(SQLITE_FILL, (n, agent, text, text, agent))
+        conn.close()
+    else:
+        import psycopg
+
+        with store.connection() as conn:
+            conn.execute(PG_FILL, (agent, text, text, agent, n))
+            conn.commit()
+        # as autovacuum leaves a table in use: statistics made, the GIN indexes' pending lists
+        # merged (the planner prices a trigram search by them)
+        with psycopg.connect(backend.url, autocommit=True) as conn:
+            conn.execute(f"VACUUM ANALYZE {backend.options['schema']}.messages")
+
+
+def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    started = time.monotonic()
+    out = fn(*args, **kwargs)
+    return out, time.monotonic() - started
+
+
+# -- item 12: the scoped search uses the full-text index first -------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_an_agent_scoped_search_of_20000_messages_takes_milliseconds(backend: Backend) -> None:
+    # before: SQLite ran the full-text match once per row of the agent (20-40 s here)
+    with backend.open() as store:
+        fill(backend, store, 20_000)
+        store.search_messages("number 5", agent_id="a")  # warm the caches
+        found, scoped = timed(store.search_messages, "number 19999", agent_id="a")
+        assert [m.content for m in found] == ["number 19999"]
+        found, across = timed(store.search_messages, "number 19999")
+        assert [m.content for m in found] == ["number 19999"]
+        assert scoped < 0.5, (scoped, across)
+        hits, t = timed(store.search_messages, "number 1999", 5, agent_id="a")
+        assert [m.content for m in hits] == [f"number 1999{i}" for i in range(5, 10)]
+        assert t < 0.5
+        reasoning, t = timed(store.search_reasoning, "number 19999", agent_id="a")
+        assert reasoning == [] and t < 0.5
+
+
+def test_a_scoped_search_keeps_other_agents_out_and_returns_the_newest(backend: Backend) -> None:
+    with backend.open() as store:
+        fill(backend, store, 300, agent="a", text="iron ")
+        fill(backend, store, 300, agent="b", text="iron ")
+        hits = store.search_messages("iron 29", 3, agent_id="a")
+        # "iron 29" and "iron 290".."iron 299" match: the newest three, oldest first
+        assert [(m.agent_id, m.content) for m in hits] == [
+            ("a", "iron 297"),
+            ("a", "iron 298"),
+            ("a", "iron 299"),
+        ]
+        assert [m.agent_id for m in store.search_messages("iron 1", 1000, agent_id="b")] == [
+            "b"
+        ] * 111  # 1, 10-19, 100-199
+        assert store.search_messages("iron 2", 5, agent_id="nobody") == []
+
+
+def _plan(store: PostgresStore, sql: str, params: list[Any]) -> str:
+    with store.connection() as conn:
+        return "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
+
+
+@pytest.mark.timeout(120)
+def test_postgres_searches_use_the_trigram_index_for_any_query_length() -> None:
+    """Scoped or not, and for a query of the longest length too: before, a query past about 100
+    characters at 20,000 rows was planned as a table scan lowercasing the whole query per row."""
+    from ptc.history import _pgsql
+
+    url = need_postgres()
+    backend = Backend("postgres", url, {"schema": "t_plan_" + str(threading.get_ident())})
+    with backend.open() as store:
+        try:
+            fill(backend, store, 20_000)
+            # words of random letters: about as many distinct trigrams as characters
+            rnd = random.Random(29)
+            letters = "abcdefghijklmnopqrstuvwxyz "
+            long_query = "".join(rnd.choice(letters) for _ in range(MAX_QUERY_CHARS))
+            for query in ("number 19999", "q" + long_query[:200], long_query[:MAX_QUERY_CHARS]):
+                for agent in (None, "a"):
+                    found = _pgsql.search_messages(query, 20, agent)
+                    assert found is not None
+                    plan = _plan(store, *found)
+                    assert "messages_content_trgm" in plan, (len(query), agent, plan)
+            found = _pgsql.search_reasoning("number 19999", 20, "a")
+            assert found is not None
+            with store.connection() as conn:
+                conn.execute("SET enable_seqscan = off")
+                conn.execute("SET enable_indexscan = off")
+                plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + found[0], found[1]))
+            assert "messages_reasoning_trgm" in plan, plan
+        finally:
+            with store.connection() as conn:
+                conn.execute(f"DROP SCHEMA {backend.options['schema']} CASCADE")
+                conn.commit()
+
+
+def test_a_long_query_finds_what_its_first_characters_and_the_rest_match(backend: Backend) -> None:
+    """On PostgreSQL a query past 32 characters is looked up by its start, then checked whole:
+    the same matches as a short query, in any case, with LIKE's wildcards as plain text."""
+    head = "The convoy left the iron belt at"
+    assert len(head) == 32
+    odd = "rate 50% of 100_000 at a\\b, then the rest of a long line"
+    with backend.open() as store:
+        store.append_many(
+            [
+                {"role": "user", "content": head + " dawn, heading for Oslo station."},
+                {"role": "user", "content": head + " dusk, heading for Oslo station."},
+                {"role": "user", "content": "x" + head.upper() + " DAWN, HEADING FOR OSLO"},
+                {"role": "user", "content": odd},
+            ],
+            agent_id="a",
+        )
+        hits = store.search_messages(head + " dawn, heading for Oslo", agent_id="a")
+        assert [m.content for m in hits] == [
+            head + " dawn, heading for Oslo station.",
+            "x" + head.upper() + " DAWN, HEADING FOR OSLO",
+        ]
+        assert store.search_messages(head + " dawn, heading for Oslo station._%") == []
+        assert [m.content for m in store.search_messages(odd[2:], agent_id="a")] == [odd]
+        for changed in (odd.replace("_", "x"), odd.replace("%", "x"), odd.replace("\\", "x")):
+            assert store.search_messages(changed, agent_id="a") == []
+
+
+# -- item 12: the length cap -----------------------------------------------------------------
+
+
+TOO_LONG = (
+    "query is 1,001 characters long; a search takes at most 1,000 "
+    "(ptc.history.MAX_QUERY_CHARS): search for a shorter, distinctive part of the text"
+)
+
+
+def test_a_query_longer_than_the_cap_is_refused_naming_its_length(backend: Backend) -> None:
+    assert MAX_QUERY_CHARS == 1_000
+    with backend.open() as store:
+        store.append({"role": "user", "content": "y" * 1_000}, agent_id="a")
+        assert [len(m.content) for m in store.search_messages("y" * 1_000)] == [1_000]
+        for search in (
+            lambda q: store.search_messages(q, agent_id="a"),
+            lambda q: store.search_messages(q),
+            lambda q: store.search_reasoning(q, agent_id="a"),
+            store.search_broadcasts,
+        ):
+            with pytest.raises(SearchQueryTooLong) as e:
+                search("y" * 1_001)
+            assert str(e.value) == TOO_LONG
+            assert isinstance(e.value, ValueError)
+        with pytest.raises(SearchQueryTooLong, match=r"^query is 4,194,304 characters long;"):
+            store.search_messages("y" * 4 * 1024 * 1024, agent_id="a")
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [(5, "int 5"), (None, "None"), (b"iron", "bytes b'iron'"), (["a"], "list ['a']")],
+)
+def test_a_query_that_is_not_a_str_is_a_type_error(
+    backend: Backend, query: Any, shown: str
+) -> None:
+    with backend.open() as store:
+        for search in (store.search_messages, store.search_reasoning, store.search_broadcasts):
+            with pytest.raises(TypeError) as e:
+                search(query)
+            assert type(e.value) is TypeError
+            assert str(e.value) == f"query must be a str, got {shown}"
+
+
+def test_nul_in_a_query_is_dropped_as_in_stored_text(backend: Backend) -> None:
+    with backend.open() as store:
+        store.append({"role": "user", "content": "iron\x00ore"}, agent_id="a")
+        assert [m.message.text for m in store.search_messages("on\x00or")] == ["iron\x00ore"]
+        assert [m.content for m in store.search_messages("\x00" * 1000)] == ["ironore"]
+
+
+# -- item 21: limits -------------------------------------------------------------------------
+
+
+def test_a_limit_past_64_bits_asks_for_every_match(backend: Backend) -> None:
+    # before: OverflowError on SQLite, NumericValueOutOfRange on PostgreSQL
+    with backend.open() as store:
+        fill(backend, store, 30)
+        for limit in (10**30, 2**63, 2**63 - 1, 10**5000):
+            assert len(store.search_messages("number", limit, agent_id="a")) == 30
+            assert len(store.search_messages("number", limit)) == 30
+            assert store.search_reasoning("number", limit) == []
+            assert store.search_broadcasts("number", limit) == []
+            assert len(store.recent("a", limit)) == 30
+        assert store.search_messages("number", 0) == []
+        assert store.recent("a", 0) == []
+
+
+BAD_LIMITS = [
+    (-1, ValueError, "limit must be 0 or more, got -1"),
+    (-(10**30), ValueError, f"limit must be 0 or more, got {-(10**30)}"),
+    (True, TypeError, "limit must be an int, got bool True"),
+    (False, TypeError, "limit must be an int, got bool False"),
+    (2.5, TypeError, "limit must be an int, got float 2.5"),
+    (20.0, TypeError, "limit must be an int, got float 20.0"),
+    (math.inf, TypeError, "limit must be an int, got float inf"),
+    (math.nan, TypeError, "limit must be an int, got float nan"),
+    (None, TypeError, "limit must be an int, got None"),
+    ("5", TypeError, "limit must be an int, got str '5'"),
+]
+
+
+@pytest.mark.parametrize(("limit", "error", "message"), BAD_LIMITS)
+def test_a_limit_that_is_not_a_count_is_refused_naming_it(
+    backend: Backend, limit: Any, error: type[Exception], message: str
+) -> None:
+    with backend.open() as store:
+        store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+        calls = [
+            lambda: store.search_messages("iron", limit),
+            lambda: store.search_messages("ir", limit, agent_id="a"),  # the short-query scan
+            lambda: store.search_reasoning("iron", limit),
+            lambda: store.search_broadcasts("iron", limit),
+            lambda: store.recent("a", limit),
+        ]
+        for call in calls:
+            with pytest.raises(error) as e:
+                call()
+            assert type(e.value) is error and str(e.value) == message
+
+
+def test_the_async_postgres_store_checks_the_same() -> None:
+    from ptc.history import AsyncPostgresStore
+
+    url = need_postgres()
+    schema = "t_async_" + str(threading.get_ident())
+
+    async def go() -> None:
+        async with AsyncPostgresStore(url, schema=schema) as store:
+            try:
+                await store.append_many(
+                    [{"role": "user", "content": f"iron {i}"} for i in range(3)], agent_id="a"
+                )
+                assert len(await store.search_messages("iron", 10**30, agent_id="a")) == 3
+                assert len(await store.recent("a", 2**64)) == 3
+                with pytest.raises(ValueError, match=r"^limit must be 0 or more, got -1$"):
+                    await store.search_reasoning("iron", -1)
+                with pytest.raises(TypeError, match=r"^limit must be an int, got bool True$"):
+                    await store.search_broadcasts("iron", True)
+                with pytest.raises(SearchQueryTooLong):
+                    await store.search_messages("i" * 1_001)
+                with pytest.raises(ValueError, match=r"^timeout must be more than 0 seconds"):
+                    await store.search_messages("iron", timeout=0)
+                hits = await store.search_messages("iron 2", agent_id="a", timeout=5)
+                assert [m.content for m in hits] == ["iron 2"]
+            finally:
+                pool = await store._get_pool()
+                async with pool.connection() as conn:
+                    await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+    asyncio.run(go())
+
+
+# -- item 12: a search's timeout -------------------------------------------------------------
+
+
+BAD_TIMEOUTS = [
+    (0, ValueError, "timeout must be more than 0 seconds, got int 0"),
+    (-1.5, ValueError, "timeout must be more than 0 seconds, got float -1.5"),
+    (math.nan, ValueError, "timeout must be more than 0 seconds, got float nan"),
+    (True, TypeError, "timeout must be a number of seconds, got bool True"),
+    ("1", TypeError, "timeout must be a number of seconds, got str '1'"),
+]
+
+
+@pytest.mark.parametrize(("timeout", "error", "message"), BAD_TIMEOUTS)
+def test_a_search_timeout_that_is_not_a_duration_is_refused(
+    backend: Backend, timeout: Any, error: type[Exception], message: str
+) -> None:
+    with backend.open() as store:
+        for search in (store.search_messages, store.search_reasoning, store.search_broadcasts):
+            with pytest.raises(error) as e:
+                search("iron", timeout=timeout)
+            assert type(e.value) is error and str(e.value) == message
+
+
+def test_an_unlimited_timeout_is_no_limit(backend: Backend) -> None:
+    with backend.open() as store:
+        store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+        for timeout in (math.inf, 10**400, None, 60):
+            assert len(store.search_messages("iron", agent_id="a", timeout=timeout)) == 1
+
+
+def _slow_search(backend: Backend, store: Any) -> str:
+    """Fill agent a's messages so that one search takes a while on any machine: the query."""
+    if backend.name == "sqlite":
+        fill(backend, store, 100_000)
+        return "zz"  # under three characters: a scan of every row with instr()
+    # every row holds the query's first 32 characters, so each is checked against all 1,000
+    head = "w" * 32
+    fill(backend, store, 60_000, text=head + " row ")
+    return head + "v" * (MAX_QUERY_CHARS - 32)
+
+
+@pytest.mark.timeout(180)
+def test_a_search_past_its_timeout_is_stopped_and_the_store_goes_on(backend: Backend) -> None:
+    # before: no timeout; a search abandoned by its run went on holding the store (30 s and more)
+    with backend.open() as store:
+        query = _slow_search(backend, store)
+        store.search_messages(query, agent_id="a")  # warm the caches
+        found, whole = timed(store.search_messages, query, agent_id="a")
+        assert found == []
+        timeout = whole / 20
+        started = time.monotonic()
+        with pytest.raises(SearchTimeout) as e:
+            store.search_messages(query, agent_id="a", timeout=timeout)
+        stopped = time.monotonic() - started
+        assert stopped < whole / 2, (stopped, whole)
+        assert str(e.value) == (
+            f"search of content took longer than its timeout of {timeout} s and was stopped: "
+            "search for a more distinctive text, or give the search more time"
+        )
+        assert isinstance(e.value, TimeoutError)
+        # the store is as it was: the next calls, searches with and without a timeout, complete
+        assert len(store.recent("a", 1)) == 1
+        assert store.search_messages(query, agent_id="a", timeout=whole * 10 + 5) == []
+        assert store.search_messages(query, agent_id="a") == []
+
+
+def test_sqlite_a_search_waiting_for_the_store_gives_up_at_its_timeout(tmp_path: Any) -> None:
+    store = HistoryStore(tmp_path / "h.db")
+    store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._lock:  # another thread's long operation on the same store
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        held.wait(5)
+        started = time.monotonic()
+        with pytest.raises(SearchTimeout, match=r"^search of reasoning took longer than its "):
+            store.search_reasoning("iron", timeout=0.2)
+        assert 0.19 < time.monotonic() - started < 2
+    finally:
+        release.set()
+        t.join()
+    assert len(store.search_messages("iron", timeout=1)) == 1
+    store.close()
+
+
+def test_postgres_a_search_waiting_for_a_connection_gives_up_at_its_timeout() -> None:
+    url = need_postgres()
+    schema = "t_pool_" + str(threading.get_ident())
+    with PostgresStore(url, schema=schema, max_size=1) as store:
+        try:
+            store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+            with store.connection():  # the pool's one connection, held
+                started = time.monotonic()
+                with pytest.raises(SearchTimeout, match=r"^search of content took longer "):
+                    store.search_messages("iron", timeout=0.3)
+                assert 0.29 < time.monotonic() - started < 3
+            assert len(store.search_messages("iron", timeout=1)) == 1
+            # the URL's (or the server's) statement_timeout is back once the search is done
+            with store.connection() as conn:
+                assert conn.execute("SHOW statement_timeout").fetchone()[0] == "0"
+        finally:
+            with store.connection() as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+                conn.commit()
+
+
+# -- the search tools ------------------------------------------------------------------------
+
+
+def test_search_tools_check_what_a_program_passes(backend: Backend) -> None:
+    with backend.open() as store:
+        fill(backend, store, 150, text="iron ")
+        tools = search_tools(store, agent_id="a", max_limit=100)
+        t = tools["search-messages"]
+        assert len(t("iron", 10**30)) == 100  # clamped to max_limit
+        assert len(t("iron", -5)) == 1  # clamped to 1
+        assert len(t({"query": "iron", "limit": None})) == 20  # nil: the default
+        assert len(t({"query": "iron"})) == 20
+        for limit, shown in [(2.5, "float 2.5"), ("5", "str '5'"), (True, "bool True")]:
+            with pytest.raises(TypeError) as e:
+                t({"query": "iron", "limit": limit})
+            assert str(e.value) == f"limit must be an integer from 1 to 100, got {shown}"
+        for name in ("search-messages", "search-reasoning", "search-broadcasts"):
+            with pytest.raises(TypeError) as e:
+                tools[name]({"query": {"a": 1}})
+            assert str(e.value) == "query must be a string, got dict {'a': 1}"
+            with pytest.raises(SearchQueryTooLong) as e:
+                tools[name]("q" * 1_001)
+            assert str(e.value) == TOO_LONG
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"max_limit": 0}, ValueError, "max_limit must be 1 or more, got 0"),
+        ({"max_limit": 2.0}, TypeError, "max_limit must be an int, got float 2.0"),
+        ({"timeout": 0}, ValueError, "timeout must be more than 0 seconds, got int 0"),
+        ({"timeout": None}, TypeError, "timeout must be a number of seconds, got None"),
+    ],
+)
+def test_search_tools_options_are_checked(
+    tmp_path: Any, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as e:
+        search_tools(HistoryStore(tmp_path / "h.db"), **options)
+    assert type(e.value) is error and str(e.value) == message
+
+
+def test_a_program_sending_a_4mb_query_gets_a_tool_error_it_can_read(backend: Backend) -> None:
+    import ptc
+
+    with backend.open() as store:
+        store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+        program = (
+            '(def q (loop [s "x"] (if (< (count s) 4194304) (recur (str s s)) s)))'
+            " (tool/search-messages {:query q})"
+        )
+        started = time.monotonic()
+        r = ptc.run(program, tools=search_tools(store, agent_id="a"), limits={"timeout_ms": 1000})
+        assert time.monotonic() - started < 1.5
+        assert r.error is not None and r.error.type == "tool_error"
+        assert r.error.message == (
+            "Tool 'search-messages' failed: SearchQueryTooLong: query is 4,194,304 characters "
+            "long; a search takes at most 1,000 (ptc.history.MAX_QUERY_CHARS): search for a "
+            "shorter, distinctive part of the text"
+        )
+
+
+# -- item 21: the stores' other numbers ------------------------------------------------------
+
+
+def test_sqlite_store_timeout_is_checked(tmp_path: Any) -> None:
+    # before: inf raised OverflowError when the store opened, nan ValueError from int()
+    for ok in (math.inf, 10**30, 0, 2.5):
+        store = HistoryStore(tmp_path / "ok.db", timeout=ok)
+        assert store.count() == 0
+        store.close()
+    bad = [
+        (math.nan, ValueError, "timeout must be 0 or more seconds, got float nan"),
+        (-1, ValueError, "timeout must be 0 or more seconds, got int -1"),
+        (True, TypeError, "timeout must be a number of seconds, got bool True"),
+        ("3", TypeError, "timeout must be a number of seconds, got str '3'"),
+        (None, TypeError, "timeout must be a number of seconds, got None"),
+    ]
+    for value, error, message in bad:
+        with pytest.raises(error) as e:
+            HistoryStore(tmp_path / "bad.db", timeout=value)
+        assert type(e.value) is error and str(e.value) == message
+
+
+def test_postgres_store_options_are_checked() -> None:
+    url = need_postgres()
+    bad: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"min_size": -1}, ValueError, "min_size must be 0 or more, got -1"),
+        ({"min_size": True}, TypeError, "min_size must be an int, got bool True"),
+        ({"max_size": 2.5}, TypeError, "max_size must be an int, got float 2.5"),
+        ({"max_size": 0}, ValueError, "max_size must be 1 or more, got 0"),
+        ({"min_size": 5, "max_size": 2}, ValueError, "max_size must be 5 or more, got 2"),
+        ({"timeout": math.nan}, ValueError, "timeout must be 0 or more seconds, got float nan"),
+        ({"timeout": -1}, ValueError, "timeout must be 0 or more seconds, got int -1"),
+        ({"timeout": "3"}, TypeError, "timeout must be a number of seconds, got str '3'"),
+        (
+            {"retry_timeout": math.nan},
+            ValueError,
+            "retry_timeout must be 0 or more seconds, got float nan",
+        ),
+    ]
+    for options, error, message in bad:
+        with pytest.raises(error) as e:
+            PostgresStore(url, schema="t_never_made", **options)
+        assert type(e.value) is error and str(e.value) == message
+    schema = "t_opts_" + str(threading.get_ident())
+    # before: timeout=inf raised OverflowError from the pool
+    with PostgresStore(url, schema=schema, timeout=math.inf, retry_timeout=10**400) as store:
+        try:
+            assert store.count() == 0
+        finally:
+            with store.connection() as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+                conn.commit()
