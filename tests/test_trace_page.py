@@ -357,20 +357,62 @@ def huge_reply_step(chars: int) -> ptc.Step:
 
 def test_a_huge_reply_is_cut_with_a_note_of_what_was_left_out() -> None:
     step = huge_reply_step(20_000_000)
-    started = time.perf_counter()
     page = step.to_html()
-    took = time.perf_counter() - started
     assert (
         '<div class="label">Reply (no program)</div><pre>'
         + "x" * FIELD_CHARS
         + '</pre><p class="cut">… 19,980,000 more characters not shown (20,000,000 in all)</p>'
     ) in page
-    assert len(page.encode()) < 300_000, len(page.encode())  # three cut copies and the rest
-    assert took < 10, took  # 41 s before: the tokenizer is superlinear on one long word
-    # its token count is estimated from its first characters, and said to be
+    assert len(page.encode()) < 100_000, len(page.encode())  # 60 MB before
+
+
+def test_a_huge_message_is_token_counted_from_its_start_and_said_to_be() -> None:
+    """A 20 MB mission opens the first user message of every call. The tokenizer is
+    superlinear on one long word (17 s for this one): its count is estimated from its first
+    65,536 characters (8,192 tokens: eight x's a token) times its length, with a ≈."""
+    step = ptc.SubAgent(
+        prompt="Sum",
+        llm=ScriptedLLM([clj("(def a 1)"), clj("(return a)")]),
+        max_turns=3,
+        compression=True,
+    ).run()
+    d = step.to_dict()
+    d["context"]["mission"] = "x" * 20_000_000
+    step = ptc.Step.from_dict(d)
+    started = time.perf_counter()
+    page = step.to_html()
+    took = time.perf_counter() - started
+    assert took < 5, took  # 70 s before: counted twice per call
+
+    def exact(text: str) -> int:
+        return ptc._core.count_tokens(text, "o200k_base")
+
+    def counted(text: str) -> int:  # the documented rule
+        return (
+            exact(text) if len(text) <= 65_536 else round(exact(text[:65_536]) * len(text) / 65_536)
+        )
+
     series = token_series(step)
-    assert [s["estimated"] for s in series] == [0, 1]
-    assert "≈" in page
+    system = exact(step.messages[0][0]["content"])
+    assert step.messages[0][1]["content"] == "x" * 20_000_000 + "\n\nTurns left: 3"
+    assert series[0] == {
+        "call": 1,
+        "compressed": system + 2_500_002,
+        "full": system + 2_500_002,
+        "estimated": 1,
+    }
+    expected = [
+        {
+            "call": i + 1,
+            "compressed": sum(counted(m["content"]) for m in c),
+            "full": sum(counted(m["content"]) for m in f),
+            "estimated": 1,
+        }
+        for i, (c, f) in enumerate(views(step))
+    ]
+    assert series == expected and len(series) == 2
+    assert page.count("≈") == 4  # each call's two counts (the chart's summary is the script's)
+    assert len(page.encode()) < 200_000, len(page.encode())
 
 
 def count_turns(n: int, compression: bool = True) -> ptc.Step:
@@ -448,6 +490,32 @@ def test_turns_past_the_pages_bounds_are_named_not_rendered() -> None:
     assert f'id="turn-{first_left_out - 1}"' in page and f'id="turn-{first_left_out}"' not in page
     assert len(page) < PAGE_CHARS + 200_000, len(page)
     assert first_left_out > 50  # two cut copies of 20,000 characters per turn fit ~100 turns
+
+
+def test_a_page_stops_where_deriving_compressed_messages_would_take_long() -> None:
+    """Each call's compressed messages are derived from every earlier turn: 1,000 turns of 100
+    tool calls and 100 prints (a 10.7 MB step) took 3.9 s, 1,000 calls each would take ~40."""
+    step = count_turns(MAX_TURNS)
+    calls = tuple(ToolCallRecord("t", (1,), "1") for _ in range(100))
+    prints = tuple(f"p{k}" for k in range(100))
+    turns = tuple(dataclasses.replace(t, tool_calls=calls, prints=prints) for t in step.turns)
+    started = time.perf_counter()
+    page = dataclasses.replace(step, turns=turns).to_html()
+    took = time.perf_counter() - started
+    cut = re.search(
+        r'<p class="cut">Turns ([\d,]+)–1,000 are not shown: deriving their compressed messages '
+        r"would read more than 20,000,000 items of history. <code>ptc trace FILE</code> prints "
+        r"every turn.</p>",
+        page,
+    )
+    assert cut is not None
+    # each turn adds 201 items (itself, its calls and prints) to what every later call reads:
+    # call k reads 201 * (k - 1), so calls 1..n read 201 * n * (n - 1) / 2 <= 20,000,000
+    first_left_out = int(cut.group(1).replace(",", ""))
+    n = first_left_out - 1
+    assert 201 * n * (n - 1) // 2 <= 20_000_000 < 201 * (n + 1) * n // 2
+    assert f'id="turn-{n}"' in page and f'id="turn-{n + 1}"' not in page
+    assert took < 3, took
 
 
 def trace(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,10 @@ A step file is untrusted input (a shared bug report, a checkpoint row), so the p
   call is named, not rendered again (the full history of call *n* repeats calls 1..n-1); the
   page shows at most :data:`MAX_TURNS` turns and :data:`PAGE_CHARS` characters of text, and
   names the turns it leaves out (``ptc trace FILE`` prints them all).
-- A bounded time: token counts are exact (``o200k_base``) except for a message longer than
+- A bounded time: deriving each call's compressed messages reads every earlier turn, so a page
+  stops at :data:`DERIVE_WORK` items of history read (turns, tool calls, prints, definitions,
+  100 characters of a failed turn); the full history is derived once for all calls. Token
+  counts are exact (``o200k_base``) except for a message longer than
   :data:`TOKEN_CHARS` characters or past :data:`TOKEN_BUDGET` characters counted on one page,
   which is estimated from its first characters and shown with ``≈`` (the tokenizer is
   superlinear on long runs without spaces: 17 s for a 20 MB reply).
@@ -43,6 +46,10 @@ FIELD_CHARS = 20_000
 PAGE_CHARS = 4_000_000
 #: Turns one page shows.
 MAX_TURNS = 1_000
+#: Items of history (turns, tool calls, prints, definitions; 100 characters of a failed turn)
+#: read to derive the compressed messages of the calls one page shows: each call's derivation
+#: reads every earlier turn, so this bounds the page's time where a step has many large turns.
+DERIVE_WORK = 20_000_000
 #: A message longer than this is token-counted on its first this many characters, scaled up.
 TOKEN_CHARS = 65_536
 #: Characters counted exactly per page; past them counts are estimated from what was counted.
@@ -336,9 +343,23 @@ def _turn_html(turn: Any, page: _Page) -> list[str]:
 def _cut_note(first: int, last: int, why: str) -> str:
     which = f"Turn {first:,} is" if first == last else f"Turns {first:,}–{last:,} are"
     return (
-        f'<p class="cut">{which} not shown: a page shows at most {why}. '
+        f'<p class="cut">{which} not shown: {why}. '
         "<code>ptc trace FILE</code> prints every turn.</p>"
     )
+
+
+def _history_work(turn: Any) -> int:
+    """What one turn costs every later call's compressed messages to derive (each derivation
+    reads all earlier turns): its items, and for a failed turn, replayed in full, its text
+    (a unit per 100 characters)."""
+    work = 1 + len(turn.tool_calls) + len(turn.prints) + len(turn.defined)
+    if not turn.success:
+        err = turn.error
+        chars = len(_text(turn.program if turn.program is not None else turn.response))
+        if err is not None:
+            chars += len(_text(err.message)) + len(_text(err.hint or ""))
+        work += chars // 100
+    return work
 
 
 def to_html(step: Step, title: str | None = None) -> str:
@@ -352,11 +373,25 @@ def to_html(step: Step, title: str | None = None) -> str:
     series: list[dict[str, int]] = []
     turns_html: list[str] = []
     cut = ""
+    history = 0  # the work of reading turns[:i]
+    derive = 0  # the work of deriving the compressed messages of calls 1..i+1
     for i, turn in enumerate(step.turns):
-        if i == MAX_TURNS or page.left <= 0:
-            why = f"{MAX_TURNS:,} turns" if i == MAX_TURNS else f"{PAGE_CHARS:,} characters of text"
+        if coalesced:
+            derive += history + (len(step.turns[i - 1].memory) if i else 0)
+        why = ""
+        if i == MAX_TURNS:
+            why = f"a page shows at most {MAX_TURNS:,} turns"
+        elif page.left <= 0:
+            why = f"a page shows at most {PAGE_CHARS:,} characters of text"
+        elif derive > DERIVE_WORK:
+            why = (
+                "deriving their compressed messages would read more than "
+                f"{DERIVE_WORK:,} items of history"
+            )
+        if why:
             cut = _cut_note(i + 1, len(step.turns), why)
             break
+        history += _history_work(turn)
         page.charge(_FRAME_CHARS)
         parts = _turn_html(turn, page)
         if i < n_calls:

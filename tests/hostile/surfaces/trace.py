@@ -136,6 +136,31 @@ def case_a_20_mb_reply_gives_a_small_page_quickly(tmp: Path) -> None:
     )
 
 
+@case(seconds=30, memory_mb=900)
+def case_a_20_mb_message_is_token_counted_in_bounded_time(tmp: Path) -> None:
+    """Issue 29 item 15: the tokenizer is superlinear on one long word (17 s for 20 MB), and
+    the page counted every message of every call: a 20 MB mission took 70 s to render."""
+    import ptc
+    from ptc.llm import ScriptedLLM
+
+    step = ptc.SubAgent(
+        prompt="Sum",
+        llm=ScriptedLLM([_clj("(def a 1)"), _clj("(return a)")]),
+        max_turns=3,
+        compression=True,
+    ).run()
+    d = step.to_dict()
+    d["context"]["mission"] = "x" * 20_000_000
+    saved = tmp / "step.json"
+    saved.write_text(json.dumps(d))
+    started = time.monotonic()
+    code, out, err = _trace(str(saved), "--html", str(tmp / "page.html"))
+    took = time.monotonic() - started
+    assert (code, out, err) == (0, f"{(tmp / 'page.html').resolve()}\n", ""), err
+    assert took < 10, f"{took:.1f} s to render"
+    assert (tmp / "page.html").stat().st_size < 200_000
+
+
 @case(seconds=40, memory_mb=600)
 def case_700_turns_give_a_page_linear_in_the_step(tmp: Path) -> None:
     """Issue 29 item 16: 700 turns in a 0.24 MB step gave a 126 MB page (every call re-rendered
@@ -154,6 +179,32 @@ def case_700_turns_give_a_page_linear_in_the_step(tmp: Path) -> None:
     assert (code, out, err) == (0, f"{(tmp / 'page.html').resolve()}\n", ""), err
     size, step_size = (tmp / "page.html").stat().st_size, saved.stat().st_size
     assert size < 6 * step_size, f"a {size:,}-byte page for a {step_size:,}-byte step"
+
+
+@case(seconds=40, memory_mb=900)
+def case_many_large_turns_give_a_page_in_bounded_time(tmp: Path) -> None:
+    """Deriving each call's compressed messages reads every earlier turn: 1,000 turns of 300
+    tool calls and 300 prints, short enough for the page's text budget, took 10 s (and grows
+    with turns times step size)."""
+    import ptc
+    from ptc.llm import ScriptedLLM
+    from ptc.turn import ToolCallRecord
+
+    n = 1_000
+    replies = [_clj(f"(+ 1 {i})") for i in range(1, n)] + [_clj("(return 1)")]
+    step = ptc.SubAgent(
+        prompt="Count the turns", llm=ScriptedLLM(replies), max_turns=n, compression=True
+    ).run()
+    calls = tuple(ToolCallRecord("t", (1,), "") for _ in range(300))
+    prints = ("",) * 300
+    turns = tuple(dataclasses.replace(t, tool_calls=calls, prints=prints) for t in step.turns)
+    big = dataclasses.replace(step, turns=turns)
+    started = time.monotonic()
+    page = big.to_html()
+    took = time.monotonic() - started
+    assert took < 5, f"{took:.1f} s to render"
+    assert "would read more than 20,000,000 items of history" in page
+    assert len(page) < 5_000_000
 
 
 @case(seconds=30, memory_mb=400)
