@@ -554,6 +554,24 @@ def test_a_lone_surrogate_is_shown_as_its_escape(tmp_path: Path) -> None:
     assert text.stdout.startswith("mission: What \\ud800is the revenue of orders over 300?\n")
 
 
+def test_the_text_view_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """Escape sequences in a step (clear the screen, set the window title, write the clipboard,
+    return to the line's start) are printed as escapes; newlines and tabs stay."""
+    d = run_step().to_dict()
+    d["context"]["mission"] = "a\x1b[2J\x1b]0;owned\x07\x1b]52;c;aGVsbG8=\x07\rb\tc\x9bd\x7f"
+    d["turns"][0]["prints"] = ["line\nnext\x1b[1A"]
+    saved = tmp_path / "step.json"
+    saved.write_text(json.dumps(d))
+    proc = trace(str(saved))
+    assert (proc.returncode, proc.stderr) == (0, "")
+    first = proc.stdout.split("\n")[0]
+    assert first == (
+        "mission: a\\x1b[2J\\x1b]0;owned\\x07\\x1b]52;c;aGVsbG8=\\x07\\x0db\tc\\x9bd\\x7f"
+    )
+    assert ";; println: line\nnext\\x1b[1A\n" in proc.stdout
+    assert not any(ord(ch) < 0x20 and ch not in "\n\t" for ch in proc.stdout)
+
+
 def loader_says(d: Any) -> str:
     """What Step.from_dict says of ``d``: the CLI reports the loader's own words."""
     with pytest.raises(Exception) as refused:

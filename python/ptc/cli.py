@@ -308,8 +308,13 @@ def _trace(args: argparse.Namespace) -> int:
             raise InputError(f"--html {args.html}: {e.strerror}", EX_NOINPUT) from None
         print(out.resolve())
     else:  # a lone surrogate (JSON may spell one) cannot be printed: shown as its escape
-        print(shown.encode("utf-8", "backslashreplace").decode("utf-8"))
+        print(shown.translate(_CONTROLS).encode("utf-8", "backslashreplace").decode("utf-8"))
     return EX_OK
+
+
+# Control characters other than newline and tab, shown as escapes: a step's text must not
+# drive the terminal it is printed to (clear it, retitle it, rewrite a line, set the clipboard).
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"}
 
 
 def _why(e: Exception) -> str:

@@ -236,3 +236,23 @@ def case_a_bad_step_file_is_one_line_and_an_exit_code(tmp: Path) -> None:
             assert code == 65 and out == "", (name, code, out, err)
             assert err.startswith(f"ptc: step {tmp / name}: not ") and err.count("\n") == 1, err
     assert not (tmp / "bad.html").exists()
+
+
+@case(seconds=30, memory_mb=400)
+def case_the_text_view_cannot_drive_the_terminal(tmp: Path) -> None:
+    """`ptc trace step.json` printed a step's text raw: escape sequences in a shared step could
+    clear the screen, retitle the terminal, write the clipboard or rewrite a line."""
+    import ptc
+    from ptc.llm import ScriptedLLM
+
+    step = ptc.SubAgent(prompt="One", llm=ScriptedLLM([_clj("(return 1)")])).run()
+    d = step.to_dict()
+    d["context"]["mission"] = "\x1b]52;c;aGVsbG8=\x07\x1b[2J\r\x9b1A"
+    saved = tmp / "step.json"
+    saved.write_text(json.dumps(d))
+    code, out, err = _trace(str(saved))
+    assert (code, err) == (0, ""), err
+    controls = sorted({hex(ord(c)) for c in out if ord(c) < 0x20 and c not in "\n\t"})
+    controls += sorted({hex(ord(c)) for c in out if 0x7F <= ord(c) < 0xA0})
+    assert controls == [], f"control characters reach the terminal: {controls}"
+    assert out.startswith("mission: \\x1b]52;c;aGVsbG8=\\x07\\x1b[2J\\x0d\\x9b1A\n")
