@@ -55,7 +55,7 @@ from ptc.llm import (
 )
 from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
-from ptc.step import RunContext, Step, StepError, Usage
+from ptc.step import RunContext, Step, StepError, Usage, joined
 from ptc.tools.declare import AgentTool, Tool, ToolsArg, tool_entries
 from ptc.tools.signature import (
     ANY,
@@ -374,7 +374,9 @@ class _Runner:
             ),
         )
         self.turns: list[Turn] = []
-        self.messages: list[list[ChatMessage]] = []
+        self.messages: list[list[ChatMessage]] = []  # this run's calls
+        # a resumed run's earlier calls, as loaded (a stored step renders them when read)
+        self.past: Sequence[list[ChatMessage]] = ()
         self.usage = Usage()
         self.started = time.perf_counter()
         if previous is not None:
@@ -477,7 +479,7 @@ class _Runner:
             if result.error is not None or leftover:
                 raise ValueError(f"cannot resume: replaying turn {turn.number} diverged")
         self.turns = list(step.turns)
-        self.messages = [list(m) for m in step.messages]
+        self.past = step.messages
         self.usage = step.usage
 
     # --- the loop --------------------------------------------------------------------
@@ -496,14 +498,12 @@ class _Runner:
                 # The request counts even though it failed: its messages are recorded above, so
                 # usage.llm_calls stays equal to len(step.messages), also after a resume.
                 self.usage = self.usage.add({}, attempts_of(exc) - 1)
-                self.observer.llm_ended(
-                    len(self.messages), messages, None, exc, attempts_of(exc) - 1
-                )
+                self.observer.llm_ended(self.calls(), messages, None, exc, attempts_of(exc) - 1)
                 msg = f"LLM call failed: {type(exc).__name__}: {exc}"
                 return self._finish(StepError("llm_error", msg))
             llm_ms = (time.perf_counter() - t0) * 1000
             self.usage = self.usage.add(reply.usage, retries)
-            self.observer.llm_ended(len(self.messages), messages, reply, None, retries)
+            self.observer.llm_ended(self.calls(), messages, reply, None, retries)
             turn = yield from self._turn(reply, llm_ms)
             self.turns.append(turn)
             self.observer.turn(turn, lambda: self._step_now(None, None))
@@ -615,6 +615,10 @@ class _Runner:
             entries.append(MemoryEntry(d.name, d.kind, typ, sample, d.doc, params, d.return_type))
         return tuple(entries)
 
+    def calls(self) -> int:
+        """LLM requests of the run so far, a resumed run's earlier ones included."""
+        return len(self.past) + len(self.messages)
+
     def _finish(self, error: StepError | None, value: Any = None) -> Step:
         step = self._step_now(error, value, ok=error is None)
         self.observer.finished(step)
@@ -627,7 +631,7 @@ class _Runner:
             value=value,
             error=error,
             turns=tuple(self.turns),
-            messages=tuple(self.messages),
+            messages=joined(self.past, self.messages),
             usage=self.usage,
             context=self.context,
             duration_ms=(time.perf_counter() - self.started) * 1000,

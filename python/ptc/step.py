@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, overload
 
 from ptc import _records
 from ptc.compression import (
@@ -160,7 +160,7 @@ class Step:
     value: Any
     error: StepError | None
     turns: tuple[Turn, ...]
-    messages: tuple[list[ChatMessage], ...]
+    messages: Sequence[list[ChatMessage]]
     usage: Usage
     context: RunContext
     duration_ms: float = 0.0
@@ -312,7 +312,7 @@ class Step:
         value: Any = None,
         error: StepError | None = None,
         duration_ms: float = 0.0,
-        messages: tuple[list[ChatMessage], ...] | None = None,
+        messages: Sequence[list[ChatMessage]] | None = None,
         strategy: Compression | None = None,
     ) -> Step:
         """A Step from checked parts (a stored step's, or a checkpoint's run so far): turns
@@ -335,11 +335,11 @@ class Step:
                     f"a step makes one request per turn and at most {MAX_UNANSWERED_CALLS} that "
                     "went unanswered"
                 )
-            rendered = [context.messages_for(turns[:i], strategy)[0] for i in range(len(turns))]
-            if calls > len(turns):
-                last = context.messages_for(turns, strategy)[0]
-                rendered += [list(last) for _ in range(calls - len(turns))]
-            messages = tuple(rendered)
+            try:
+                chosen = context.strategy_for_call(strategy)
+            except ValueError as e:
+                raise ValueError(f"step.context.compression: {e}") from None
+            messages = RenderedCalls(context, turns, calls, chosen)
         elif len(messages) < len(turns):
             raise ValueError(
                 f"step.messages: {_many(len(messages), 'message list')} for "
@@ -355,6 +355,68 @@ class Step:
             context=context,
             duration_ms=duration_ms,
         )
+
+
+class RenderedCalls(Sequence[list[ChatMessage]]):
+    """The message lists of a stored run's LLM calls, rendered from its turns when read: call
+    ``i`` from the first ``i`` turns (CMP-004; rendering is pure, ARC-004), a call past the last
+    turn (one that went unanswered) from all of them, then the lists of ``after`` (calls made
+    since, by a resumed run). A loaded Step holds this instead of every list, so loading costs
+    what its file holds, not the square of its turns; each read renders anew (a fresh list)."""
+
+    def __init__(
+        self,
+        context: RunContext,
+        turns: tuple[Turn, ...],
+        calls: int,
+        strategy: Compression,
+        after: tuple[list[ChatMessage], ...] = (),
+    ) -> None:
+        self._context, self._turns, self._calls = context, turns, calls
+        self._strategy, self._after = strategy, after
+
+    def extended(self, more: Sequence[list[ChatMessage]]) -> RenderedCalls:
+        """These calls followed by ``more``."""
+        return RenderedCalls(
+            self._context, self._turns, self._calls, self._strategy, self._after + tuple(more)
+        )
+
+    def __len__(self) -> int:
+        return self._calls + len(self._after)
+
+    @overload
+    def __getitem__(self, i: int) -> list[ChatMessage]: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[list[ChatMessage], ...]: ...
+    def __getitem__(self, i: int | slice) -> list[ChatMessage] | tuple[list[ChatMessage], ...]:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"call {i} of {n}")
+        i %= n
+        if i >= self._calls:
+            return list(self._after[i - self._calls])
+        return self._context.messages_for(self._turns[:i], self._strategy)[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to the tuple of its lists
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} LLM calls, rendered from {len(self._turns)} turns when read>"
+
+
+def joined(
+    past: Sequence[list[ChatMessage]], more: Sequence[list[ChatMessage]]
+) -> Sequence[list[ChatMessage]]:
+    """``past`` calls followed by ``more``, without rendering a stored run's calls."""
+    if isinstance(past, RenderedCalls):
+        return past.extended(more)
+    return tuple(past) + tuple(more)
 
 
 def _many(n: int, what: str) -> str:

@@ -313,3 +313,45 @@ def test_requests_past_the_last_turn_saw_every_turn():
     assert again.messages[:3] == step.messages
     assert again.messages[3] == again.messages[4] == step.messages[2]
     assert again.messages[3] is not again.messages[4]  # lists of their own
+
+
+class _Counting:
+    """A strategy that counts its renders (and renders as single-user coalesced)."""
+
+    name = "single_user_coalesced"
+
+    def __init__(self):
+        self.renders = 0
+
+    def to_messages(self, turns, memory, opts):
+        self.renders += 1
+        return SingleUserCoalesced().to_messages(turns, memory, opts)
+
+
+def test_a_loaded_step_renders_a_call_only_when_it_is_read():
+    """Issue 29 (14): re-deriving every call's messages on load costs the square of the turns
+    (2000 one-line turns: 1.1 GB and 13 s); a loaded step renders a call when it is read."""
+    step = make_step(context())
+    counting = _Counting()
+    again = Step.from_json(step.to_json(), strategy=counting)
+    assert counting.renders == 0 and len(again.messages) == 3
+    assert "3 LLM calls" in repr(again.messages) and counting.renders == 0
+    assert again.messages[1] == step.messages[1] and counting.renders == 1
+    assert again.messages[-1] == step.messages[2] and counting.renders == 2
+    assert again.messages[1:] == step.messages[1:] and counting.renders == 4
+    assert again.messages == step.messages and step.messages == again.messages
+    assert again.messages != step.messages[:2] and again.messages != "abc"
+    with pytest.raises(IndexError):
+        again.messages[3]
+    with pytest.raises(IndexError):
+        again.messages[-4]
+
+
+def test_a_stored_step_naming_an_unknown_strategy_says_so_on_load():
+    d = json.loads(make_step(context()).to_json())
+    d["context"]["compression"] = "nope"
+    with pytest.raises(ValueError) as e:
+        Step.from_dict(d)
+    assert str(e.value).startswith(
+        "step.context.compression: unknown compression strategy 'nope' (known: "
+    )
