@@ -19,7 +19,13 @@ from ptc.llm._adapter import Messages, retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
 from ptc.llm._openai import openai
-from ptc.llm.reply import LLMError, LLMReply, TransientLLMError, normalize_reply
+from ptc.llm.reply import (
+    LLMError,
+    LLMReply,
+    LLMTimeoutError,
+    TransientLLMError,
+    normalize_reply,
+)
 from ptc.llm.scripted import AsyncScriptedLLM, ScriptedLLM, ScriptExhausted
 
 LLM = Callable[[Messages], Union[Any, Awaitable[Any]]]  # noqa: UP007 (runtime alias)
@@ -29,6 +35,7 @@ __all__ = [
     "AsyncScriptedLLM",
     "LLMError",
     "LLMReply",
+    "LLMTimeoutError",
     "Messages",
     "RetryPolicy",
     "ScriptExhausted",

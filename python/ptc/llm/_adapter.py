@@ -9,18 +9,22 @@ which honours ``Retry-After``) governs every provider and is counted in ``Usage.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime as dt
 import email.utils
 import importlib
 import math
 import os
 import re
+import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from ptc._aio import run_blocking
-from ptc.llm.reply import LLMError, LLMReply
+from ptc.llm.reply import LLMError, LLMReply, LLMTimeoutError
+
+T = TypeVar("T")
 
 #: The chat messages of one LLM request (``ptc.compression.ChatMessage`` dicts).
 Messages = list[dict[str, str]]
@@ -161,23 +165,103 @@ def anthropic_reply(response: Any) -> LLMReply:
     return LLMReply(text, anthropic_usage(_get(response, "usage")))
 
 
+#: Seconds one LLM request may take in all (each retry has its own): the SDKs' read timeouts
+#: bound each wait for a byte, so a provider that trickles its reply a byte at a time held a
+#: request forever. 600 s is the SDKs' own default request timeout (openai and anthropic), so no
+#: request they would wait for is cut; a request still unanswered then is stalled.
+DEFAULT_DEADLINE = 600.0
+
+
+def check_deadline(deadline: Any) -> float | None:
+    """``deadline=`` as given to an adapter: seconds (a positive, finite number) or ``None``."""
+    if deadline is None:
+        return None
+    if isinstance(deadline, bool) or not isinstance(deadline, int | float):
+        raise TypeError(
+            f"deadline must be a number of seconds or None, got {type(deadline).__name__}"
+        )
+    if not (0 < deadline < math.inf):
+        raise ValueError(f"deadline must be a positive, finite number of seconds, got {deadline}")
+    return float(deadline)
+
+
 class Adapter:
-    """Base of the provider adapters: a sync call and its async twin."""
+    """Base of the provider adapters: a sync call and its async twin, each ended by
+    :class:`~ptc.llm.LLMTimeoutError` when the request is not answered within ``deadline``
+    seconds (``None``: no deadline of ptc's, only the SDK's read timeout)."""
 
     provider = "llm"
 
-    def __init__(self, model: str, params: Mapping[str, Any]) -> None:
+    def __init__(
+        self, model: str, params: Mapping[str, Any], *, deadline: float | None = DEFAULT_DEADLINE
+    ) -> None:
         self.model = model
         self.params = dict(params)
+        self.deadline = check_deadline(deadline)
 
     def __repr__(self) -> str:
         return f"ptc.llm.{self.provider}({self.model!r})"
 
     def __call__(self, messages: Messages) -> LLMReply:
-        raise NotImplementedError
+        return self._within_deadline(lambda: self._request(messages))
 
     async def acall(self, messages: Messages) -> LLMReply:
+        return await self._awithin_deadline(self._arequest(messages))
+
+    def _request(self, messages: Messages) -> LLMReply:
+        """The request, sent and answered (no deadline of its own)."""
         raise NotImplementedError
+
+    async def _arequest(self, messages: Messages) -> LLMReply:
+        raise NotImplementedError
+
+    def _timed_out(self) -> LLMTimeoutError:
+        assert self.deadline is not None
+        return LLMTimeoutError(
+            f"{self!r}: no complete reply within the request deadline of {self.deadline:g} s"
+            " (set by the adapter's deadline=; each retry has its own)",
+            deadline=self.deadline,
+        )
+
+    def _within_deadline(self, request: Callable[[], T]) -> T:
+        """``request()`` on a thread of its own, waited for until the deadline. A blocking SDK
+        call cannot be interrupted: past the deadline the caller gets LLMTimeoutError, and the
+        thread (a daemon, never holding up exit) ends when the SDK's read does."""
+        if self.deadline is None:
+            return request()
+        outcome: list[Any] = []  # [True, value] or [False, exception]
+        done = threading.Event()
+        context = contextvars.copy_context()
+
+        def work() -> None:
+            try:
+                outcome.extend((True, context.run(request)))
+            except BaseException as exc:  # handed to the caller, whatever it is
+                outcome.extend((False, exc))
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"ptc-llm-{self.provider}", daemon=True).start()
+        if not done.wait(self.deadline):
+            raise self._timed_out()
+        ok, value = outcome
+        if ok:
+            return cast(T, value)
+        raise value
+
+    async def _awithin_deadline(self, request: Awaitable[T]) -> T:
+        """Awaits ``request`` until the deadline, then cancels it (which closes its
+        connection) and raises LLMTimeoutError."""
+        if self.deadline is None:
+            return await request
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                return await request
+        except TimeoutError:
+            if scope.expired():
+                raise self._timed_out() from None
+            raise
 
 
 class SDKAdapter(Adapter):
@@ -197,8 +281,9 @@ class SDKAdapter(Adapter):
         client: Any,
         base_url: str | None,
         api_key: str | None,
+        deadline: float | None = DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(model, params)
+        super().__init__(model, params, deadline=deadline)
         self._base_url = base_url
         self._api_key = api_key
         self._sync: Any = None
@@ -240,9 +325,15 @@ class SDKAdapter(Adapter):
     def __call__(self, messages: Messages) -> LLMReply:
         if self._sync is None and self._async is not None:
             return run_blocking(self.acall(messages))  # only an async client was given
-        return self._reply(self._create(self._client(), messages))
+        return super().__call__(messages)
 
     async def acall(self, messages: Messages) -> LLMReply:
         if self._async is None and self._sync is not None:
             return await asyncio.to_thread(self, messages)  # only a sync client was given
+        return await super().acall(messages)
+
+    def _request(self, messages: Messages) -> LLMReply:
+        return self._reply(self._create(self._client(), messages))
+
+    async def _arequest(self, messages: Messages) -> LLMReply:
         return self._reply(await self._create(self._aclient(), messages))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import Messages, SDKAdapter, anthropic_reply
+from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, anthropic_reply
 from ptc.llm.reply import LLMReply
 
 #: Sent first when a conversation would otherwise open with an assistant message, which the
@@ -51,8 +51,11 @@ class AnthropicChat(SDKAdapter):
         api_key: str | None,
         max_tokens: int,
         cache: bool,
+        deadline: float | None = DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(model, params, client=client, base_url=base_url, api_key=api_key)
+        super().__init__(
+            model, params, client=client, base_url=base_url, api_key=api_key, deadline=deadline
+        )
         self.max_tokens = max_tokens
         self.cache = cache
 
@@ -80,6 +83,7 @@ def anthropic(
     api_key: str | None = None,
     max_tokens: int = 4096,
     cache: bool = True,
+    deadline: float | None = DEFAULT_DEADLINE,
     **params: Any,
 ) -> AnthropicChat:
     """An LLM for an agent, on Anthropic's Messages API.
@@ -87,7 +91,9 @@ def anthropic(
     The agent's system message goes to ``system=`` and, with ``cache`` (the default), carries a
     cache breakpoint: it is the prefix every turn repeats, so prompt caching reads it back.
     ``client`` may be an ``anthropic.Anthropic`` or ``AsyncAnthropic`` you configured; otherwise
-    one is made from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``). Requires
+    one is made from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``). A request
+    not answered within ``deadline`` seconds (default 600; each retry has its own; ``None``:
+    the SDK's read timeout only) raises :class:`~ptc.llm.LLMTimeoutError`. Requires
     ``pip install 'ptc-runtime[anthropic]'``.
     """
     return AnthropicChat(
@@ -98,4 +104,5 @@ def anthropic(
         api_key=api_key,
         max_tokens=max_tokens,
         cache=cache,
+        deadline=deadline,
     )

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import Adapter, Messages, openai_reply, require
+from ptc.llm._adapter import DEFAULT_DEADLINE, Adapter, Messages, openai_reply, require
 from ptc.llm.reply import LLMReply
 
 
 class LiteLLMChat(Adapter):
     provider = "litellm"
 
-    def __call__(self, messages: Messages) -> LLMReply:
+    def _request(self, messages: Messages) -> LLMReply:
         sdk = require("litellm", "litellm")
         return openai_reply(sdk.completion(model=self.model, messages=messages, **self.params))
 
-    async def acall(self, messages: Messages) -> LLMReply:
+    async def _arequest(self, messages: Messages) -> LLMReply:
         sdk = require("litellm", "litellm")
         response = await sdk.acompletion(model=self.model, messages=messages, **self.params)
         return openai_reply(response)
 
 
-def litellm(model: str, **params: Any) -> LiteLLMChat:
+def litellm(model: str, *, deadline: float | None = DEFAULT_DEADLINE, **params: Any) -> LiteLLMChat:
     """An LLM for an agent through litellm (``model`` in its ``provider/name`` form; ``params``
-    such as ``api_base=`` go to every request). Requires ``pip install 'ptc-runtime[litellm]'``."""
+    such as ``api_base=`` go to every request). A request not answered within ``deadline``
+    seconds (default 600; each retry has its own; ``None``: litellm's ``timeout`` only) raises
+    :class:`~ptc.llm.LLMTimeoutError`. Requires ``pip install 'ptc-runtime[litellm]'``."""
     # ptc's retry policy retries: litellm's own retries (and its client's) are switched off
-    return LiteLLMChat(model, {"max_retries": 0, "num_retries": 0, **params})
+    return LiteLLMChat(model, {"max_retries": 0, "num_retries": 0, **params}, deadline=deadline)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import Messages, SDKAdapter, openai_reply
+from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, openai_reply
 from ptc.llm.reply import LLMReply
 
 
@@ -27,6 +27,7 @@ def openai(
     client: Any = None,
     base_url: str | None = None,
     api_key: str | None = None,
+    deadline: float | None = DEFAULT_DEADLINE,
     **params: Any,
 ) -> OpenAIChat:
     """An LLM for an agent, on OpenAI's chat completions or any server that speaks them.
@@ -34,6 +35,10 @@ def openai(
     ``client`` may be an ``openai.OpenAI`` or ``openai.AsyncOpenAI`` you configured; otherwise
     one is made from ``base_url`` and ``api_key`` (default: ``OPENAI_API_KEY``; a local server
     at ``base_url`` needs none). ``params`` go to every request (``temperature=0``,
-    ``max_tokens=...``). Requires ``pip install 'ptc-runtime[openai]'``.
+    ``max_tokens=...``). A request not answered within ``deadline`` seconds (default 600; each
+    retry has its own; ``None``: the SDK's read timeout only) raises
+    :class:`~ptc.llm.LLMTimeoutError`. Requires ``pip install 'ptc-runtime[openai]'``.
     """
-    return OpenAIChat(model, params, client=client, base_url=base_url, api_key=api_key)
+    return OpenAIChat(
+        model, params, client=client, base_url=base_url, api_key=api_key, deadline=deadline
+    )

@@ -15,6 +15,18 @@ class TransientLLMError(LLMError):
     """Raise this from an LLM callable to ask for a retry (rate limit, timeout, overload)."""
 
 
+class LLMTimeoutError(TransientLLMError):
+    """A provider adapter's request had no complete reply within its ``deadline`` (seconds).
+    Transient: the retry policy retries it, each attempt with a deadline of its own."""
+
+    def __init__(self, message: str, deadline: float | None = None) -> None:
+        super().__init__(message)
+        self.deadline = deadline
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled with its deadline
+        return (type(self), (str(self), self.deadline))
+
+
 @dataclass(frozen=True)
 class LLMReply:
     """A normalized reply: its text and the token usage the provider reported (if any)."""
