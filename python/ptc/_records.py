@@ -146,9 +146,15 @@ def typed(tp: Any, v: Any, path: str) -> Any:
         out = {}
         for k, x in v.items():
             typed(key_type, k, f"{path} key")
-            out[k] = typed(value_type, x, f"{path}[{k!r}]")
+            out[k] = typed(value_type, x, f"{path}[{_key(k)}]")
         return out
     return v
+
+
+def _key(k: Any) -> str:
+    """A map key in a field's path, shortened."""
+    text = repr(k)
+    return text if len(text) <= 40 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _expected(tp: Any) -> str:
@@ -289,7 +295,7 @@ def _decode(data: Any) -> Any:
         try:
             out_map[k] = _decode(v)
         except _BadValue as e:
-            e.trail.append(f"[{k!r}]")
+            e.trail.append(f"[{_key(k)}]")
             raise
     return out_map
 

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
@@ -332,15 +333,19 @@ def _assemble(
     return Step(ok, value, error, step.turns, step.messages, step.usage, ctx)
 
 
-def _ranges(numbers: Sequence[int]) -> str:
-    """``1-3, 5``: sorted numbers, runs shortened."""
-    out: list[str] = []
+def _ranges(numbers: Sequence[int], most: int = 20) -> str:
+    """``1-3, 5``: sorted numbers, runs shortened; past ``most`` runs, how many more."""
+    out: list[list[int]] = []
     for n in numbers:
-        if out and out[-1].split("-")[-1] == str(n - 1):
-            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        if out and out[-1][1] == n - 1:
+            out[-1][1] = n
         else:
-            out.append(str(n))
-    return ", ".join(out)
+            out.append([n, n])
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out[:most])
+    if len(out) > most:
+        rest = sum(b - a + 1 for a, b in out[most:])
+        shown += f" and {rest} more"
+    return shown
 
 
 # --- JSON lines --------------------------------------------------------------------------
@@ -350,6 +355,8 @@ _EVENTS = ("start", "turn", "end")
 _LINE_START = b'{"run_id": '
 #: tries at finding a glued line after a torn one (each parses the rest of the line)
 _GLUED_TRIES = 16
+#: unreadable lines named one by one on the ``ptc`` logger per load (then a count)
+_WARNINGS = 10
 
 
 @dataclass
@@ -487,13 +494,20 @@ class JsonlCheckpoint:
         """The file's events, after raising the first unreadable line of ``run_id`` and
         warning about unreadable lines that name no run (their numbers come second)."""
         lines, bad = self._scan()
-        nameless = []
+        nameless: list[int] = []
         for b in bad:
             if b.run_id is None:
-                logger.warning("%s (skipped: the line names no run)", b)
+                if len(nameless) < _WARNINGS:
+                    logger.warning("%s (skipped: the line names no run)", b)
                 nameless.append(b.line or 0)
             elif run_id is not None and b.run_id == run_id:
                 raise b
+        if len(nameless) > _WARNINGS:
+            logger.warning(
+                "%s: %d more lines that name no run skipped (problems() lists them all)",
+                self.path,
+                len(nameless) - _WARNINGS,
+            )
         return lines, nameless
 
     def runs(self) -> list[str]:
@@ -608,24 +622,20 @@ def _run_named(text: bytes, obj: Any) -> str | None:
     writer puts first on every line, if the line still starts with it."""
     if isinstance(obj, dict) and isinstance(obj.get("run_id"), str):
         return str(obj["run_id"])
-    if not text.startswith(_LINE_START):
+    if not text.startswith(_LINE_START + b'"'):
         return None
-    rest = text[len(_LINE_START) :]
-    if not rest.startswith(b'"'):
+    # the JSON string after it, read by the JSON module's own (C) string scanner; bytes that
+    # are not UTF-8 further on do not hide it
+    line = text.decode("utf-8", "surrogateescape")
+    try:
+        value, _ = scanstring(line, len(_LINE_START) + 1)
+    except ValueError:  # unterminated, or a bad escape
         return None
-    end = 1
-    while end < len(rest):  # the closing quote of the JSON string
-        if rest[end] == 0x5C:  # a backslash escapes the next byte
-            end += 2
-            continue
-        if rest[end] == 0x22:
-            try:
-                value = json.loads(rest[: end + 1].decode("utf-8"))
-            except ValueError:
-                return None
-            return value if isinstance(value, str) else None
-        end += 1
-    return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None  # the run id itself is not UTF-8: no run of ours
+    return str(value)
 
 
 class SqliteCheckpoint:

@@ -268,7 +268,8 @@ class Step:
         if not isinstance(d, Mapping):
             raise ValueError(f"step: expected an object, got {_records.describe(d)}")
         if d.get("version") != FORMAT_VERSION:
-            raise ValueError(f"unsupported step format version {d.get('version')!r}")
+            shown = _records.describe(d.get("version"))
+            raise ValueError(f"step.version: expected {FORMAT_VERSION}, got {shown}")
         for key in ("ok", "turns", "context"):
             if key not in d:
                 raise ValueError(f"step: missing field {key!r}")

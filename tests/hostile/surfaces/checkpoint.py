@@ -156,6 +156,30 @@ def case_malformed_lines_in_a_shared_file_name_their_run_and_spare_the_others(tm
     ), types
 
 
+@case(seconds=60, memory_mb=900)
+def case_huge_malformed_lines_before_a_run_cost_linear_time(tmp: Path) -> None:
+    """Items 4 and 18 at size: 60 MB of malformed lines (an unterminated run id of 5 million
+    escaped quotes, 2 million nested objects that each look like a line's start, 5 million
+    bad escapes) before a run: the run saved after them loads, each bad line is named, and
+    reading them is linear (seconds, not minutes)."""
+    import ptc
+    from ptc.checkpoint import JsonlCheckpoint
+
+    path = tmp / "runs.jsonl"
+    with path.open("wb") as f:
+        f.write(b'{"run_id": "' + b'a\\"' * 5_000_000 + b"x\n")
+        f.write(b'{"run_id": "r", "x": ' + b'{"run_id": [' * 2_000_000 + b"\n")
+        f.write(b'{"run_id": "r", "x": "' + b"\\u00" * 5_000_000 + b"\n")
+    t0 = time.monotonic()
+    done = ptc.SubAgent("q", llm=lambda m: _clj("(return 5)"), checkpoint=JsonlCheckpoint(path))
+    assert done.run().value == 5
+    cp = JsonlCheckpoint(path)
+    (b,) = cp.runs()
+    assert cp.load(b)[0].value == 5
+    assert [(p.line, p.run_id) for p in cp.problems()] == [(1, None), (2, "r"), (3, "r")]
+    assert time.monotonic() - t0 < 30
+
+
 @case(seconds=60, memory_mb=400)
 def case_a_run_of_another_agent_is_not_resumed(tmp: Path) -> None:
     """Item 5: agent A ("Count the products") resuming agent B's run from a shared checkpoint
