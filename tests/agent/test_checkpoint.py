@@ -632,3 +632,36 @@ def test_a_saved_turn_claiming_1e8_llm_calls_is_refused(tmp_path: Path) -> None:
         f"{path}, line 4 (run {a!r}): step.calls: 100000000 LLM requests for 3 turns; a step "
         "makes one request per turn and at most 1000 that went unanswered"
     )
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_a_run_resumed_after_an_outage_loads_as_it_went_on_not_as_the_outage(
+    tmp_path: Path, kind: str
+) -> None:
+    """The outage saved an end (llm_error); the resumed run's turns come after it."""
+    path = tmp_path / ("runs.jsonl" if kind == "jsonl" else "runs.db")
+
+    def cp() -> Any:
+        return JsonlCheckpoint(path) if kind == "jsonl" else SqliteCheckpoint(path)
+
+    stock = Stock()
+
+    def agent(llm: Any) -> ptc.SubAgent:
+        return ptc.SubAgent(
+            prompt="Total stock of x1 and x2?",
+            llm=llm,
+            tools={"lookup": stock.lookup},
+            checkpoint=cp(),
+            max_turns=5,
+        )
+
+    outage = ScriptedLLM([clj('(def a (tool/lookup "x1"))'), ValueError("provider down")])
+    assert agent(outage).run().error.type == "llm_error"  # type: ignore[union-attr]
+    with pytest.raises(Crash):  # resumed: turn 2, then the process dies
+        agent(crashing([clj('(def b (tool/lookup "x2"))')])).resume(cp())
+    saved, _ = cp().load()
+    assert [t.number for t in saved.turns] == [1, 2] and saved.error is None
+    step = agent(crashing([clj("(return (+ a b))")])).resume(cp())
+    assert step.ok and step.value == 8 and stock.calls == ["x1", "x2"]
+    final, _ = cp().load()
+    assert final.ok and final.value == 8 and len(final.turns) == 3

@@ -179,3 +179,32 @@ def test_sqlite_rows_of_the_wrong_type_are_named(
         f"{store.path}, the last ptc_runs row: run_id: expected a string, got a value of type bytes"
     )
     store.close()
+
+
+def test_a_run_resumed_after_an_outage_loads_its_later_turns(opened: tuple[Backend, Any]) -> None:
+    """The outage saved the run's final Step (llm_error, one turn); the resumed run saved a
+    second turn and died: loading gives the two turns, not the stale final."""
+    _, store = opened
+    cp = store.checkpoint()
+    replies = iter([clj("(def a 1)")])
+
+    def outage(messages: Any) -> str:
+        try:
+            return next(replies)
+        except StopIteration:
+            raise ValueError("provider down") from None
+
+    step = ptc.SubAgent(prompt="p", llm=outage, checkpoint=cp, max_turns=5).run()
+    assert step.error is not None and step.error.type == "llm_error"
+    later = iter([clj("(def b 2)")])
+
+    def crash(messages: Any) -> str:
+        try:
+            return next(later)
+        except StopIteration:
+            raise Crash from None
+
+    with pytest.raises(Crash):
+        ptc.SubAgent(prompt="p", llm=crash, max_turns=5).resume(store.checkpoint())
+    saved, _ = cp.load()
+    assert [t.number for t in saved.turns] == [1, 2] and saved.error is None and not saved.ok
