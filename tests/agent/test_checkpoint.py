@@ -599,6 +599,13 @@ def test_the_data_fingerprint_is_the_same_in_every_process(tmp_path: Path) -> No
         "print(f({'k': {'y': 1.5}, 'items': [{'n': 3, 'sku': 'x1'}]}))\n"
         "print(f({'tags': {'red', 'green', 'blue'}, 'by': {'b': 1, 'a': {2, 1}}}))\n"
         "print(f({'items': [{'sku': 'x1', 'n': 4}], 'k': {'y': 1.5}}))\n"
+        # keys the JSON encoder cannot take (a tuple, mixed types), and 990 levels of nesting
+        "print(f({'m': {(1, 2): {'b', 'a'}, 'x': 1, 3: [frozenset({2, 1})]}}))\n"
+        "print(f({'m': {3: [frozenset({1, 2})], 'x': 1, (1, 2): {'a', 'b'}}}))\n"
+        "print(f({'m': {(2, 1): {'b', 'a'}, 'x': 1, 3: [frozenset({2, 1})]}}))\n"
+        "deep = 1\n"
+        "for _ in range(990): deep = [{'k': deep, 's': {'q', 'r'}}]\n"
+        "print(f({'deep': deep}))\n"
     )
     outs = []
     for seed in ("1", "2", "3"):
@@ -608,9 +615,10 @@ def test_the_data_fingerprint_is_the_same_in_every_process(tmp_path: Path) -> No
         )
         outs.append(done.stdout.split())
     assert outs[0] == outs[1] == outs[2]
-    sets, sets_reordered, plain, plain_reordered, fewer, changed = outs[0]
-    assert sets == sets_reordered and plain == plain_reordered
-    assert len({sets, plain, fewer, changed}) == 4
+    sets, sets_reordered, plain, plain_reordered, fewer, changed = outs[0][:6]
+    keys, keys_reordered, keys_changed, deep = outs[0][6:]
+    assert sets == sets_reordered and plain == plain_reordered and keys == keys_reordered
+    assert len({sets, plain, fewer, changed, keys, keys_changed, deep}) == 7
     assert all(x.startswith("sha256:") and len(x) == 71 for x in outs[0])
 
 
