@@ -673,3 +673,36 @@ def test_a_run_resumed_after_an_outage_loads_as_it_went_on_not_as_the_outage(
     assert step.ok and step.value == 8 and stock.calls == ["x1", "x2"]
     final, _ = cp().load()
     assert final.ok and final.value == 8 and len(final.turns) == 3
+
+
+def test_a_save_waits_for_a_line_another_writer_is_writing(tmp_path: Path) -> None:
+    """The torn tail is cut only under the file's lock: a line another writer is in the middle
+    of writing (holding the lock, as every save does) is not taken for a torn one."""
+    import fcntl
+    import threading
+    import time
+
+    step = ptc.SubAgent(prompt="p", llm=ScriptedLLM([clj("(return 1)")])).run()
+    other = tmp_path / "other.jsonl"
+    JsonlCheckpoint(other).save(step, "a")
+    line = other.read_bytes()  # run a's start, turn and end
+    path = tmp_path / "shared.jsonl"
+    halfway = threading.Event()
+
+    def slow_writer() -> None:
+        with path.open("ab") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            f.write(line[: len(line) // 2])
+            f.flush()
+            halfway.set()
+            time.sleep(0.5)
+            f.write(line[len(line) // 2 :])
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    assert halfway.wait(10)
+    JsonlCheckpoint(path).save(step, "b")  # waits for the lock, then appends after a's lines
+    writer.join()
+    cp = JsonlCheckpoint(path)
+    assert cp.runs() == ["a", "b"] and cp.problems() == []
+    assert cp.load("a")[0].value == cp.load("b")[0].value == 1
