@@ -706,3 +706,12 @@ def test_a_save_waits_for_a_line_another_writer_is_writing(tmp_path: Path) -> No
     cp = JsonlCheckpoint(path)
     assert cp.runs() == ["a", "b"] and cp.problems() == []
     assert cp.load("a")[0].value == cp.load("b")[0].value == 1
+
+
+async def test_aresume_refuses_a_run_of_another_agent_too(tmp_path: Path) -> None:
+    path = tmp_path / "shared.jsonl"
+    run_id = started(path, "wipe every order")
+    agent = ptc.SubAgent(prompt="Count the products", llm=ScriptedLLM([]), max_turns=3)
+    with pytest.raises(ptc.RunMismatchError) as e:
+        await agent.aresume(JsonlCheckpoint(path))
+    assert (e.value.what, e.value.run_id) == ("mission", run_id)
