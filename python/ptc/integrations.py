@@ -213,6 +213,19 @@ class ProgramTool:
 
     # --- MCP -------------------------------------------------------------------------------
 
+    async def _served(self, program: str) -> str | BaseException:
+        """``arun(program)``, or the exception that is not an ``Exception`` it raised (only
+        the cancellation of this call goes on: the client's, or the server stopping)."""
+        try:
+            return await self.arun(program)
+        except Exception:
+            raise
+        except BaseException as exc:
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
+                raise
+            return exc
+
     def mcp_server(self, server_name: str = "ptc") -> Any:
         """An MCP server (the ``mcp`` package) offering this tool; ``.run()`` serves stdio."""
         from ptc.llm._adapter import require
@@ -228,20 +241,16 @@ class ProgramTool:
         server = server_cls(server_name)
 
         async def run_program(program: str) -> str:
-            try:
-                return await self.arun(program)
-            except Exception:
-                raise
-            except BaseException as exc:
-                # The server is the host: a tool's SystemExit or KeyboardInterrupt (and any
-                # other BaseException) ends this call, never the server and its other clients.
-                # Only the cancellation of this call (the client's, or the server stopping on
-                # a signal) goes on.
-                task = asyncio.current_task()
-                if isinstance(exc, asyncio.CancelledError) and task and task.cancelling():
-                    raise
-                _log.warning("a tool stopped a run of %s", self.name, exc_info=exc)
-                raise tool_error(_stopped(exc)) from None
+            # The server is the host: a tool's SystemExit or KeyboardInterrupt (or any other
+            # BaseException) ends this call, never the server and its other clients. The run
+            # goes in a task of its own, which hands such an exception back as a value: caught
+            # in the server's own (anyio) task instead, a GeneratorExit still failed its task
+            # group and ended the server.
+            outcome = await asyncio.ensure_future(self._served(program))
+            if isinstance(outcome, str):
+                return outcome
+            _log.warning("a tool stopped a run of %s", self.name, exc_info=outcome)
+            raise tool_error(_stopped(outcome))
 
         server.add_tool(run_program, name=self.name, description=self.description)
         return server

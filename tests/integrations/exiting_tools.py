@@ -33,3 +33,17 @@ def pid() -> int:
     import os
 
     return os.getpid()
+
+
+class OwnBaseException(BaseException):
+    """A host's own exception that is not an Exception."""
+
+
+def generator_exit() -> int:
+    """Raises what closing a generator raises."""
+    raise GeneratorExit
+
+
+def own() -> int:
+    """Raises a BaseException of its own."""
+    raise OwnBaseException("mine")

@@ -103,7 +103,7 @@ def test_ptc_mcp_answers_a_tools_exit_with_an_error_and_keeps_serving() -> None:
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
-    params = _mcp_params("quit", "interrupt", "aquit", "ainterrupt", "add")
+    params = _mcp_params("quit", "interrupt", "aquit", "ainterrupt", "generator_exit", "own", "add")
     programs = [
         "(def kept 1)",
         "(def lost 2) (tool/quit 3)",
@@ -114,6 +114,9 @@ def test_ptc_mcp_answers_a_tools_exit_with_an_error_and_keeps_serving() -> None:
         "(tool/add 3 3)",
         "(tool/ainterrupt)",
         "lost",
+        "(tool/generator-exit)",
+        "(tool/own)",
+        "(tool/add 4 4)",
     ]
 
     async def main() -> list[tuple[bool, str]]:
@@ -141,6 +144,15 @@ def test_ptc_mcp_answers_a_tools_exit_with_an_error_and_keeps_serving() -> None:
     assert answers[7] == (True, stopped.format(exc="KeyboardInterrupt()", fn="ainterrupt", line=23))
     # the run that raised defined nothing: `lost` is unknown
     assert not answers[8][0] and "lost" in answers[8][1] and not answers[8][1].startswith("=>")
+    assert answers[9] == (
+        True,
+        stopped.format(exc="GeneratorExit()", fn="generator_exit", line=44),
+    )
+    assert answers[10] == (
+        True,
+        stopped.format(exc="OwnBaseException('mine')", fn="own", line=49),
+    )
+    assert answers[11] == (False, "=> 8")
 
 
 def _state(process_id: int) -> str:
