@@ -31,6 +31,20 @@ async def ainterrupt() -> int:
     raise KeyboardInterrupt
 
 
+def gen_exit() -> int:
+    """what closing a generator raises"""
+    raise GeneratorExit
+
+
+class Own(BaseException):
+    pass
+
+
+def own() -> int:
+    """a BaseException of the host's own"""
+    raise Own("mine")
+
+
 def add(a: int, b: int) -> int:
     """works"""
     return a + b
@@ -49,7 +63,7 @@ def _params(tmp: Path) -> Any:
 
     (tmp / "hostile_tools.py").write_text(TOOLS)
     args = ["-m", "ptc", "mcp"]
-    for name in ("quit", "interrupt", "aquit", "ainterrupt", "add", "pid"):
+    for name in ("quit", "interrupt", "aquit", "ainterrupt", "gen_exit", "own", "add", "pid"):
         args += ["--tool", f"hostile_tools:{name}"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp), os.environ.get("PYTHONPATH", "")]))
     return StdioServerParameters(command=sys.executable, args=args, env=env)
@@ -62,9 +76,10 @@ def _is_error(result: Any) -> bool:
 
 @case(seconds=90, memory_mb=500)
 def case_a_tool_exiting_the_process_does_not_end_the_server(tmp: Path) -> None:
-    """Programs make tools raise SystemExit and KeyboardInterrupt (sync and async) under
-    `ptc mcp`: each such call is answered with an error result, and the next call of the same
-    client is served (the server died for every client)."""
+    """Programs make tools raise SystemExit and KeyboardInterrupt (sync and async, in pmap
+    branches too), GeneratorExit and a BaseException of the host's own under `ptc mcp`: each
+    such call is answered with an error result, and the next call of the same client is served
+    (the server died for every client)."""
     import asyncio
 
     from mcp import ClientSession
@@ -83,26 +98,30 @@ def case_a_tool_exiting_the_process_does_not_end_the_server(tmp: Path) -> None:
                 "(tool/add 3 3)",
                 "(pmap (fn [_] (tool/ainterrupt)) [1 2 3])",
                 "(tool/add 4 4)",
+                "(tool/gen-exit)",
+                "(tool/add 5 5)",
+                "(tool/own)",
+                "(tool/add 6 6)",
             ]:
                 r = await asyncio.wait_for(s.call_tool("run_program", {"program": program}), 20)
                 out.append((_is_error(r), r.content[0].text))
             return out
 
     answers = asyncio.run(asyncio.wait_for(main(), 70))
-    for i, kind in [
+    stopped = [
         (0, "SystemExit(3)"),
         (2, "KeyboardInterrupt()"),
         (4, "SystemExit(4)"),
         (6, "KeyboardInterrupt()"),
-    ]:
+        (8, "GeneratorExit()"),
+        (10, "Own('mine')"),
+    ]
+    for i, kind in stopped:
         error, text = answers[i]
         assert error and f"the run was stopped: a tool raised {kind}" in text, answers[i]
         assert "the server goes on serving" in text, text
-    assert [answers[i] for i in (1, 3, 5, 7)] == [
-        (False, "=> 3"),
-        (False, "=> 4"),
-        (False, "=> 6"),
-        (False, "=> 8"),
+    assert [answers[i] for i in (1, 3, 5, 7, 9, 11)] == [
+        (False, f"=> {n}") for n in (3, 4, 6, 8, 10, 12)
     ], answers
 
 
