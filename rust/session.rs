@@ -135,7 +135,8 @@ pub fn execute(
     })
 }
 
-fn error_result(e: Error) -> RunResult {
+/// The result of a run that ended with `e` before it evaluated anything.
+pub fn error_result(e: Error) -> RunResult {
     RunResult {
         outcome: Outcome::Error,
         value: Value::Nil,

@@ -26,7 +26,7 @@ pub fn headroom() -> Option<u64> {
     best
 }
 
-fn address_space_left() -> Option<u64> {
+pub fn address_space_left() -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

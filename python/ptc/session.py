@@ -18,10 +18,10 @@ from .limits import LimitsArg, limits_dict
 from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
 from .tools.declare import ToolsArg
 
-# A tool call abandoned at a run's deadline goes on in a worker thread; the interpreter must not
-# shut down under it (see rust/python/host.rs `wait_for_tools`): exit waits for it, as Python
-# waits for its executors' threads.
-atexit.register(_core._wait_for_tools)
+# No tool call starts once the interpreter exits; calls abandoned at their runs' deadlines do not
+# delay the exit (their threads are parked for good if they return while Python shuts down: see
+# rust/python/host.rs `call_hanging_at_exit`).
+atexit.register(_core._at_exit)
 
 
 @dataclass(frozen=True)
@@ -196,13 +196,23 @@ class Session(_core.SessionBase):
         except UnicodeEncodeError as e:  # the program text could not be read
             raise _not_text(source, e) from None
         except asyncio.CancelledError:
-            # the thread cannot be killed: stop the run, let the thread finish, then propagate;
-            # runs take turns, so the tool calls in flight are this run's
+            # the thread cannot be killed: stop the run and wait for its thread (it ends within
+            # milliseconds once cancelled; runs take turns, so the tool calls in flight are
+            # this run's). A run commits only when it succeeds, so a run that succeeded before
+            # the cancel reached it has committed: it returns, and the cancellation is dropped
+            # (a run either commits and returns, or raises and changes nothing).
             token.cancel()
             self._loop_ref.cancel_pending()
-            with contextlib.suppress(BaseException):
-                await task
-            raise
+            while not task.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({task})
+            if task.cancelled() or task.exception() is not None or not task.result().ok:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                while current.cancelling():
+                    current.uncancel()
+            return task.result()
         finally:
             self._loop_ref.leave()
 

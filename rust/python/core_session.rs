@@ -355,13 +355,19 @@ impl CoreSession {
         let snapshot = self.lock().clone();
         let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
-        let prepared = match self.programs.get(source, &limits) {
-            Some(program) => Ok(program),
-            None => py.detach(|| session::prepare(source, &budget)).map(|p| {
-                let p = Arc::new(p);
-                self.programs.put(source, &limits, p.clone());
-                p
-            }),
+        let prepared = if host.depth() > host::MAX_NESTED_RUNS {
+            Err(Box::new(session::error_result(host::nested_too_deep(
+                host.depth(),
+            ))))
+        } else {
+            match self.programs.get(source, &limits) {
+                Some(program) => Ok(program),
+                None => py.detach(|| session::prepare(source, &budget)).map(|p| {
+                    let p = Arc::new(p);
+                    self.programs.put(source, &limits, p.clone());
+                    p
+                }),
+            }
         };
         let finished = match prepared {
             Err(failed) => Some((*failed, None)),
@@ -411,6 +417,8 @@ impl CoreSession {
             return Err(e);
         }
         match converted {
+            // a cancel that arrived while the result converted still wins: nothing committed
+            Ok(Ok(_)) if cancel.load(Relaxed) => Err(cancelled(py)),
             Ok(Ok((t, true))) => {
                 commit(&mut self.lock(), &result, ns);
                 Ok(t)
@@ -444,11 +452,7 @@ impl CoreSession {
                 done.put(r);
             })
         };
-        workers::spawn(job).map_err(|e| {
-            pyo3::exceptions::PyRuntimeError::new_err(format!(
-                "could not start a thread for the run: {e}"
-            ))
-        })?;
+        let ticket = workers::submit(job);
         let main = host.called_from_main();
         Ok(py.detach(|| loop {
             if let Some(r) = done.take_within(WAIT_STEP) {
@@ -467,6 +471,11 @@ impl CoreSession {
                 None
             };
             if let Some(e) = stop {
+                if ticket.withdraw() {
+                    // no worker took the run before it had to stop: it never started
+                    budget.stop(no_worker_error(e));
+                    return None;
+                }
                 if let Some(r) = done.take_within(STOP_GRACE) {
                     return Some(r);
                 }
@@ -657,4 +666,27 @@ impl CoreSession {
     pub(super) fn tool_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         guarded(py, || Ok(self.host.names()))
     }
+}
+
+/// The error of a run that waited for a worker until it had to stop (its deadline, or a
+/// cancel): the pool was full of runs, or of tool calls abandoned by earlier runs.
+fn no_worker_error(stop: crate::error::Error) -> crate::error::Error {
+    if stop.kind != ErrorKind::Timeout {
+        return stop;
+    }
+    let load = workers::load();
+    let mut e = stop;
+    e.message = format!(
+        "{} before a worker thread was free to run it: all {} tool workers are busy (at most \
+         {}; runs still going on, or tool calls that never returned after their runs ended); \
+         runs waiting: {}",
+        e.message,
+        load.workers,
+        workers::MAX_WORKERS,
+        load.queued + 1
+    );
+    e.with_hint(
+        "tools that block forever hold a worker each; give them their own timeouts so they \
+         return, or run fewer tool-calling runs at once",
+    )
 }

@@ -51,10 +51,17 @@ pub(super) fn run_once<'py>(
     s.run(py, source, None, None, false)
 }
 
-/// Registered with `atexit` by the Python package: waits for tool calls still running.
+/// Registered with `atexit` by the Python package: no tool call starts after it.
 #[pyfunction]
-pub(super) fn _wait_for_tools(py: Python<'_>) -> PyResult<()> {
-    host::wait_for_tools(py)
+pub(super) fn _at_exit() {
+    host::at_exit()
+}
+
+/// For the tool running on this thread: seconds until its run must stop (0 once it has
+/// stopped); `None` outside a tool call.
+#[pyfunction]
+pub(super) fn _tool_time_left() -> Option<f64> {
+    host::tool_time_left()
 }
 
 /// `threading.main_thread().ident`: only that thread can notice Ctrl-C during a run.

@@ -2,7 +2,7 @@
 //! each tool call attaches, converts the arguments, calls, and converts the result back, on the
 //! thread that evaluates the run (see `workers` for why that is not the caller's thread).
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::convert::{GcPause, ToPy, ToValue};
+use super::workers::SHUTTING_DOWN;
 use crate::eval::{Host, ToolCtx, ToolFailure};
 use crate::guard::{self, interrupted_error, Poll};
 use crate::value::Value;
@@ -127,12 +128,14 @@ fn describe_exception(py: Python<'_>, e: &PyErr) -> String {
 /// to abandon (deadline, cancel or Ctrl-C while a tool was blocked).
 pub struct RunHost {
     tools: Arc<PyHost>,
-    session: usize,
     /// The thread that called `Session.run`, if it is Python's main thread: only there can
     /// Ctrl-C be noticed.
     main: Option<std::thread::ThreadId>,
     pending: Mutex<Option<PyErr>>,
     log: Mutex<Vec<CallLog>>,
+    /// The Sessions of the runs this run is nested in (a tool of each started the next),
+    /// then this run's own: one entry for a run started outside any tool.
+    lineage: Arc<[usize]>,
 }
 
 /// One tool call as the caller may need to report it.
@@ -145,25 +148,53 @@ pub struct CallLog {
 }
 
 thread_local! {
-    /// The Session whose tool this thread is running now (0: none).
-    static IN_TOOL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The lineage of the run whose tool this thread is running now (`None`: no tool).
+    static TOOL_LINEAGE: std::cell::RefCell<Option<Arc<[usize]>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-/// Whether this thread is running a tool of the Session `session` (whose run is in progress):
-/// a run started there is nested in that run.
+/// Runs started by tools inside runs started by tools...: at most this many runs inside one
+/// another, of any Sessions (each level holds a worker thread while it waits for the next).
+pub const MAX_NESTED_RUNS: usize = 16;
+
+/// The error of a run started `depth` runs deep.
+pub fn nested_too_deep(depth: usize) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorKind::Execution,
+        format!(
+            "runs nested too deeply: a tool started this run inside {} runs started by tools \
+             (at most {MAX_NESTED_RUNS} runs inside one another)",
+            depth - 1
+        ),
+    )
+    .with_hint("a tool that runs a program should not make that program call the tool again")
+}
+
+/// Whether this thread is running a tool of a run of the Session `session`, or of a run nested
+/// in one (whose run is in progress and waits for this thread): a run started here is nested
+/// in that run, and must not wait for it to end.
 pub fn in_tool(session: usize) -> bool {
-    IN_TOOL.with(|c| c.get()) == session
+    TOOL_LINEAGE.with(|c| c.borrow().as_deref().is_some_and(|l| l.contains(&session)))
 }
 
 impl RunHost {
     pub fn new(tools: Arc<PyHost>, session: usize) -> Self {
         RunHost {
             tools,
-            session,
             main: is_main_thread().then(|| std::thread::current().id()),
             pending: Mutex::new(None),
             log: Mutex::new(Vec::new()),
+            lineage: TOOL_LINEAGE.with(|c| {
+                let outer = c.borrow();
+                let outer: &[usize] = outer.as_deref().unwrap_or(&[]);
+                outer.iter().copied().chain([session]).collect()
+            }),
         }
+    }
+
+    /// How many runs this one is nested in, itself included.
+    pub fn depth(&self) -> usize {
+        self.lineage.len()
     }
 
     /// The exception to raise instead of returning a result, if any.
@@ -255,9 +286,9 @@ impl RunHost {
             return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
         }
         let result = {
-            let _in_tool = InTool::enter(self.session);
+            let _in_tool = InTool::enter(&self.lineage, ctx.budget);
             // the tool's own code (which may call ptc again) is not part of this run's budget
-            guard::without_budget(|| f.bind(py).call1((positional, named)))
+            guard::without_budget(|| call_hanging_at_exit(f.bind(py), &positional, &named))
         };
         let result = match result {
             Ok(r) => r,
@@ -300,47 +331,115 @@ impl RunHost {
     }
 }
 
-/// Marks the thread as running a tool of `session` for as long as it lives (restored however the
-/// call ends).
+/// Marks the thread as running a tool of `session` for `budget`'s run for as long as it lives
+/// (restored however the call ends).
 struct InTool {
-    outer: usize,
+    outer: Option<Arc<[usize]>>,
+    outer_budget: *const guard::Budget,
 }
 
 impl InTool {
-    fn enter(session: usize) -> InTool {
-        TOOLS_RUNNING.fetch_add(1, Ordering::SeqCst);
+    fn enter(lineage: &Arc<[usize]>, budget: &guard::Budget) -> InTool {
         InTool {
-            outer: IN_TOOL.with(|c| c.replace(session)),
+            outer: TOOL_LINEAGE.with(|c| c.replace(Some(lineage.clone()))),
+            outer_budget: TOOL_BUDGET.with(|c| c.replace(budget as *const guard::Budget)),
         }
     }
 }
 
 impl Drop for InTool {
     fn drop(&mut self) {
-        let _ = IN_TOOL.try_with(|c| c.set(self.outer));
-        TOOLS_RUNNING.fetch_sub(1, Ordering::SeqCst);
+        let outer = self.outer.take();
+        let _ = TOOL_LINEAGE.try_with(|c| *c.borrow_mut() = outer);
+        let _ = TOOL_BUDGET.try_with(|c| c.set(self.outer_budget));
     }
 }
 
-/// Tool calls in progress on any thread, abandoned ones included.
-static TOOLS_RUNNING: AtomicUsize = AtomicUsize::new(0);
-/// Set at interpreter exit: no tool call starts after it.
-static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// The budget of the run whose tool this thread is calling; null outside tool calls. Set
+    /// only by [`InTool`], which lives inside the call that borrows the budget and restores
+    /// the outer value as it ends, so a non-null pointer always points at a live budget.
+    static TOOL_BUDGET: std::cell::Cell<*const guard::Budget> =
+        const { std::cell::Cell::new(std::ptr::null()) };
+}
 
-/// At interpreter exit (an `atexit` hook): waits until no tool call is in progress, as Python
-/// waits for its executors' threads, and lets none start afterwards.
-///
-/// A tool call abandoned at a run's deadline goes on in a worker thread. Were the interpreter
-/// to shut down while it runs, the thread would be torn down from inside Python
-/// (`pthread_exit`, Python 3.11-3.13) straight through the Rust frames that called the tool,
-/// which aborts the process. So exit waits for it (Ctrl-C ends the wait).
-pub fn wait_for_tools(py: Python<'_>) -> PyResult<()> {
-    SHUTTING_DOWN.store(true, Ordering::SeqCst);
-    while TOOLS_RUNNING.load(Ordering::SeqCst) > 0 {
-        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(10)));
-        py.check_signals()?;
+/// For the tool running on this thread: seconds until its run must stop (0 once the run has
+/// stopped: its deadline passed, it was cancelled, a sibling branch failed). `None` outside a
+/// tool call. An `async def` tool awaited on a loop of its own is cancelled when it reaches 0.
+pub fn tool_time_left() -> Option<f64> {
+    let budget = TOOL_BUDGET.with(|c| c.get());
+    if budget.is_null() {
+        return None;
     }
-    Ok(())
+    // SAFETY: non-null only while an `InTool` on this thread lives, i.e. within the tool call
+    // that borrows this budget (see TOOL_BUDGET); this function runs on that same thread.
+    let budget = unsafe { &*budget };
+    if budget.stop_reason().is_some() {
+        return Some(0.0);
+    }
+    Some(
+        budget
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64(),
+    )
+}
+
+/// At interpreter exit (an `atexit` hook): no tool call starts afterwards. Calls still running
+/// (abandoned at their runs' deadlines) do not delay the exit: see [`call_hanging_at_exit`].
+pub fn at_exit() {
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
+}
+
+// The tool is called through a declaration that lets a forced unwind through: see
+// `call_hanging_at_exit`. The symbol is CPython's public `PyObject_Vectorcall` (3.9+).
+extern "C-unwind" {
+    #[link_name = "PyObject_Vectorcall"]
+    fn vectorcall_may_unwind(
+        callable: *mut pyo3::ffi::PyObject,
+        args: *const *mut pyo3::ffi::PyObject,
+        nargsf: usize,
+        kwnames: *mut pyo3::ffi::PyObject,
+    ) -> *mut pyo3::ffi::PyObject;
+}
+
+/// Blocks its thread forever when dropped; forgotten when the call it guards returns.
+struct HangThread;
+
+impl Drop for HangThread {
+    fn drop(&mut self) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// `f(a, b)`, for a tool whose call may outlive the interpreter.
+///
+/// A tool abandoned at its run's deadline goes on in its worker thread, and the interpreter
+/// may shut down under it. On Python 3.11-3.13 a thread that takes the GIL back after that
+/// point (a tool returning from a blocking call) is ended with `pthread_exit`: a forced unwind
+/// through the thread's frames. Through a Rust frame that called Python by a plain `"C"`
+/// declaration (no unwinding expected) that aborts the process. So the call goes through a
+/// `"C-unwind"` declaration, and the unwind runs the one destructor in this frame, which parks
+/// the thread for good, as Python 3.14 itself does: the process exits normally, the thread
+/// never runs again. (PyO3 does the same for its own `PyGILState_Ensure` and
+/// `PyEval_RestoreThread`, the other places a worker takes the GIL back.)
+fn call_hanging_at_exit<'py>(
+    f: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = f.py();
+    let args = [a.as_ptr(), b.as_ptr()];
+    let guard = HangThread;
+    // SAFETY: the GIL is held (`py`); `f`, `a` and `b` are live objects borrowed for the call;
+    // `args` holds 2 borrowed references, as nargsf says, and no keyword names. The only
+    // unwind that can come out of CPython is the forced one described above.
+    let out = unsafe { vectorcall_may_unwind(f.as_ptr(), args.as_ptr(), 2, std::ptr::null_mut()) };
+    std::mem::forget(guard);
+    // SAFETY: a new reference, or null with the exception set
+    unsafe { Bound::from_owned_ptr_or_err(py, out) }
 }
 
 /// Whether the current thread is Python's main thread (the one signal handlers run on).

@@ -67,7 +67,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_two_thread_conversions, m)?)?;
     m.add_function(wrap_pyfunction!(_split_conversions, m)?)?;
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(_wait_for_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(_tool_time_left, m)?)?;
     record_main_thread(m.py())?;
     let defaults = Limits::default();
     let d = PyDict::new(m.py());

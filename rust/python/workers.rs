@@ -5,16 +5,37 @@
 //! there, inline, at full speed), while the thread that called `Session.run` waits and stays in
 //! charge: at the deadline, on `cancel()` or on Ctrl-C it stops waiting and returns; the worker
 //! finishes in the background (the blocked tool's result is discarded, nothing is committed).
-//! The pool grows while workers are busy and keeps its threads: each holds a Python thread
-//! state for its whole life (made once, not per tool call), and a thread that re-entered Python
-//! to release it while the interpreter shuts down would be torn down by it mid-Rust. So the
-//! pool is as large as the most runs that ever called tools at the same time.
+//!
+//! The pool is bounded. Each worker holds a Python thread state for its life (made once, not
+//! per tool call) and costs address space: its stack, and the per-thread heaps of mimalloc
+//! (a 32 MiB segment) and of glibc's malloc (a 64 MiB arena, for the first 8 × CPUs threads).
+//! Under an address-space limit a pool that grows with every abandoned call ends in an
+//! allocation failure, which aborts the process. So:
+//! - at most [`MAX_WORKERS`] workers, and a new one only while the address space left under
+//!   `RLIMIT_AS` keeps [`WORKER_RESERVE`] for it; otherwise a run waits in a queue for a
+//!   worker, until its deadline ([`Ticket::withdraw`] takes it back out);
+//! - a worker idle for [`IDLE_EXIT`] exits, so the pool shrinks after a burst;
+//! - workers have [`STACK_SIZE`] stacks (the evaluator continues deep recursion on heap
+//!   segments, `guard::deeper`; the rest is room for the tools' own Python code).
+//!
+//! A worker never keeps the interpreter from exiting: see `host::call_tool_hanging_at_exit`.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 type Job = Box<dyn FnOnce() + Send>;
+
+/// The most worker threads at once.
+pub const MAX_WORKERS: usize = 64;
+/// Address space a new worker needs left under `RLIMIT_AS` (its stack, its allocator heaps,
+/// and room for the run it evaluates).
+pub const WORKER_RESERVE: u64 = 192 << 20;
+/// A worker waiting this long for a job exits.
+pub const IDLE_EXIT: Duration = Duration::from_secs(5);
+/// A worker's stack.
+pub const STACK_SIZE: usize = 2 << 20;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -26,7 +47,13 @@ struct Pool {
 }
 
 struct Queue {
-    jobs: VecDeque<Job>,
+    jobs: VecDeque<(u64, Job)>,
+    next_id: u64,
+    /// Worker threads alive.
+    workers: usize,
+    /// Workers started that have not yet taken their address space (their allocator heaps
+    /// are made by their first allocations): counted against the headroom for the next.
+    starting: usize,
     /// Workers waiting for a job.
     idle: usize,
 }
@@ -36,51 +63,119 @@ fn pool() -> &'static Pool {
     POOL.get_or_init(|| Pool {
         queue: Mutex::new(Queue {
             jobs: VecDeque::new(),
+            next_id: 0,
+            workers: 0,
+            starting: 0,
             idle: 0,
         }),
         work: Condvar::new(),
     })
 }
 
-/// Runs `job` on a worker thread. Fails only when no thread can be started.
-pub fn spawn(job: Job) -> std::io::Result<()> {
+/// Set at interpreter exit: idle workers then stay parked instead of exiting (an exit would
+/// re-enter Python to drop their thread state while it shuts down).
+pub static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// A submitted job, until a worker takes it.
+pub struct Ticket(u64);
+
+impl Ticket {
+    /// Takes the job back out of the queue. `false`: a worker has taken it already.
+    pub fn withdraw(&self) -> bool {
+        let mut q = lock(&pool().queue);
+        match q.jobs.iter().position(|(id, _)| *id == self.0) {
+            Some(i) => {
+                let job = q.jobs.remove(i);
+                drop(q);
+                drop(job); // outside the lock: dropping the run's state may take a while
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// What the pool holds now, for a message about a run that found no worker.
+pub struct Load {
+    pub workers: usize,
+    pub queued: usize,
+}
+
+pub fn load() -> Load {
+    let q = lock(&pool().queue);
+    Load {
+        workers: q.workers,
+        queued: q.jobs.len(),
+    }
+}
+
+/// Queues `job` for a worker, starting one when none is free and the bounds allow.
+pub fn submit(job: Job) -> Ticket {
     let p = pool();
     let mut q = lock(&p.queue);
+    let id = q.next_id;
+    q.next_id += 1;
+    q.jobs.push_back((id, job));
     // every queued job needs a free worker of its own: a run blocked in a tool must not hold
     // up the runs behind it
-    if q.jobs.len() < q.idle {
-        q.jobs.push_back(job);
-        drop(q);
-        p.work.notify_one();
-        return Ok(());
+    let start = q.jobs.len() > q.idle && (q.workers == 0 || may_start(&q));
+    if start {
+        q.workers += 1;
+        q.starting += 1;
     }
     drop(q);
+    if !start || start_worker().is_err() {
+        if start {
+            let mut q = lock(&p.queue);
+            q.workers -= 1;
+            q.starting -= 1;
+        }
+        p.work.notify_one();
+    }
+    Ticket(id)
+}
+
+fn may_start(q: &Queue) -> bool {
+    let need = WORKER_RESERVE * (q.starting as u64 + 1);
+    q.workers < MAX_WORKERS && crate::sysmem::address_space_left().map_or(true, |left| left >= need)
+}
+
+fn start_worker() -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("ptc-run".into())
-        .spawn(move || {
+        .stack_size(STACK_SIZE)
+        .spawn(|| {
             // one Python thread state for the thread's life; released only while it waits
-            pyo3::Python::attach(|py| {
-                py.detach(|| {
-                    job();
-                    worker();
-                })
-            })
+            pyo3::Python::attach(|py| py.detach(worker))
         })
         .map(|_| ())
 }
 
-fn worker() -> ! {
+fn worker() {
     let p = pool();
+    // the thread state exists; a first small allocation makes this thread's mimalloc heap:
+    // no longer counted as address space to come
+    drop(std::hint::black_box(Box::new(0u64)));
+    lock(&p.queue).starting -= 1;
     loop {
         let job = {
             let mut q = lock(&p.queue);
             loop {
-                if let Some(job) = q.jobs.pop_front() {
+                if let Some((_, job)) = q.jobs.pop_front() {
                     break job;
                 }
                 q.idle += 1;
-                q = p.work.wait(q).unwrap_or_else(|e| e.into_inner());
+                let (guard, waited) = p
+                    .work
+                    .wait_timeout(q, IDLE_EXIT)
+                    .unwrap_or_else(|e| e.into_inner());
+                q = guard;
                 q.idle -= 1;
+                if waited.timed_out() && q.jobs.is_empty() && !SHUTTING_DOWN.load(Ordering::SeqCst)
+                {
+                    q.workers -= 1;
+                    return; // the thread state is dropped as the thread ends
+                }
             }
         };
         job();

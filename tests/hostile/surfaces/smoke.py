@@ -12,4 +12,3 @@ def case_a_plain_run_passes(tmp: Path) -> None:
     import ptc
 
     assert ptc.run("(+ 1 2)").value == 3
-
