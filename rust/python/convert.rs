@@ -1091,14 +1091,14 @@ impl<'py> ToPy<'py> {
                     } else {
                         let d = PyDict::new(py);
                         for (k, val) in crate::guard::charged(m.iter()) {
-                            d.set_item(self.value(k, true)?, self.value(val, false)?)?;
-                        }
-                        if d.len() != m.len() {
-                            // `ptc.Keyword("a") == "a"`: a map with both :a and "a" would lose one
-                            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                                "a map has keys that are equal in Python (a keyword and a string with the same text): {}",
-                                crate::format::mention(v)
-                            )));
+                            let key = self.value(k, true)?;
+                            let before = d.len();
+                            d.set_item(&key, self.value(val, false)?)?;
+                            if d.len() == before {
+                                // `Keyword("a") == "a"`, `1 == 1.0 == True`: one key would be lost
+                                let keys = m.iter().map(|(k, _)| k);
+                                return Err(self.collision("a map has keys", v, keys, k, &key));
+                            }
                         }
                         d.into_any()
                     }
@@ -1107,11 +1107,28 @@ impl<'py> ToPy<'py> {
                     let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(s.iter())
                         .map(|x| self.value(x, true))
                         .collect::<PyResult<_>>()?;
-                    if hashable {
+                    let set = if hashable {
                         PyFrozenSet::new(py, &items)?.into_any()
                     } else {
                         PySet::new(py, &items)?.into_any()
+                    };
+                    if set.len()? != items.len() {
+                        // as for a map's keys: members equal in Python would be lost
+                        let seen = PySet::empty(py)?;
+                        for (x, item) in s.iter().zip(&items) {
+                            if seen.contains(item)? {
+                                return Err(self.collision(
+                                    "a set has members",
+                                    v,
+                                    s.iter(),
+                                    x,
+                                    item,
+                                ));
+                            }
+                            seen.add(item)?;
+                        }
                     }
+                    set
                 }
                 Value::Date(days) => {
                     check_python_year(v)?;
@@ -1138,6 +1155,61 @@ impl<'py> ToPy<'py> {
         });
         self.depth -= 1;
         r
+    }
+}
+
+impl<'py> ToPy<'py> {
+    /// The error for `later`, whose Python form `later_py` equals that of an earlier one of
+    /// `all` (the keys or members of `whole`): Python would keep only one of them.
+    fn collision<'v>(
+        &mut self,
+        what: &str,
+        whole: &Value,
+        all: impl Iterator<Item = &'v Value>,
+        later: &Value,
+        later_py: &Bound<'py, PyAny>,
+    ) -> PyErr {
+        let mut earlier = None;
+        for x in all {
+            if std::ptr::eq(x, later) || x == later {
+                break;
+            }
+            if let Ok(o) = self.value(x, true) {
+                if o.eq(later_py).unwrap_or(false) {
+                    earlier = Some(x);
+                    break;
+                }
+            }
+        }
+        let Some(earlier) = earlier else {
+            return pyo3::exceptions::PyValueError::new_err(format!(
+                "{what} that are equal in Python, which would keep only one: {}",
+                crate::format::mention(whole)
+            ));
+        };
+        let (a, b) = (
+            crate::format::mention(earlier),
+            crate::format::mention(later),
+        );
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} that are different here but equal in Python, which would keep only one: \
+             {a} and {b} ({}) in {}",
+            why_equal(earlier, later),
+            crate::format::mention(whole)
+        ))
+    }
+}
+
+/// Why two different values are equal in Python.
+fn why_equal(a: &Value, b: &Value) -> &'static str {
+    let number = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_));
+    match (a, b) {
+        (Value::Keyword(_), Value::Str(_)) | (Value::Str(_), Value::Keyword(_)) => {
+            "a keyword and a string with the same text"
+        }
+        (Value::Bool(_), _) | (_, Value::Bool(_)) => "Python's True and False equal 1 and 0",
+        _ if number(a) && number(b) => "an integer and a float of the same value",
+        _ => "their elements are equal in Python",
     }
 }
 
