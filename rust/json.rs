@@ -128,6 +128,12 @@ impl<'j> Builder<'j> {
         }
     }
 
+    /// Whether the number at `start` (of this builder's part) is written as `Infinity`.
+    fn infinity_at(&self, start: usize) -> bool {
+        let text = &self.data[self.offset + start..];
+        text.starts_with(b"Infinity") || text.starts_with(b"-Infinity")
+    }
+
     fn syntax(&self, e: JiterError) -> Problem {
         let index = self.offset + e.index;
         let pos = LinePosition::find(self.data, index);
@@ -164,10 +170,24 @@ impl<'j> Builder<'j> {
             // only containers nest: the stack is checked there, not for every scalar
             Peek::Array => crate::guard::deeper(|| self.array(depth)),
             Peek::Object => crate::guard::deeper(|| self.object(depth)),
-            _ => match self.jiter.known_number(peek).map_err(|e| self.syntax(e))? {
-                NumberAny::Int(NumberInt::Int(i)) => Ok(Value::Int(i)),
-                NumberAny::Float(f) => Ok(Value::Float(f)),
-            },
+            _ => {
+                let start = self.jiter.current_index();
+                match self.jiter.known_number(peek).map_err(|e| self.syntax(e))? {
+                    NumberAny::Int(NumberInt::Int(i)) => Ok(Value::Int(i)),
+                    NumberAny::Float(f) if f.is_infinite() && !self.infinity_at(start) => {
+                        // `1e999999` overflows to infinity: refused, as a 20-digit integer is
+                        let index = self.offset + start;
+                        let (text, _) = number_text(self.data, index);
+                        let pos = LinePosition::find(self.data, index);
+                        Err(Problem::new(format!(
+                            "number {text} is out of range: it overflows a 64-bit float \
+                             (line {}, column {})",
+                            pos.line, pos.column
+                        )))
+                    }
+                    NumberAny::Float(f) => Ok(Value::Float(f)),
+                }
+            }
         }
     }
 
