@@ -321,40 +321,91 @@ class ArgumentTypes:
 _PLAIN = (str, int, float, bool, type(None))
 
 
+#: How deeply a result holding dates, enums, models or dataclasses may nest (such results are
+#: converted here, in Python, whose own recursion limit is 1,000 frames).
+MAX_RESULT_DEPTH = 200
+
+_Where = tuple[Any, Any] | None  # (parent, key): the path to a value, spelled out on error
+
+
+def _spell(where: _Where) -> str:
+    keys = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    out = "result" + "".join(
+        f"[{key}]" if isinstance(key, int) else f".{key}" for key in reversed(keys)
+    )
+    return out if len(out) <= 160 else f"{out[:80]}...{out[-60:]} ({len(keys)} levels)"
+
+
 def to_data(value: Any) -> Any:
     """A tool's result as data the program can use (models, dataclasses, enums and dates become
-    maps, their values and ISO text); plain data is returned as it is."""
+    maps, their values and ISO text); plain data is returned as it is. A result that contains
+    itself, or that holds such values nested deeper than :data:`MAX_RESULT_DEPTH`, raises
+    ``ValueError`` naming where."""
+    if isinstance(value, _PLAIN) or not _needs(value):
+        return value  # the core converts it (and names any cycle or depth problem)
+    return _to_data(value, None, set(), 0)
+
+
+def _to_data(value: Any, where: _Where, active: set[int], depth: int) -> Any:
     if isinstance(value, _PLAIN):
         return value
+    if depth > MAX_RESULT_DEPTH:
+        raise ValueError(
+            f"{_spell(where)}: a tool's result holding dates, enums, models or dataclasses "
+            f"may nest at most {MAX_RESULT_DEPTH} levels"
+        )
     if isinstance(value, enum.Enum):
-        return to_data(value.value)
+        return _to_data(value.value, where, active, depth + 1)
     if isinstance(value, dt.date):  # datetime included
         return value.isoformat()
-    if _is_model(type(value)):
-        return to_data(value.model_dump())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {k: to_data(v) for k, v in value.items()} if _needs(value.values()) else value
-    if isinstance(value, list | tuple):
-        return [to_data(v) for v in value] if _needs(value) else value
-    if isinstance(value, set | frozenset):
-        return {to_data(v) for v in value} if _needs(value) else value
-    return value
+    if id(value) in active:
+        raise ValueError(
+            f"{_spell(where)}: this {type(value).__name__} contains itself (a cycle); a tool's "
+            "result must be a tree"
+        )
+    active.add(id(value))
+    try:
+        d = depth + 1
+        if _is_model(type(value)):
+            return _to_data(value.model_dump(), where, active, d)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {
+                f.name: _to_data(getattr(value, f.name), (where, f.name), active, d)
+                for f in dataclasses.fields(value)
+            }
+        if isinstance(value, Mapping):
+            return {k: _to_data(v, (where, k), active, d) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [_to_data(v, (where, i), active, d) for i, v in enumerate(value)]
+        if isinstance(value, set | frozenset):
+            return {_to_data(v, (where, "{member}"), active, d) for v in value}
+        return value
+    finally:
+        active.discard(id(value))
 
 
-def _needs(values: Any) -> bool:
-    """Whether a container holds anything to_data would change (checked before copying)."""
-    for v in values:
+def _needs(value: Any) -> bool:
+    """Whether anything in ``value`` is something to_data changes (looked for before copying;
+    without recursion, each container once, so cycles and deep nesting end)."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        v = stack.pop()
         if isinstance(v, _PLAIN):
             continue
         if isinstance(v, enum.Enum | dt.date) or _is_model(type(v)):
             return True
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return True
+        if id(v) in seen:
+            continue
         if isinstance(v, Mapping):
-            if _needs(v.values()):
-                return True
-        elif isinstance(v, list | tuple | set | frozenset) and _needs(v):
-            return True
+            seen.add(id(v))
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple | set | frozenset):
+            seen.add(id(v))
+            stack.extend(v)
     return False
