@@ -543,6 +543,11 @@ fn current<R>(f: impl FnOnce(Option<&Budget>) -> R) -> R {
     f(unsafe { p.as_ref() })
 }
 
+/// Time left before the current run's deadline, and its `timeout_ms` (`None` outside a run).
+pub fn time_left() -> Option<(Duration, u64)> {
+    current(|b| b.map(|b| (b.remaining(), b.limits.timeout_ms)))
+}
+
 /// Whether a run's budget is current on this thread: its checks may poll the host, which can
 /// run Python's signal handlers.
 pub fn in_budget() -> bool {

@@ -7,6 +7,10 @@
 //! accounting), so it is not bounded by a run's limits; instead the walk is bounded by
 //! nesting depth and by the memory the process has left (`sysmem::Watch`), and every problem
 //! is reported with where it is (`data.orders[3].total`, line and column).
+//!
+//! Why one file: the reading of one value and the two-thread split of a large text share the
+//! builder (its interner, shapes, memory watch and error positions); apart they would pass
+//! all of it across a module boundary.
 
 use jiter::{
     Jiter, JiterError, JiterErrorType, JsonErrorType, LinePosition, NumberAny, NumberInt, Peek,

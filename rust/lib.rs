@@ -21,6 +21,7 @@ pub mod map;
 mod liveness;
 pub mod meant;
 pub mod reader;
+pub mod regex_search;
 pub mod session;
 pub mod sysmem;
 pub mod text;

@@ -115,9 +115,9 @@ pub struct SetData(pub ValueSet);
 
 pub struct RegexValue {
     pub source: String,
-    pub regex: regex::Regex,
+    pub regex: crate::regex_search::Pattern,
     /// `^(?:source)$`, compiled on first use by `re-matches`.
-    pub anchored: std::sync::OnceLock<regex::Regex>,
+    pub anchored: std::sync::OnceLock<crate::regex_search::Pattern>,
 }
 
 macro_rules! deref_newtype {

@@ -6,35 +6,31 @@ use std::sync::{Arc, OnceLock};
 use super::{type_error, Builtin};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
+use crate::regex_search::{Groups, Pattern};
 use crate::value::{RegexValue, Value};
 
 pub const MAX_PATTERN_BYTES: usize = 256;
 const SIZE_LIMIT: usize = 1 << 20;
 
-fn compile(src: &str) -> Result<regex::Regex, Error> {
-    regex::RegexBuilder::new(src)
-        .size_limit(SIZE_LIMIT)
-        .dfa_size_limit(SIZE_LIMIT * 2)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => {
-                Error::exec("Regex too complex: its compiled form exceeds the size limit")
-            }
-            other => {
-                let text = other.to_string();
-                let reason = text.lines().last().unwrap_or(&text).trim();
-                let reason = reason.strip_prefix("error: ").unwrap_or(reason);
-                // The parser's message draws a caret under the offending position.
-                let caret = text.lines().find(|l| l.trim_start().starts_with('^'));
-                let pos = caret.map(|l| l.find('^').unwrap_or(4).saturating_sub(4));
-                let msg = match pos {
-                    Some(p) => format!("Invalid regex at position {p}: {reason}"),
-                    None => format!("Invalid regex: {reason}"),
-                };
-                Error::exec(msg)
-                    .with_hint("the syntax is RE2-style: no backreferences or lookaround")
-            }
-        })
+fn compile(src: &str) -> Result<Pattern, Error> {
+    Pattern::new(src, SIZE_LIMIT).map_err(|e| match e {
+        regex::Error::CompiledTooBig(_) => {
+            Error::exec("Regex too complex: its compiled form exceeds the size limit")
+        }
+        other => {
+            let text = other.to_string();
+            let reason = text.lines().last().unwrap_or(&text).trim();
+            let reason = reason.strip_prefix("error: ").unwrap_or(reason);
+            // The parser's message draws a caret under the offending position.
+            let caret = text.lines().find(|l| l.trim_start().starts_with('^'));
+            let pos = caret.map(|l| l.find('^').unwrap_or(4).saturating_sub(4));
+            let msg = match pos {
+                Some(p) => format!("Invalid regex at position {p}: {reason}"),
+                None => format!("Invalid regex: {reason}"),
+            };
+            Error::exec(msg).with_hint("the syntax is RE2-style: no backreferences or lookaround")
+        }
+    })
 }
 
 fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -76,11 +72,20 @@ fn args<'v>(fname: &str, a: &'v [Value]) -> Result<(&'v RegexValue, &'v str), Er
 
 /// The first match of `re` in `s` as a value. Without groups only the match's bounds are
 /// needed, which the regex crate finds with its fast engines; groups need the slower one.
-fn first_match(re: &regex::Regex, s: &str) -> Value {
-    if re.captures_len() == 1 {
-        return re.find(s).map_or(Value::Nil, |m| Value::str(m.as_str()));
+fn first_match(re: &Pattern, s: &str) -> Result<Value, Error> {
+    if re.is_small(s.len()) {
+        let re = &re.regex;
+        if re.captures_len() == 1 {
+            return Ok(re.find(s).map_or(Value::Nil, |m| Value::str(m.as_str())));
+        }
+        return Ok(re.captures(s).map_or(Value::Nil, |c| match_value(re, &c)));
     }
-    re.captures(s).map_or(Value::Nil, |c| match_value(re, &c))
+    let mut out = Value::Nil;
+    re.each_large::<Error>(s, true, true, |g| {
+        out = groups_value(re, s, &g);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 fn match_value(re: &regex::Regex, caps: &regex::Captures<'_>) -> Value {
@@ -94,9 +99,19 @@ fn match_value(re: &regex::Regex, caps: &regex::Captures<'_>) -> Value {
     )
 }
 
+/// A match found by the large-input search, as `match_value` makes it.
+fn groups_value(re: &Pattern, s: &str, g: &Groups) -> Value {
+    let text =
+        |span: &Option<(usize, usize)>| span.map_or(Value::Nil, |(a, b)| Value::str(&s[a..b]));
+    if re.captures_len() == 1 {
+        return g.first().map_or(Value::str(""), text);
+    }
+    Value::vector(g.iter().map(text).collect())
+}
+
 fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-find", a)?;
-    Ok(first_match(&re.regex, s))
+    Ok(first_match(&re.regex, s)?)
 }
 
 fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -108,19 +123,27 @@ fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             re.anchored.get_or_init(|| r)
         }
     };
-    Ok(first_match(anchored, s))
+    Ok(first_match(anchored, s)?)
 }
 
 fn re_seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-seq", a)?;
+    let pattern = &re.regex;
     let mut out = Vec::new();
-    if re.regex.captures_len() == 1 {
-        for m in re.regex.find_iter(s) {
+    if !pattern.is_small(s.len()) {
+        pattern.each_large(s, false, true, |g| {
+            it.push_value(&mut out, groups_value(pattern, s, &g))
+        })?;
+        return Ok(Value::vector(out));
+    }
+    let regex = &pattern.regex;
+    if regex.captures_len() == 1 {
+        for m in regex.find_iter(s) {
             it.push_value(&mut out, Value::str(m.as_str()))?;
         }
     } else {
-        for c in re.regex.captures_iter(s) {
-            it.push_value(&mut out, match_value(&re.regex, &c))?;
+        for c in regex.captures_iter(s) {
+            it.push_value(&mut out, match_value(regex, &c))?;
         }
     }
     Ok(Value::vector(out))
@@ -128,9 +151,25 @@ fn re_seq(it: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn re_split(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-split", a)?;
+    let pattern = &re.regex;
     let mut out = Vec::new();
     let mut last = 0;
-    for c in re.regex.captures_iter(s) {
+    if !pattern.is_small(s.len()) {
+        pattern.each_large::<crate::eval::Flow>(s, false, true, |g| {
+            let Some(Some((start, end))) = g.first().copied() else {
+                return Ok(());
+            };
+            it.push_value(&mut out, Value::str(&s[last..start]))?;
+            for (a, b) in g.iter().skip(1).flatten() {
+                it.push_value(&mut out, Value::str(&s[*a..*b]))?;
+            }
+            last = end;
+            Ok(())
+        })?;
+        it.push_value(&mut out, Value::str(&s[last..]))?;
+        return Ok(Value::vector(out));
+    }
+    for c in pattern.regex.captures_iter(s) {
         let Some(m) = c.get(0) else { continue };
         it.push_value(&mut out, Value::str(&s[last..m.start()]))?;
         for g in c.iter().skip(1).flatten() {

@@ -1234,6 +1234,58 @@ C(
     timeout_ms=5000,
 )
 
+# The regex crate cannot be interrupted: these must still end within the run's limits
+# (a lazy DFA that keeps running out of room, capture groups over a 16 MiB match).
+LETTERS16 = {"s": {"$": "letters", "n": 16 * MiB}}
+GROUPS = '(re-pattern (str "(?s)" (apply str (map (fn [_] "(.*)") (range {n})))))'
+THRASH = '(re-pattern "(?:[a-m].{40}){3}[a-c]{9}")'
+C(
+    "groups_40_over_16mib_built",
+    "(let [s (apply str (map (fn [_] data/k) (range 16384)))] (count (re-find "
+    + GROUPS.format(n=40)
+    + " s)))",
+    TYPED("execution_error"),
+    TO,
+    data={"k": "a" * 1024},
+    timeout_ms=1000,
+    max_memory=512 * MiB,
+)
+C(
+    "groups_6_over_16mib_200ms",
+    "(count (re-find " + GROUPS.format(n=6) + " data/s))",
+    TYPED("execution_error"),
+    TO,
+    data=S16_A,
+    timeout_ms=200,
+)
+C(
+    "re_seq_groups_over_16mib_200ms",
+    "(count (re-seq " + GROUPS.format(n=6) + " data/s))",
+    TYPED("execution_error"),
+    TO,
+    data=S16_A,
+    timeout_ms=200,
+)
+C("dfa_thrash_find_16mib_200ms", f"(re-find {THRASH} data/s)", TO, data=LETTERS16, timeout_ms=200)
+C(
+    "dfa_thrash_matches_16mib_200ms",
+    f"(re-matches {THRASH} data/s)",
+    TO,
+    OK(V(None)),
+    data=LETTERS16,
+    timeout_ms=200,
+)
+C("dfa_thrash_seq_16mib_1s", f"(count (re-seq {THRASH} data/s))", TO, data=LETTERS16)
+C("dfa_thrash_split_16mib_1s", f"(count (re-split {THRASH} data/s))", TO, data=LETTERS16)
+C(
+    "dfa_thrash_in_branches",
+    f"(count (pmap (fn [_] (re-find {THRASH} data/s)) (range 4)))",
+    TO,
+    data=LETTERS16,
+    timeout_ms=500,
+    solo=True,
+)
+
 
 # ============================================================================ deadlines
 # Long builtins must notice the deadline: with timeout_ms 200 and inputs that take longer than

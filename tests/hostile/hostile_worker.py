@@ -88,6 +88,9 @@ def permutation(n: int) -> list[int]:
     return [(i * 7919) % n for i in range(n)]
 
 
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
 def build(spec: Any) -> Any:
     """A value from a JSON spec: ``{"$": name, ...args}`` builds, anything else is literal."""
     if isinstance(spec, dict) and "$" in spec:
@@ -111,6 +114,10 @@ def build(spec: Any) -> Any:
             return cyclic_list()
         if kind == "big_int":
             return 10 ** spec["digits"]
+        if kind == "letters":  # n pseudo-random lowercase letters (seeded: the same each run)
+            import random
+
+            return "".join(random.Random(spec.get("seed", 1)).choices(LETTERS, k=spec["n"]))
         raise ValueError(f"unknown value builder {kind!r}")
     if isinstance(spec, dict):
         return {k: build(v) for k, v in spec.items()}
