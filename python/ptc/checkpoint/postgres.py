@@ -1,0 +1,150 @@
+"""The PostgreSQL checkpoint: a run's turns in a :class:`~ptc.history.pgstore.PostgresStore`, so
+any worker can resume it, and an advisory lock per run so only one worker continues it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ptc.step import Step
+
+from .base import finished
+from .errors import run_locked
+from .tables import final_row, from_rows, run_id_of, run_ids
+
+if TYPE_CHECKING:
+    from ptc.history.pgstore import PostgresStore
+
+
+class PostgresCheckpoint:
+    """Saves a run's turns in a :class:`~ptc.history.pgstore.PostgresStore` (``ptc_runs``,
+    ``ptc_turns``): a run started on one worker can be resumed on any other. Saves are
+    idempotent per (run, turn) and retried while the server is unreachable; :meth:`lock`
+    holds a PostgreSQL advisory lock on the run, freed when the holder's connection ends."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+        self._held: dict[str, Any] = {}  # run id -> the connection holding its lock
+        self._saved: dict[str, int] = {}  # run id -> turns known to be stored
+
+    def __repr__(self) -> str:
+        return f"PostgresCheckpoint({self.store!r})"
+
+    def _key(self, run_id: str) -> str:
+        return f"ptc-run:{self.store.schema}:{run_id}"
+
+    def _still_held(self, run_id: str) -> None:
+        """A lock whose session died (a restart, a dropped connection) is taken again, or
+        :class:`RunLockedError` says another worker has the run now."""
+        conn = self._held.get(run_id)
+        if conn is None or not (conn.closed or conn.broken):
+            return
+        with contextlib.suppress(Exception):
+            conn.close()
+        self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
+
+    def _take(self, run_id: str) -> Any:
+        """A connection of its own (not the store's pool: a run holds it for its whole life,
+        and the pool must stay free for the saves of every run) holding the run's lock."""
+        import psycopg
+
+        conn = psycopg.connect(
+            self.store.url, autocommit=True, connect_timeout=max(1, int(self.store.timeout))
+        )
+        try:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key(run_id),)
+            ).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        if row is None or not row[0]:
+            conn.close()
+            raise run_locked(run_id, "a session holding its advisory lock")
+        return conn
+
+    def save(self, step: Step, run_id: str) -> None:
+        self._still_held(run_id)
+        context = json.dumps(step.context.to_dict(), ensure_ascii=False)
+        usage = json.dumps(step.usage.to_dict())
+        done = self._saved.get(run_id, 0)  # earlier turns are stored: send only the new ones
+        turns = [
+            (
+                run_id,
+                t.number,
+                json.dumps(t.to_dict(), ensure_ascii=False),
+                len(step.messages),
+                usage,
+            )
+            for t in step.turns[done:]
+        ]
+        final = json.dumps(step.to_dict(), ensure_ascii=False) if finished(step) else None
+
+        def write() -> None:
+            with self.store.connection() as conn, conn.transaction():
+                conn.execute(
+                    "INSERT INTO ptc_runs (run_id, context) VALUES (%s, %s) "
+                    "ON CONFLICT (run_id) DO NOTHING",
+                    (run_id, context),
+                )
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO ptc_turns (run_id, number, turn, calls, usage) "
+                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, number) DO NOTHING",
+                        turns,
+                    )
+                if final is not None:
+                    conn.execute(
+                        "UPDATE ptc_runs SET final = %s WHERE run_id = %s", (final, run_id)
+                    )
+
+        self.store._retrying(write)
+        self._saved[run_id] = len(step.turns)
+
+    def runs(self) -> list[str]:
+        rows = self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq", ())
+        return run_ids(repr(self.store), rows)
+
+    def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        where = repr(self.store)
+        if run_id is None:
+            rows = self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq DESC LIMIT 1", ())
+            if not rows:
+                raise LookupError(f"{where}: no run has been saved here")
+            run_id = run_id_of(where, rows[0][0])
+        run = self.store._query("SELECT context, final FROM ptc_runs WHERE run_id = %s", (run_id,))
+        if not run:
+            raise LookupError(f"{where}: no run {run_id!r}")
+        context, final = run[0]
+        last = self.store._query("SELECT max(number) FROM ptc_turns WHERE run_id = %s", (run_id,))[
+            0
+        ][0]
+        step = final_row(where, run_id, final, last)
+        if step is not None:
+            return step, run_id
+        rows = self.store._query(
+            "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = %s ORDER BY number",
+            (run_id,),
+        )
+        return from_rows(where, run_id, context, rows), run_id
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run while it goes on; another holder raises :class:`RunLockedError`.
+
+        The lock is a session advisory lock on a connection of its own (outside the store's
+        pool, which the saves of every run share): a worker that dies frees it. If the holding
+        session is lost while the run goes on, the next save takes the lock again (or
+        raises :class:`RunLockedError` when another worker took the run meanwhile)."""
+        self.store._get_pool()  # the schema is made (migrated) before the run starts
+        self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
+        try:
+            yield
+        finally:
+            conn = self._held.pop(run_id, None)
+            if conn is not None:
+                # ending the session frees its advisory locks
+                with contextlib.suppress(Exception):
+                    conn.close()

@@ -1,0 +1,174 @@
+"""The SQLite checkpoint: a run's turns in tables of a database file (the history store's may
+be shared), and a lease per run so only one worker continues it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+from ptc.step import Step
+
+from .base import finished
+from .errors import run_locked
+from .tables import final_row, from_rows, run_id_of, run_ids
+
+#: How long a SQLite lease on a run lasts without a save renewing it (a crashed worker's
+#: lease on another machine lapses after this; on the same machine a dead pid frees it).
+LEASE_SECONDS = 600.0
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _owner_alive(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine: trust the lease until it expires
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SqliteCheckpoint:
+    """Saves a run's turns in SQLite (``ptc_runs`` and ``ptc_turns`` tables; the file may be
+    the history store's). A turn is written once per (run, number): a retried save is a no-op."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS ptc_runs (
+        run_id TEXT PRIMARY KEY, context TEXT NOT NULL, final TEXT,
+        started REAL DEFAULT (julianday('now')));
+    CREATE TABLE IF NOT EXISTS ptc_turns (
+        run_id TEXT NOT NULL REFERENCES ptc_runs(run_id), number INTEGER NOT NULL,
+        turn TEXT NOT NULL, calls INTEGER NOT NULL, usage TEXT NOT NULL,
+        PRIMARY KEY (run_id, number));
+    CREATE TABLE IF NOT EXISTS ptc_leases (
+        run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._leases: dict[str, str] = {}  # run id -> our owner tag, while we hold it
+        self._saved: dict[str, int] = {}  # run id -> turns known to be stored
+        with self._connect() as db:
+            db.executescript(self.SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"SqliteCheckpoint({self.path!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
+
+    def save(self, step: Step, run_id: str) -> None:
+        with self._lock, self._connect() as db:
+            if run_id in self._leases:  # each save renews the lease, if it is still ours
+                renewed = db.execute(
+                    "UPDATE ptc_leases SET expires = ? WHERE run_id = ? AND owner = ?",
+                    (time.time() + LEASE_SECONDS, run_id, self._leases[run_id]),
+                ).rowcount
+                if renewed == 0:
+                    row = db.execute(
+                        "SELECT owner FROM ptc_leases WHERE run_id = ?", (run_id,)
+                    ).fetchone()
+                    raise run_locked(run_id, row[0] if row else "a worker that has finished it")
+            db.execute(
+                "INSERT OR IGNORE INTO ptc_runs (run_id, context) VALUES (?, ?)",
+                (run_id, json.dumps(step.context.to_dict(), ensure_ascii=False)),
+            )
+            usage = json.dumps(step.usage.to_dict())
+            db.executemany(
+                "INSERT OR IGNORE INTO ptc_turns (run_id, number, turn, calls, usage)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        t.number,
+                        json.dumps(t.to_dict(), ensure_ascii=False),
+                        len(step.messages),
+                        usage,
+                    )
+                    # earlier turns are stored: send only the new ones
+                    for t in step.turns[self._saved.get(run_id, 0) :]
+                ],
+            )
+            if finished(step):
+                db.execute(
+                    "UPDATE ptc_runs SET final = ? WHERE run_id = ?",
+                    (json.dumps(step.to_dict(), ensure_ascii=False), run_id),
+                )
+        self._saved[run_id] = len(step.turns)
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run while it goes on; another holder raises :class:`RunLockedError`.
+
+        A lease row: renewed by every save, freed on exit, taken over when its holder's
+        process is gone (same machine) or it expired (:data:`LEASE_SECONDS`)."""
+        owner = _owner()
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            row = db.execute(
+                "SELECT owner, expires FROM ptc_leases WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[1] > time.time() and _owner_alive(row[0]):
+                db.execute("ROLLBACK")
+                raise run_locked(run_id, row[0])
+            db.execute(
+                "INSERT OR REPLACE INTO ptc_leases (run_id, owner, expires) VALUES (?, ?, ?)",
+                (run_id, owner, time.time() + LEASE_SECONDS),
+            )
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        self._leases[run_id] = owner
+        try:
+            yield
+        finally:
+            self._leases.pop(run_id, None)
+            with self._connect() as db:
+                db.execute("DELETE FROM ptc_leases WHERE run_id = ? AND owner = ?", (run_id, owner))
+
+    def runs(self) -> list[str]:
+        with self._connect() as db:
+            rows = db.execute("SELECT run_id FROM ptc_runs ORDER BY rowid").fetchall()
+        return run_ids(self.path, rows)
+
+    def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        with self._connect() as db:
+            if run_id is None:
+                row = db.execute(
+                    "SELECT run_id FROM ptc_runs ORDER BY rowid DESC LIMIT 1"
+                ).fetchone()
+                if row is None:
+                    raise LookupError(f"{self.path}: no run has been saved here")
+                run_id = run_id_of(self.path, row[0])
+            run = db.execute(
+                "SELECT context, final FROM ptc_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if run is None:
+                raise LookupError(f"{self.path}: no run {run_id!r}")
+            query = "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = ?"
+            last = db.execute("SELECT max(number) FROM ptc_turns WHERE run_id = ?", (run_id,))
+            step = final_row(self.path, run_id, run[1], last.fetchone()[0])
+            if step is not None:
+                return step, run_id
+            rows = db.execute(query + " ORDER BY number", (run_id,)).fetchall()
+        return from_rows(self.path, run_id, run[0], rows), run_id
