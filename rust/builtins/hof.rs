@@ -17,10 +17,9 @@ use crate::value::{Native, Value};
 
 fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = a.len();
-    let mut args: Vec<Value> = a[1..n - 1].iter_mut().map(std::mem::take).collect();
-    match &a[n - 1] {
-        Value::Vector(xs) => args.extend(xs.iter().cloned()),
-        Value::Set(s) => args.extend(s.iter().cloned()),
+    let spread = match &a[n - 1] {
+        Value::Vector(xs) => xs.len(),
+        Value::Set(s) => s.len(),
         other => {
             return Err(
                 type_error("apply", "a vector or set as its last argument", other)
@@ -28,8 +27,19 @@ fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
                     .into(),
             )
         }
+    };
+    // the arguments are a copy of the collection: its size and memory are checked (and the
+    // memory charged) before it is made, as parallel branches may be making theirs too
+    let total = spread + (n - 2);
+    it.check_coll_size(total)?;
+    it.reserve(total.saturating_mul(std::mem::size_of::<Value>()))?;
+    let mut args: Vec<Value> = Vec::with_capacity(total);
+    args.extend(a[1..n - 1].iter_mut().map(std::mem::take));
+    match &a[n - 1] {
+        Value::Vector(xs) => args.extend(xs.iter().cloned()),
+        Value::Set(s) => args.extend(s.iter().cloned()),
+        _ => {}
     }
-    it.check_coll_size(args.len())?;
     let f = std::mem::take(&mut a[0]);
     it.apply(&f, &mut args)
 }

@@ -46,6 +46,33 @@ fn too_long(n: usize, cap: usize) -> Error {
     )
 }
 
+/// Bytes the display form of `v` is likely to take (exact for strings; for the rest enough
+/// that `room` charges a growth before the text is appended).
+fn display_len(v: &Value) -> usize {
+    match v {
+        Value::Nil => 0,
+        Value::Str(s) => s.len(),
+        _ => 32,
+    }
+}
+
+/// Room in `out` for `more` bytes, a large growth charged to the run before it is allocated:
+/// strings built on several threads at once (parallel branches) double in steps of many
+/// megabytes, each of which would otherwise pass `max_memory` before the next check saw it.
+pub fn room(it: &Interp, out: &mut String, more: usize) -> EvalResult<()> {
+    let need = out.len().saturating_add(more);
+    if need <= out.capacity() {
+        return Ok(());
+    }
+    let grown = need.max(out.capacity().saturating_mul(2)).max(64);
+    if grown >= 1 << 16 {
+        // the whole new block: growing may copy into it while the old one is still held
+        it.reserve(grown)?;
+    }
+    out.reserve_exact(grown - out.len());
+    Ok(())
+}
+
 fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     if args.len() == 1 {
         if let Value::Str(_) = &args[0] {
@@ -55,6 +82,7 @@ fn str_fn(it: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut out = String::new();
     for a in args.iter() {
         it.charge(1)?;
+        room(it, &mut out, display_len(a))?;
         display_into(&mut out, a, it.limits().max_string_size)?;
         it.check_str_size(out.len())?;
     }
@@ -131,6 +159,7 @@ fn join(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out = String::new();
     for (i, x) in items.iter().enumerate() {
         it.charge(1)?;
+        room(it, &mut out, sep.len() + display_len(x))?;
         if i > 0 {
             out.push_str(&sep);
         }

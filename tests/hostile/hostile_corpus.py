@@ -810,6 +810,56 @@ P4 = (
 PAR = {"solo": True}
 C("nested_pmap_4x4x4", P3, OK(V(P3_VALUE)), known=True, **PAR)
 C("nested_pmap_4_levels", P4, OK(V([[[[1] * 4] * 4] * 4] * 4)), **PAR)
+# Branches each building a large string or argument list at once: the limit fires before the
+# branches together pass it (their growth is charged before it is allocated).
+PSTR = "(count (pmap (fn [_] {body}) (range {n})))"
+MEMO = ERR("max_memory")
+C(
+    "strings_in_4_branches",
+    PSTR.format(body="(apply str (range 4000000))", n=4),
+    MEMO,
+    max_memory=64 * MiB,
+    **PAR,
+)
+C(
+    "strings_in_8_branches",
+    PSTR.format(body="(apply str (range 2000000))", n=8),
+    MEMO,
+    max_memory=64 * MiB,
+    **PAR,
+)
+C(
+    "joins_in_4_branches",
+    PSTR.format(body='(join "," (range 4000000))', n=4),
+    MEMO,
+    max_memory=64 * MiB,
+    **PAR,
+)
+C(
+    "apply_in_4_branches",
+    PSTR.format(body="(apply + (range 4000000))", n=4),
+    MEMO,
+    max_memory=64 * MiB,
+    **PAR,
+)
+C(
+    "growing_strings_in_4_branches",
+    PSTR.format(
+        body='(loop [s "" i 0] (if (< i 200) (recur (str s (apply str (range 20000))) (inc i)) s))',
+        n=4,
+    ),
+    MEMO,
+    max_memory=64 * MiB,
+    **PAR,
+)
+C(
+    "strings_in_pcalls",
+    "(count (pcalls " + " ".join(["(fn [] (apply str (range 4000000)))"] * 4) + "))",
+    MEMO,
+    TYPED("memory_exceeded", "max_memory"),
+    max_memory=64 * MiB,
+    **PAR,
+)
 C("self_pmap_fork", "(defn f [x] (pmap f [x x])) (f 1)", ERR(MD), T, known=True, **PAR)
 C("self_pcalls_fork", "(defn f [] (pcalls f f)) (f)", ERR(MD), T, **PAR)
 C("self_pmap_fork_depth_30", "(defn f [x] (pmap f [x x])) (f 1)", ERR(MD), T, max_depth=30, **PAR)
