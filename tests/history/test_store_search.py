@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -471,6 +472,115 @@ def test_a_program_sending_a_4mb_query_gets_a_tool_error_it_can_read(backend: Ba
             "long; a search takes at most 1,000 (ptc.history.MAX_QUERY_CHARS): search for a "
             "shorter, distinctive part of the text"
         )
+
+
+# -- the search tools and their run's deadline -----------------------------------------------
+
+
+def _search_of_seconds(backend: Backend, store: Any) -> str:
+    """Fill agent a's messages so that one search takes seconds (about 5 s here): the query.
+    SQLite: a trigram phrase of 998 tokens checked in rows of 500 matching characters, a few
+    ms a row; PostgreSQL: every row holds the query's first 300 characters, so each is checked
+    against all 1,000."""
+    if backend.name == "sqlite":
+        fill(backend, store, 2_000, text="a" * 500 + " ")
+        return "a" * MAX_QUERY_CHARS
+    head = "w" * 300
+    fill(backend, store, 30_000, text=head + " row ")
+    return head + "v" * (MAX_QUERY_CHARS - 300)
+
+
+STOPPED_BY_THE_RUN = (
+    r"^search of content was stopped when its run's time ran out \((\d\.\d\d) s after the "
+    r"search started\): search for a more distinctive text, or give the run more time$"
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_search_tool_stops_at_its_runs_deadline_and_frees_the_store(backend: Backend) -> None:
+    # before: only the tool's own timeout (30 s here) bounded the search: it went on after its
+    # run had ended, holding the SQLite store's lock (the PostgreSQL pool's one connection)
+    import ptc
+
+    one_connection = {"max_size": 1} if backend.name == "postgres" else {}
+    with backend.open(**one_connection) as store:
+        query = _search_of_seconds(backend, store)
+        store.append({"role": "user", "content": "iron ore"}, agent_id="a")
+        with pytest.raises(SearchTimeout):  # alone, the search runs past 1.5 s
+            store.search_messages(query, agent_id="a", timeout=1.5)
+        search = search_tools(store, agent_id="a", timeout=30)["search-messages"]
+        outcome: list[Any] = []
+
+        def watched(q: str) -> Any:  # the search tool, and when and how it ended
+            try:
+                return search(q)
+            except Exception as e:
+                outcome.append(e)
+                raise
+            finally:
+                outcome.append(time.monotonic() - started)
+
+        started = time.monotonic()
+        r = ptc.run(
+            "(tool/search {:q data/q})",
+            data={"q": query},
+            tools={"search": watched},
+            limits={"timeout_ms": 300},
+        )
+        assert r.error is not None
+        assert (r.error.type, r.error.message) == ("timeout", "execution exceeded 300ms limit")
+        # the store is free once the run has ended: the next search gets it at once
+        hits = store.search_messages("iron", agent_id="a", timeout=1)
+        freed = time.monotonic() - started
+        assert [m.content for m in hits] == ["iron ore"]
+        assert freed < 1.0, freed
+        error, ended = outcome
+        assert type(error) is SearchTimeout
+        match = re.match(STOPPED_BY_THE_RUN, str(error))
+        assert match is not None, str(error)
+        assert 0.1 < float(match[1]) <= 0.3  # the time the run had left when the tool began
+        assert ended < 0.6, ended
+
+
+def test_a_search_tool_called_once_its_run_stopped_refuses_at_once(backend: Backend) -> None:
+    # before: the search ran (and returned its hits to a run that had ended)
+    import ptc
+
+    with backend.open() as store:
+        store.append(
+            {"role": "user", "content": "iron ore", "reasoning": "iron near"}, agent_id="a"
+        )
+        store.append(
+            {"role": "user", "content": "iron for all", "source": "broadcast"}, agent_id="b"
+        )
+        tools = search_tools(store, agent_id="a")
+        # outside a run there is no deadline: each finds its message
+        assert [len(tools[n]("iron")) for n in tools] == [1, 1, 1]
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def late() -> None:  # calls each search tool after the run's deadline has passed
+            time.sleep(0.3)
+            for name in ("search-messages", "search-reasoning", "search-broadcasts"):
+                asked = time.monotonic()
+                try:
+                    outcome.append((name, tools[name]("iron")))
+                except Exception as e:
+                    outcome.append((name, e))
+                outcome.append(time.monotonic() - asked)
+            done.set()
+
+        r = ptc.run("(tool/late)", tools={"late": late}, limits={"timeout_ms": 100})
+        assert r.error is not None and r.error.type == "timeout"
+        assert done.wait(10)
+        for i, column in enumerate(["content", "reasoning", "content"]):
+            (name, error), took = outcome[2 * i], outcome[2 * i + 1]
+            assert type(error) is SearchTimeout, (name, error)
+            assert str(error) == (
+                f"search of {column} was not started: its run has stopped (its time limit "
+                "passed, or it was cancelled)"
+            )
+            assert took < 0.05, (name, took)
 
 
 # -- item 21: the stores' other numbers ------------------------------------------------------

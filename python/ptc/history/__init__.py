@@ -82,7 +82,7 @@ from .safe_split import (
     split_phase3,
     tool_pairs,
 )
-from .store import HistoryStore, HistoryTool, Store, open_store, search_tools
+from .store import HistoryStore, Store, open_store
 from .text import plain_text_tool_history
 from .tokens import (
     MODEL_CONTEXT_LIMITS,
@@ -97,6 +97,7 @@ from .tokens import (
     resolve_counter,
     usage_tokens,
 )
+from .tools import HistoryTool, search_tools
 
 __all__ = [
     "CONTINUATION_TEXT",

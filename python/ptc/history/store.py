@@ -16,10 +16,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ._checks import describe
 from .messages import Message
 from .rows import (
     ROW_COLUMNS,
@@ -35,6 +33,11 @@ from .rows import (
     stored_message,
     timed_out,
 )
+
+# the search tools lived here: their old import path
+from .tools import TOOL_TIMEOUT as TOOL_TIMEOUT
+from .tools import HistoryTool as HistoryTool
+from .tools import search_tools as search_tools
 
 SCHEMA_VERSION = 3
 
@@ -432,113 +435,6 @@ class HistoryStore(AppendOne):
             "b.created_at)"
         )
         return self._search("content", query, limit, where, [], timeout)
-
-
-# -- tools for agents -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryTool:
-    """A search function packaged for an agent: name, description, signature, callable.
-
-    Accepts positional arguments, keyword arguments, or one mapping of named arguments
-    (how a PTC-Lisp program's ``(tool/search-messages {:query "iron"})`` arrives).
-    """
-
-    name: str
-    description: str
-    signature: str
-    fn: Callable[..., list[dict[str, Any]]]
-
-    def __call__(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
-            kwargs = {str(k).replace("-", "_"): v for k, v in args[0].items()}
-            args = ()
-        return self.fn(*args, **kwargs)
-
-
-_SIGNATURE = "(query :string, limit :int?) -> [:map]"
-
-#: How long one search through :func:`search_tools` may take by default, in seconds: well
-#: under a run's default ``timeout_ms`` (5,000), so an abandoned search soon frees the store.
-TOOL_TIMEOUT = 1.0
-
-
-def search_tools(
-    store: Store,
-    *,
-    agent_id: str | None = None,
-    max_limit: int = 100,
-    timeout: float = TOOL_TIMEOUT,
-) -> dict[str, HistoryTool]:
-    """``search-messages``, ``search-reasoning`` and ``search-broadcasts`` as tools.
-
-    Messages and reasoning are searched for ``agent_id`` (all agents when ``None``);
-    results are plain dicts, newest ``limit`` matches returned oldest first.
-
-    What a program passes is checked, and every refusal is a tool error naming the argument:
-    ``query`` must be a string of at most :data:`~ptc.history.MAX_QUERY_CHARS` characters;
-    ``limit`` an integer (absent or nil: 20), clamped to 1..``max_limit``. Each search is
-    stopped after ``timeout`` seconds (``SearchTimeout``). A tool cannot see its run's
-    deadline, so a search the run abandoned goes on until then: keep ``timeout`` at most the
-    run's ``timeout_ms``.
-    """
-    max_limit = check_limit(max_limit, "max_limit")
-    if max_limit < 1:
-        raise ValueError(f"max_limit must be 1 or more, got {max_limit}")
-    seconds = check_seconds(timeout, "timeout", allow_zero=False)
-
-    def text(query: Any) -> str:
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a string, got {describe(query)}")
-        return query
-
-    def count(limit: Any) -> int:
-        if limit is None:
-            return min(20, max_limit)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            wanted = f"an integer from 1 to {max_limit}"
-            raise TypeError(f"limit must be {wanted}, got {describe(limit)}")
-        return max(1, min(limit, max_limit))
-
-    def search_messages(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
-        found = store.search_messages(text(query), count(limit), agent_id=agent_id, timeout=seconds)
-        return [r.to_dict() for r in found]
-
-    def search_reasoning(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
-        found = store.search_reasoning(
-            text(query), count(limit), agent_id=agent_id, timeout=seconds
-        )
-        return [r.to_dict() for r in found]
-
-    def search_broadcasts(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
-        found = store.search_broadcasts(text(query), count(limit), timeout=seconds)
-        return [r.to_dict() for r in found]
-
-    tools = [
-        HistoryTool(
-            "search-messages",
-            "Search your past messages by text. Returns the newest `limit` matches, oldest "
-            "first, each with role, source, sender_id, content and created_at.",
-            _SIGNATURE,
-            search_messages,
-        ),
-        HistoryTool(
-            "search-reasoning",
-            "Search your past reasoning by text. Returns the newest `limit` matches, oldest "
-            "first, with the message content and its reasoning.",
-            _SIGNATURE,
-            search_reasoning,
-        ),
-        HistoryTool(
-            "search-broadcasts",
-            "Search broadcasts from the commander and other agents by text. Returns the "
-            "newest `limit` matches, oldest first.",
-            _SIGNATURE,
-            search_broadcasts,
-        ),
-    ]
-    return {t.name: t for t in tools}
 
 
 # -- choosing a backend by URL ----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The history stores' search (issue 29, item 12 and part of 21), on SQLite and PostgreSQL: an
 agent-scoped search at 100,000 messages, a 4 MB query sent by a program through the search tool,
-a search its run abandoned, and limits no database can hold."""
+a search its run abandoned, a search tool whose own timeout is longer than its run, and limits
+no database can hold."""
 
 from __future__ import annotations
 
@@ -228,6 +229,61 @@ def case_a_search_abandoned_by_its_run_stops_at_its_timeout_sqlite(tmp: Path) ->
 def case_a_search_abandoned_by_its_run_stops_at_its_timeout_postgres(tmp: Path) -> None:
     """The same on PostgreSQL: the statement is cancelled by its statement_timeout."""
     _abandoned_search_stops("postgres", tmp)
+
+
+# -- a search tool whose own timeout is longer than its run -------------------------------------
+
+
+def _search_tool_ends_with_its_run(backend: str, tmp: Path) -> None:
+    import ptc
+    from ptc.history import SearchTimeout, search_tools
+
+    with _store(backend, tmp) as (store, fill):
+        if backend == "sqlite":
+            # a trigram phrase of 998 tokens checked in rows of 500 matching characters
+            fill(2_000, "a", "a" * 500 + " ")
+            query = "a" * 1_000
+        else:
+            # every row holds the query's first 300 characters: each is checked whole
+            fill(30_000, "a", "w" * 300 + " row ")
+            query = "w" * 300 + "v" * 700
+        try:  # the search alone takes seconds
+            store.search_messages(query, agent_id="a", timeout=1.5)
+        except SearchTimeout:
+            pass
+        else:
+            raise AssertionError("the slow search ended within 1.5 s: it tests nothing")
+        # the tool's own bound (30 s) is far past the run's (300 ms)
+        tools = search_tools(store, agent_id="a", timeout=30)
+        started = time.monotonic()
+        r = ptc.run(
+            "(tool/search-messages {:query data/q})",
+            data={"q": query},
+            tools=tools,
+            limits={"timeout_ms": 300},
+        )
+        assert r.error is not None and r.error.type == "timeout", r.error
+        # the search ended with its run: the store is free at once
+        if backend == "sqlite":
+            found, _ = _took(lambda: store.recent("a", 1))  # waits for the store's lock
+            assert len(found) == 1
+        else:
+            _wait_for_no_statement(store.url, store.schema, 5.0)
+        freed = time.monotonic() - started
+        assert freed < 1.0, f"the store was busy {freed:.2f} s after a run of 300 ms began"
+
+
+@case(seconds=90, memory_mb=500)
+def case_a_search_tool_ends_with_its_run_sqlite(tmp: Path) -> None:
+    """Before: a search tool with a timeout past its run's went on holding the store's lock
+    after the run had ended (here 4-5 s after a run of 300 ms)."""
+    _search_tool_ends_with_its_run("sqlite", tmp)
+
+
+@case(seconds=90, memory_mb=500, needs=("postgres",))
+def case_a_search_tool_ends_with_its_run_postgres(tmp: Path) -> None:
+    """The same on PostgreSQL: the statement ran on after its run, holding a connection."""
+    _search_tool_ends_with_its_run("postgres", tmp)
 
 
 # -- limits and other numbers no database holds --------------------------------------------------
