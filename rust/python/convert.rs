@@ -280,7 +280,9 @@ impl<'py> ToValue<'py> {
             )));
         }
         self.ancestors.push(ptr);
-        let r = convert(self);
+        // a tool's result converts on a worker thread, whose stack is smaller than the main
+        // thread's: a nest of 1,000 levels continues on a heap segment when it runs low
+        let r = crate::guard::deeper(|| convert(self));
         self.ancestors.pop();
         self.ancestors_held = self.ancestors_held.min(self.ancestors.len());
         r

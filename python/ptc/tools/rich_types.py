@@ -20,6 +20,7 @@ import enum
 import functools
 import inspect
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -387,25 +388,40 @@ def _to_data(value: Any, where: _Where, active: set[int], depth: int) -> Any:
         active.discard(id(value))
 
 
+_END = object()
+
+
 def _needs(value: Any) -> bool:
-    """Whether anything in ``value`` is something to_data changes (looked for before copying;
-    without recursion, each container once, so cycles and deep nesting end)."""
-    stack = [value]
+    """Whether anything in ``value`` is something to_data changes, looked for before copying:
+    without recursion (a stack of iterators, O(depth) memory), a container referenced from
+    more than one place visited once (so shared and cyclic data end), and not past
+    :data:`MAX_RESULT_DEPTH` levels, where to_data would refuse anyway and the core reports
+    deeper plain data by its path."""
+    stack: list[Any] = [iter((value,))]
     seen: set[int] = set()
     while stack:
-        v = stack.pop()
+        v = next(stack[-1], _END)
+        if v is _END:
+            stack.pop()
+            continue
         if isinstance(v, _PLAIN):
             continue
         if isinstance(v, enum.Enum | dt.date) or _is_model(type(v)):
             return True
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return True
-        if id(v) in seen:
+        if len(stack) > MAX_RESULT_DEPTH:
             continue
         if isinstance(v, Mapping):
-            seen.add(id(v))
-            stack.extend(v.values())
+            items: Any = v.values()
         elif isinstance(v, list | tuple | set | frozenset):
+            items = v
+        else:
+            continue
+        # held by its parent, by `v` and by the call: more means it is shared (or a cycle)
+        if sys.getrefcount(v) > 3:
+            if id(v) in seen:
+                continue
             seen.add(id(v))
-            stack.extend(v)
+        stack.append(iter(items))
     return False

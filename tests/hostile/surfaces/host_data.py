@@ -121,10 +121,21 @@ def case_tool_results_that_contain_themselves_or_nest_too_deep(tmp: Path) -> Non
     d["self"] = d
     dated: dict[str, object] = {"when": datetime.date(2020, 1, 1)}
     dated["me"] = dated
-    deep: object = datetime.date(2020, 1, 1)
+    deep: object = 1
     for _ in range(5000):
         deep = [deep]
-    s = ptc.Session(tools={"d": lambda: d, "dated": lambda: dated, "deep": lambda: deep})
+    deep_dated: object = 1
+    for _ in range(300):
+        deep_dated = [deep_dated]
+    deep_dated = {"when": datetime.date(2020, 1, 1), "deep": deep_dated}
+    s = ptc.Session(
+        tools={
+            "d": lambda: d,
+            "dated": lambda: dated,
+            "deep": lambda: deep,
+            "deep-dated": lambda: deep_dated,
+        }
+    )
     messages = {
         "(tool/d)": "Tool 'd' failed: returned a value that cannot be used: TypeError: "
         "result.self: this dict contains itself (a cycle); data must be a tree, so pass a copy "
@@ -139,6 +150,13 @@ def case_tool_results_that_contain_themselves_or_nest_too_deep(tmp: Path) -> Non
     r = s.run("(tool/deep)")
     assert r.error is not None and r.error.type == "tool_error"
     assert "RecursionError" not in r.error.message
+    assert r.error.message == (
+        "Tool 'deep' failed: returned a value that cannot be used: TypeError: "
+        "result[0][0][0][0]...(993 levels)...[0][0][0][0]: nested more than 1000 levels deep"
+    ), r.error.message
+    r = s.run("(tool/deep-dated)")
+    assert r.error is not None and r.error.type == "tool_error"
+    assert r.error.message.startswith("Tool 'deep-dated' failed: ValueError: result.deep[0][0]")
     assert r.error.message.endswith(
         "(201 levels): a tool's result holding dates, enums, models or dataclasses may nest "
         "at most 200 levels"
