@@ -61,5 +61,6 @@ def test_missing_optional_keys_take_defaults_and_unknown_keys_are_ignored() -> N
 
 
 def test_a_missing_required_key_is_an_error_naming_it() -> None:
-    with pytest.raises(KeyError, match="message"):
+    with pytest.raises(ValueError) as e:
         TurnError.from_dict({"type": "parse_error"})
+    assert str(e.value) == "TurnError: missing field 'message'"
