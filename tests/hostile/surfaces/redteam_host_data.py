@@ -1,0 +1,190 @@
+"""Red team, host data: ``Session(data=...)``, ``Session.from_json`` and ``from_file`` with
+keys Python keeps apart but the program would merge (NaN), keys and text no program string can
+hold (lone surrogates), objects whose methods are hostile, shared and cyclic structures,
+files that are not what they claim, and Ctrl-C while a large input converts."""
+
+from __future__ import annotations
+
+import collections.abc
+import datetime
+import decimal
+import time
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from . import case
+
+
+def _raises(exc: type[BaseException], fn: Any) -> BaseException:
+    try:
+        fn()
+    except exc as e:
+        return e
+    raise AssertionError(f"{fn} did not raise {exc.__name__}")
+
+
+@case(seconds=30, memory_mb=300)
+def case_objects_that_are_not_data_are_refused_by_path(tmp: Path) -> None:
+    """A mock (answers every attribute), an object whose __getattr__ returns itself, a Mapping
+    that is not a dict (raising in __getitem__, or iterating forever), a datetime with a tzinfo
+    whose methods raise or sleep, a Decimal, a range of 10**12: each a TypeError naming the
+    path, at once (nothing of theirs is called, so nothing hangs)."""
+    import ptc
+
+    class Anything:
+        def __getattr__(self, name: str) -> Any:
+            return lambda *a, **k: self
+
+    class Raising(collections.abc.Mapping):  # type: ignore[type-arg]
+        def __getitem__(self, k: Any) -> Any:
+            raise KeyError(k)
+
+        def __iter__(self) -> Any:
+            return iter(["a"])
+
+        def __len__(self) -> int:
+            return 1
+
+    class Forever(Raising):
+        def __iter__(self) -> Any:
+            i = 0
+            while True:
+                i += 1
+                yield str(i)
+
+    class Sleepy(datetime.tzinfo):
+        def utcoffset(self, dt: Any) -> Any:
+            time.sleep(30)
+
+    values = {
+        "mock": mock.MagicMock(),
+        "anything": Anything(),
+        "raising": Raising(),
+        "forever": Forever(),
+        "tz": datetime.datetime(2020, 1, 1, tzinfo=Sleepy()),
+        "decimal": decimal.Decimal("NaN"),
+        "range": range(10**12),
+    }
+    for name, value in values.items():
+        started = time.monotonic()
+        err = _raises(TypeError, lambda value=value: ptc.Session(data={"x": [1, {"y": value}]}))
+        assert str(err).startswith("data.x[1].y: ") and "is not supported" in str(err), err
+        assert time.monotonic() - started < 1, name
+
+
+@case(seconds=30, memory_mb=300)
+def case_subclasses_with_hostile_methods_convert_as_what_they_hold(tmp: Path) -> None:
+    """A dict subclass whose items(), keys(), __iter__ and __getitem__ raise, a str subclass
+    whose __str__ lies, an int whose __index__ raises, a float whose __float__ raises: each
+    converts as the value it holds (the walk reads the objects, not their methods)."""
+    import ptc
+
+    class D(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            raise RuntimeError("items")
+
+        def keys(self) -> Any:
+            raise RuntimeError("keys")
+
+        def __iter__(self) -> Any:
+            raise RuntimeError("iter")
+
+        def __getitem__(self, k: Any) -> Any:
+            raise RuntimeError("getitem")
+
+    class S(str):
+        def __str__(self) -> str:
+            return "a lie"
+
+    class I(int):  # noqa: E742
+        def __index__(self) -> int:
+            raise RuntimeError("index")
+
+    class F(float):
+        def __float__(self) -> float:
+            raise RuntimeError("float")
+
+    s = ptc.Session(data={"d": D(a=1), "s": S("held"), "i": I(5), "f": F(1.5)})
+    assert s.run("[data/d data/s data/i data/f]").value == [{"a": 1}, "held", 5, 1.5]
+
+
+@case(seconds=30, memory_mb=400)
+def case_a_list_shared_ten_thousand_times_converts_once(tmp: Path) -> None:
+    """One 100,000-item list referenced 10,000 times (a billion items when walked expanded):
+    the Session is made in well under a second with little memory; returning it whole, or
+    flattening it, is a memory limit, not a hang."""
+    import ptc
+
+    shared = list(range(100_000))
+    started = time.monotonic()
+    s = ptc.Session(data={"a": [shared] * 10_000})
+    assert time.monotonic() - started < 1.0
+    assert s.run("[(count data/a) (count (first data/a))]").value == [10_000, 100_000]
+    for program in ("data/a", "(count (flatten data/a))"):
+        started = time.monotonic()
+        r = s.run(program, limits={"timeout_ms": 2000})
+        assert r.error is not None and r.error.type in ("memory_exceeded", "timeout"), r
+        assert time.monotonic() - started < 2 * 1.2 + 0.15
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_cycle_through_three_containers_is_named(tmp: Path) -> None:
+    """A list holding a dict holding a list holding the first list: TypeError naming where the
+    cycle closes; a tuple inside the cycle too."""
+    import ptc
+
+    outer: list[Any] = [1]
+    middle = {"inner": [outer]}
+    outer.append(middle)
+    err = _raises(TypeError, lambda: ptc.Session(data={"c": outer}))
+    assert str(err).startswith("data.c[1].inner[0]: ") and "itself" in str(err), err
+    looped: list[Any] = []
+    looped.append(({"k": looped},))
+    err = _raises(TypeError, lambda: ptc.Session(data={"t": looped}))
+    assert str(err).startswith("data.t[0][0].k: "), err
+
+
+@case(seconds=30, memory_mb=300)
+def case_duplicate_keys_in_json_keep_the_last_as_python_does(tmp: Path) -> None:
+    """``{"a": 1, "a": 2}`` at the top and nested: the last value wins, as with Python's json
+    (the same text read either way gives the same data)."""
+    import json
+
+    import ptc
+
+    text = '{"a": 1, "a": 2, "m": {"x": 1, "y": 0, "x": 3}}'
+    s = ptc.Session.from_json(text)
+    assert s.run("[data/a data/m]").value == [2, {"x": 3, "y": 0}]
+    assert json.loads(text) == {"a": 2, "m": {"x": 3, "y": 0}}
+
+
+@case(seconds=30, memory_mb=300)
+def case_files_that_are_not_json_objects(tmp: Path) -> None:
+    """from_file of a directory, a missing file, bytes that are not UTF-8; from_json of such
+    bytes: the OS or decoding error naming the file or the byte, never a crash."""
+    import ptc
+
+    (tmp / "latin1.json").write_bytes(b'{"a": "caf\xe9"}')
+    err = _raises(IsADirectoryError, lambda: ptc.Session.from_file(tmp))
+    assert str(tmp) in str(err), err
+    err = _raises(FileNotFoundError, lambda: ptc.Session.from_file(tmp / "none.json"))
+    assert str(tmp / "none.json") in str(err), err
+    err = _raises(UnicodeDecodeError, lambda: ptc.Session.from_file(tmp / "latin1.json"))
+    assert "position 10" in str(err), err
+    err = _raises(UnicodeDecodeError, lambda: ptc.Session.from_json(b'{"a": "caf\xe9"}'))
+    assert "position 10" in str(err), err
+
+
+@case(seconds=60, memory_mb=700)
+def case_json_large_in_one_string_or_in_keys(tmp: Path) -> None:
+    """A 40 MB string and an object of 1,000,000 keys load in seconds."""
+    import ptc
+
+    started = time.monotonic()
+    s = ptc.Session.from_json('{"a": "' + "x" * 40_000_000 + '"}')
+    assert s.run("(count data/a)").value == 40_000_000
+    keys = "{" + ",".join(f'"k{i}": {i}' for i in range(1_000_000)) + "}"
+    s = ptc.Session.from_json(keys)
+    assert s.run("data/k999999").value == 999_999
+    assert time.monotonic() - started < 10

@@ -1,0 +1,136 @@
+"""Red team, history stores and their search tools (SQLite and PostgreSQL): what the host
+appends that the driver cannot take is an error naming the message and field, a program cannot
+widen a search beyond its agent nor reach the full-text query syntax, and what a search hands
+a program is bounded by the run's memory, not by the store's largest messages."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from . import case
+
+
+@contextmanager
+def _store(backend: str, tmp: Path) -> Iterator[Any]:
+    if backend == "sqlite":
+        from ptc.history import HistoryStore
+
+        store = HistoryStore(tmp / "history.db")
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    import psycopg
+    from ptc.history import PostgresStore
+
+    url = os.environ["PTC_TEST_POSTGRES_URL"]
+    schema = "rt_" + uuid.uuid4().hex[:12]
+    store = PostgresStore(url, schema=schema)
+    try:
+        yield store
+    finally:
+        store.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _error(fn: Callable[[], Any]) -> BaseException | None:
+    try:
+        fn()
+    except Exception as e:
+        return e
+    return None
+
+
+def _scope(backend: str, tmp: Path) -> None:
+    """The search tools are bound to agent "a": a program passing another agent, a timeout,
+    extra positional arguments or a wider limit gets a tool error or a's matches only."""
+    import ptc
+    from ptc.history import search_tools
+
+    with _store(backend, tmp) as store:
+        store.append_many(
+            [{"role": "user", "content": f"secret of b {i}"} for i in range(5)], agent_id="b"
+        )
+        store.append({"role": "user", "content": "secret of a"}, agent_id="a")
+        tools = search_tools(store, agent_id="a", max_limit=3)
+        for program in [
+            '(tool/search-messages {:query "secret" :agent-id "b"})',
+            '(tool/search-messages {:query "secret" :agent_id "b"})',
+            '(tool/search-messages {:query "secret" :timeout 1000})',
+            '(tool/search-messages "secret" 5 "b")',
+            '(tool/search-reasoning {:query "secret" :agent-id nil})',
+        ]:
+            r = ptc.run(program, tools=tools)
+            assert r.error is not None and r.error.type == "tool_error", (program, r)
+            assert "unexpected keyword argument" in r.error.message or (
+                "positional arguments" in r.error.message
+            ), (program, r.error.message)
+        for program in [
+            '(map :content (tool/search-messages "secret" 1000))',
+            '(map :content (tool/search-messages {:query "secret" :limit -1}))',
+            '(map :content (tool/search-broadcasts "secret"))',
+        ]:
+            r = ptc.run(program, tools=tools)
+            assert r.error is None, (program, r.error)
+            assert list(r.value) in ([], ["secret of a"]), (program, r.value)
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_program_cannot_widen_its_search_sqlite(tmp: Path) -> None:
+    _scope("sqlite", tmp)
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_a_program_cannot_widen_its_search_postgres(tmp: Path) -> None:
+    _scope("postgres", tmp)
+
+
+#: Query text that means something to FTS5 or LIKE, each stored once literally.
+SYNTAX = ['"', "a*", "NEAR(x y)", "content:", "-x", "^x", "x OR y", "100%", "a_b", "\\"]
+
+
+def _literal(backend: str, tmp: Path) -> None:
+    """Each query is matched as the text it is: FTS5 operators, quotes, column filters and
+    LIKE's % and _ find the messages that contain them and nothing else (no syntax error, no
+    match-everything)."""
+    with _store(backend, tmp) as store:
+        store.append_many(
+            [{"role": "user", "content": f"row {i}: <{text}>"} for i, text in enumerate(SYNTAX)]
+            + [{"role": "user", "content": "plain words, x and y, a b and ab"}],
+            agent_id="a",
+        )
+        for i, text in enumerate(SYNTAX):
+            found = [m.content for m in store.search_messages(f"<{text}>", agent_id="a")]
+            assert found == [f"row {i}: <{text}>"], (text, found)
+            found = [m.content for m in store.search_messages(text, agent_id="a")]
+            assert f"row {i}: <{text}>" in found, (text, found)
+            assert all(text.lower() in c.lower() for c in found), (text, found)
+
+
+@case(seconds=30, memory_mb=300)
+def case_query_syntax_is_literal_text_sqlite(tmp: Path) -> None:
+    _literal("sqlite", tmp)
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_query_syntax_is_literal_text_postgres(tmp: Path) -> None:
+    _literal("postgres", tmp)
+
+
+@case(seconds=30, memory_mb=300)
+def case_nul_in_a_message_and_a_query(tmp: Path) -> None:
+    """A NUL in a message is kept in the stored message (its searchable text drops it, as
+    PostgreSQL must), and a query with a NUL finds it."""
+    with _store("sqlite", tmp) as store:
+        store.append({"role": "user", "content": "left\x00right"}, agent_id="a")
+        (found,) = store.search_messages("left\x00right", agent_id="a")
+        assert found.content == "leftright"
+        assert found.message.text == "left\x00right"
+        assert [m.text for m in store.recent("a")] == ["left\x00right"]

@@ -1,0 +1,171 @@
+"""Red team, tools and their worker threads: async tools that run their own Session again,
+exceptions whose text is hostile (huge, raising, blocking), results Python holds but the program
+cannot (or must not silently change), a tool that cancels its own run, and branches that block
+in tools."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from . import case
+
+
+def _threads() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads: line")
+
+
+class _StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+class _StrNotText(Exception):
+    def __str__(self) -> Any:
+        return 5
+
+
+class _StrSleeps(Exception):
+    def __str__(self) -> str:
+        time.sleep(5)
+        return "late"
+
+
+@case(seconds=40, memory_mb=300)
+def case_exceptions_with_hostile_text_end_the_call_cleanly(tmp: Path) -> None:
+    """An exception whose __str__ raises, returns a non-str, or sleeps 5 s: a tool_error that
+    names the exception's type (the first two), or a timeout at the run's deadline (the
+    third): never a crash, never a wait for __str__."""
+    import ptc
+
+    def raiser(cls: type[Exception]) -> Any:
+        def tool() -> int:
+            raise cls("x")
+
+        return tool
+
+    for cls in (_StrRaises, _StrNotText):
+        r = ptc.Session(tools={"t": raiser(cls)}).run("(tool/t)")
+        assert r.error is not None and r.error.type == "tool_error", (cls, r)
+        assert r.error.message.startswith(f"Tool 't' failed: {cls.__name__}"), r.error.message
+    started = time.monotonic()
+    r = ptc.Session(tools={"t": raiser(_StrSleeps)}).run("(tool/t)", limits={"timeout_ms": 300})
+    took = time.monotonic() - started
+    assert r.error is not None and r.error.type in ("timeout", "tool_error"), r
+    assert took < 0.3 * 1.2 + 0.15, took
+
+
+@case(seconds=30, memory_mb=400)
+def case_results_the_program_cannot_hold_are_tool_errors(tmp: Path) -> None:
+    """A generator, bytes, an int of 100,001 digits, a str with a lone surrogate, an object
+    that answers every attribute (a mock): each a tool_error saying the result cannot be used,
+    at once."""
+    from unittest import mock
+
+    import ptc
+
+    def gen() -> Any:
+        yield 1
+
+    results: dict[str, Any] = {
+        "generator": gen(),
+        "bytes": b"abc",
+        "big": 10**100_000,
+        "surrogate": "a\ud800b",
+        "mock": mock.MagicMock(),
+    }
+    for name, value in results.items():
+        started = time.monotonic()
+        r = ptc.Session(tools={"t": lambda value=value: value}).run("(tool/t)")
+        assert r.error is not None and r.error.type == "tool_error", (name, r)
+        assert r.error.message.startswith(
+            "Tool 't' failed: returned a value that cannot be used: "
+        ), (name, r.error.message)
+        assert time.monotonic() - started < 1.0, name
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_tool_that_cancels_its_own_session(tmp: Path) -> None:
+    """A tool calls cancel() on the Session running it: that run raises Cancelled, nothing it
+    defined (before or after the call) is kept, and the next run is not cancelled."""
+    import ptc
+
+    box: dict[str, ptc.Session] = {}
+
+    def stop() -> int:
+        box["s"].cancel()
+        return 1
+
+    s = box["s"] = ptc.Session(tools={"stop": stop})
+    try:
+        s.run("(def before 1) (tool/stop) (def after 2) 3")
+    except ptc.Cancelled:
+        pass
+    else:
+        raise AssertionError("the run was not cancelled")
+    assert [d.name for d in s.definitions] == []
+    assert s.run("(def kept 5) kept").value == 5
+    assert [d.name for d in s.definitions] == ["kept"]
+
+
+class _Endless(list):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        while True:
+            yield 1
+
+    def __len__(self) -> int:
+        return 10**9
+
+
+@case(seconds=30, memory_mb=400)
+def case_a_result_whose_iteration_never_ends(tmp: Path) -> None:
+    """A list subclass whose __iter__ never ends and whose __len__ claims 10**9 items: the run
+    ends at its deadline with a typed error (or refuses the result), never hangs or exhausts
+    memory."""
+    import ptc
+
+    started = time.monotonic()
+    r = ptc.Session(tools={"t": lambda: _Endless([1, 2])}).run(
+        "(count (tool/t))", limits={"timeout_ms": 500}
+    )
+    took = time.monotonic() - started
+    assert r.error is not None and r.error.type in ("timeout", "tool_error", "memory_exceeded")
+    assert took < 0.5 * 1.2 + 0.15, took
+
+
+@case(seconds=30, memory_mb=1300)
+def case_a_result_of_20_million_items_ends_within_the_deadline(tmp: Path) -> None:
+    """A tool returning a list of 20,000,000 ints: past max_collection_size (10,000,000); the
+    run ends in a typed limit within 1.2 x its 1 s deadline (plus building the list, which
+    alone takes 730 MB of the case's memory)."""
+    import ptc
+
+    started = time.monotonic()
+    r = ptc.Session(tools={"t": lambda: list(range(20_000_000))}).run(
+        "(count (tool/t))", limits={"timeout_ms": 1000}
+    )
+    took = time.monotonic() - started
+    assert r.error is not None and r.error.type in ("timeout", "memory_exceeded"), r
+    assert took < 1.2 + 0.15 + 0.6, took
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_sync_tool_running_another_loop_under_arun(tmp: Path) -> None:
+    """Under arun(), a sync tool that calls asyncio.run() on another Session's arun() (its own
+    loop on the worker thread) gets its value, and so does the outer run."""
+    import ptc
+
+    def inner() -> Any:
+        return asyncio.run(ptc.Session().arun("(+ 40 2)")).value
+
+    async def main() -> Any:
+        return await ptc.Session(tools={"inner": inner}).arun("(inc (tool/inner))")
+
+    r = asyncio.run(main())
+    assert (r.error, r.value) == (None, 43), r
