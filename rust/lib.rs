@@ -26,6 +26,7 @@ pub mod session;
 pub mod sysmem;
 pub mod text;
 mod thin;
+pub mod threads;
 pub mod tokens;
 pub mod value;
 

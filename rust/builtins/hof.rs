@@ -146,11 +146,18 @@ fn run_branches(
     let started = std::thread::scope(|s| {
         let mut started = 0;
         for _ in 0..helpers {
+            // threads left blocked in tools by abandoned runs count too: past the process's
+            // bound the calling thread does the work
+            let Some(mut place) = crate::threads::Branch::claim() else {
+                break;
+            };
             *running.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+            let (running, env, work) = (&running, &env, &work);
             let spawned = std::thread::Builder::new()
                 .name(format!("ptc-{name}"))
                 .stack_size(BRANCH_STACK)
-                .spawn_scoped(s, || {
+                .spawn_scoped(s, move || {
+                    place.started();
                     guard::with_budget(budget, || {
                         env.host().thread_scope(&mut || {
                             let _ = guard::catch(budget, work);

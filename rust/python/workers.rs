@@ -12,8 +12,9 @@
 //! Under an address-space limit a pool that grows with every abandoned call ends in an
 //! allocation failure, which aborts the process. So:
 //! - at most [`MAX_WORKERS`] workers, and a new one only while the address space left under
-//!   `RLIMIT_AS` keeps [`WORKER_RESERVE`] for it; otherwise a run waits in a queue for a
-//!   worker, until its deadline ([`Ticket::withdraw`] takes it back out);
+//!   `RLIMIT_AS` has room for it (`crate::threads`, which bounds branch threads the same way);
+//!   otherwise a run waits in a queue for a worker, until its deadline ([`Ticket::withdraw`]
+//!   takes it back out);
 //! - a worker idle for [`IDLE_EXIT`] exits, so the pool shrinks after a burst;
 //! - workers have [`STACK_SIZE`] stacks (the evaluator continues deep recursion on heap
 //!   segments, `guard::deeper`; the rest is room for the tools' own Python code).
@@ -29,9 +30,6 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The most worker threads at once.
 pub const MAX_WORKERS: usize = 64;
-/// Address space a new worker needs left under `RLIMIT_AS` (its stack, its allocator heaps,
-/// and room for the run it evaluates).
-pub const WORKER_RESERVE: u64 = 192 << 20;
 /// A worker waiting this long for a job exits.
 pub const IDLE_EXIT: Duration = Duration::from_secs(5);
 /// A worker's stack.
@@ -51,9 +49,6 @@ struct Queue {
     next_id: u64,
     /// Worker threads alive.
     workers: usize,
-    /// Workers started that have not yet taken their address space (their allocator heaps
-    /// are made by their first allocations): counted against the headroom for the next.
-    starting: usize,
     /// Workers waiting for a job.
     idle: usize,
 }
@@ -65,7 +60,6 @@ fn pool() -> &'static Pool {
             jobs: VecDeque::new(),
             next_id: 0,
             workers: 0,
-            starting: 0,
             idle: 0,
         }),
         work: Condvar::new(),
@@ -118,45 +112,45 @@ pub fn submit(job: Job) -> Ticket {
     q.jobs.push_back((id, job));
     // every queued job needs a free worker of its own: a run blocked in a tool must not hold
     // up the runs behind it
-    let start = q.jobs.len() > q.idle && (q.workers == 0 || may_start(&q));
-    if start {
+    let room = if q.jobs.len() <= q.idle || q.workers >= MAX_WORKERS {
+        None
+    } else if q.workers == 0 {
+        Some(crate::threads::Starting::forced())
+    } else {
+        crate::threads::Starting::claim()
+    };
+    let claimed = room.is_some();
+    if claimed {
         q.workers += 1;
-        q.starting += 1;
     }
     drop(q);
-    if !start || start_worker().is_err() {
-        if start {
-            let mut q = lock(&p.queue);
-            q.workers -= 1;
-            q.starting -= 1;
-        }
+    let started = room.is_some_and(|r| start_worker(r).is_ok());
+    if claimed && !started {
+        lock(&p.queue).workers -= 1;
+    }
+    if !started {
         p.work.notify_one();
     }
     Ticket(id)
 }
 
-fn may_start(q: &Queue) -> bool {
-    let need = WORKER_RESERVE * (q.starting as u64 + 1);
-    q.workers < MAX_WORKERS && crate::sysmem::address_space_left().map_or(true, |left| left >= need)
-}
-
-fn start_worker() -> std::io::Result<()> {
+fn start_worker(room: crate::threads::Starting) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("ptc-run".into())
         .stack_size(STACK_SIZE)
-        .spawn(|| {
+        .spawn(move || {
             // one Python thread state for the thread's life; released only while it waits
-            pyo3::Python::attach(|py| py.detach(worker))
+            pyo3::Python::attach(|py| {
+                // the thread state and a first allocation exist: no longer counted as to come
+                room.started();
+                py.detach(worker)
+            })
         })
         .map(|_| ())
 }
 
 fn worker() {
     let p = pool();
-    // the thread state exists; a first small allocation makes this thread's mimalloc heap:
-    // no longer counted as address space to come
-    drop(std::hint::black_box(Box::new(0u64)));
-    lock(&p.queue).starting -= 1;
     loop {
         let job = {
             let mut q = lock(&p.queue);

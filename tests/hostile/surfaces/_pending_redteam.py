@@ -57,9 +57,6 @@ from .redteam_store import (
     _error,
     _store,
 )
-from .redteam_tools import (
-    _threads,
-)
 
 
 def _peak_mb() -> int:
@@ -434,28 +431,6 @@ def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
             assert r.error.type == "tool_error" and "NaN" in r.error.message, r.error
 
 
-@case(seconds=120, memory_mb=700)
-def case_branches_blocked_in_tools_stay_bounded(tmp: Path) -> None:
-    """300 runs each leave 8 pmap branches blocked forever in a tool (3 GiB address space):
-    the process neither aborts nor runs out of address space, later runs end with a timeout,
-    runs without tools are unaffected, and the process exits at once."""
-    import ptc
-
-    blocked = threading.Event()
-    s = ptc.Session(tools={"b": blocked.wait})
-    for _ in range(300):
-        r = s.run("(count (pmap (fn [_] (tool/b)) (range 8)))", limits={"timeout_ms": 50})
-        assert r.error is not None and r.error.type == "timeout", r.error
-    assert _threads() < 200, _threads()
-    assert ptc.run("(count (pmap (fn [x] (* x x)) (range 100)))").value == 100
-    # the blocked branches must not have taken the address space with them: 128 MB more is
-    # still there for Python and for a run (each branch thread kept its stack and a malloc
-    # arena, outside the tool pool's 192 MB headroom check: 53 MB of 3 GiB were left, and the
-    # next allocation in Rust aborted the process about one time in three)
-    spare = bytearray(128 << 20)
-    assert len(spare) == 128 << 20
-    del spare
-    assert ptc.run("(count (vec (range 3000000)))").value == 3_000_000
 
 
 # -- the MCP server and ProgramTool (redteam_mcp.py) ----------------------------------------------
