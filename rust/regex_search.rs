@@ -81,7 +81,8 @@ impl Pattern {
         self.regex.captures_len()
     }
 
-    fn states(&self) -> usize {
+    /// NFA states: the pattern's size, which its compiling and searching are proportional to.
+    pub fn states(&self) -> usize {
         self.nfa.states().len().max(1)
     }
 

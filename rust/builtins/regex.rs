@@ -33,7 +33,17 @@ fn compile(src: &str) -> Result<Pattern, Error> {
     })
 }
 
-fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+/// Compiles `src` as work of the run: a compile of a Unicode-heavy pattern takes milliseconds
+/// (`\w{20}`: about 20 ms) for one evaluation step, so a loop of compiles is charged by the
+/// pattern's size and checks the deadline, `cancel()` and Ctrl-C after each.
+fn compile_in_run(it: &mut Interp, src: &str) -> Result<Pattern, crate::eval::Flow> {
+    let pattern = compile(src)?;
+    it.charge(pattern.states())?;
+    it.check_time()?;
+    Ok(pattern)
+}
+
+fn re_pattern(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let src = match &a[0] {
         Value::Str(s) => s,
         Value::Regex(_) => return Ok(std::mem::take(&mut a[0])),
@@ -46,7 +56,7 @@ fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         ))
         .into());
     }
-    let regex = compile(src)?;
+    let regex = compile_in_run(it, src)?;
     Ok(Value::Regex(Arc::new(RegexValue {
         source: src.to_string(),
         regex,
@@ -114,12 +124,12 @@ fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(first_match(&re.regex, s)?)
 }
 
-fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_matches(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (re, s) = args("re-matches", a)?;
     let anchored = match re.anchored.get() {
         Some(r) => r,
         None => {
-            let r = compile(&format!("^(?:{})$", re.source))?;
+            let r = compile_in_run(it, &format!("^(?:{})$", re.source))?;
             re.anchored.get_or_init(|| r)
         }
     };

@@ -50,11 +50,7 @@ from .redteam_llm import (
 from .redteam_mcp import (
     _Server,
 )
-from .redteam_regex import (
-    COMPILE_LOOP,
-)
 from .redteam_store import (
-    _error,
     _store,
 )
 
@@ -240,62 +236,6 @@ def case_a_set_and_a_map_that_spells_its_tag_are_different_data(tmp: Path) -> No
 
 
 # -- history stores and their search tools (redteam_store.py) -------------------------------------
-
-
-def _surrogates(backend: str, tmp: Path) -> None:
-    """A message holding a lone surrogate (JSON's "\\udc00" from a provider) is stored and
-    read back, or refused by an error naming the message and its field; a search for one
-    names the query. UnicodeEncodeError from the driver says neither."""
-    with _store(backend, tmp) as store:
-        err = _error(lambda: store.append({"role": "user", "content": "a\udc00b"}, agent_id="a"))
-        if err is None:
-            (found,) = store.recent("a", 5)
-            assert found.text == "a\udc00b", found
-        else:
-            assert not isinstance(err, UnicodeError), repr(err)
-            assert "messages[0].content" in str(err), err
-        err = _error(lambda: store.search_messages("\udc00", agent_id="a"))
-        if err is not None:
-            assert not isinstance(err, UnicodeError) and "query" in str(err), repr(err)
-
-
-@case(seconds=30, memory_mb=300)
-def case_a_lone_surrogate_in_a_message_sqlite(tmp: Path) -> None:
-    _surrogates("sqlite", tmp)
-
-
-@case(seconds=60, memory_mb=400, needs=("postgres",))
-def case_a_lone_surrogate_in_a_message_postgres(tmp: Path) -> None:
-    _surrogates("postgres", tmp)
-
-
-def _cyclic_and_deep(backend: str, tmp: Path) -> None:
-    """A message that contains itself, or holds 100,000 nested lists in an extra field: an
-    error naming the message (as the store's other checks do: ``messages[0].content[0].text:
-    expected a str``), never ``ValueError: Circular reference detected`` or RecursionError."""
-    with _store(backend, tmp) as store:
-        cyclic: dict[str, Any] = {"role": "user", "content": "x"}
-        cyclic["meta"] = cyclic
-        deep: list[Any] = []
-        inner = deep
-        for _ in range(100_000):
-            inner.append([])
-            inner = inner[0]
-        for message in (cyclic, {"role": "user", "content": "x", "extra": deep}):
-            err = _error(lambda message=message: store.append(message, agent_id="a"))
-            assert isinstance(err, TypeError | ValueError), repr(err)
-            assert "messages[0]" in str(err), err
-        assert store.count() == 0
-
-
-@case(seconds=30, memory_mb=300)
-def case_a_message_that_contains_itself_or_nests_100000_deep_sqlite(tmp: Path) -> None:
-    _cyclic_and_deep("sqlite", tmp)
-
-
-@case(seconds=60, memory_mb=400, needs=("postgres",))
-def case_a_message_that_contains_itself_or_nests_100000_deep_postgres(tmp: Path) -> None:
-    _cyclic_and_deep("postgres", tmp)
 
 
 @case(seconds=90, memory_mb=300)
@@ -724,52 +664,6 @@ def case_json_output_never_merges_keys(tmp: Path) -> None:
 # -- regex builtins (redteam_regex.py) ------------------------------------------------------------
 
 
-@case(seconds=30, memory_mb=400)
-def case_compiling_patterns_in_a_loop_meets_the_deadline(tmp: Path) -> None:
-    """A program that compiles a new pattern per item: with timeout_ms 100 it ran 2.2-2.5 s
-    (1 s limit: 1.8 s). The hostile suite's bound: 1.2 x the limit + 150 ms."""
-    import ptc
-
-    for limit in (100, 1000):
-        started = time.monotonic()
-        r = ptc.Session(limits={"timeout_ms": limit}).run(COMPILE_LOOP)
-        took = time.monotonic() - started
-        assert r.error is not None and r.error.type == "timeout", r
-        assert took < limit / 1000 * 1.2 + 0.15, f"{took:.2f} s against {limit} ms"
 
 
-@case(seconds=30, memory_mb=400)
-def case_cancel_while_compiling_patterns(tmp: Path) -> None:
-    """cancel() 100 ms into the compile loop: Cancelled 2.1 s later (SAFETY.md: within
-    milliseconds)."""
-    import ptc
 
-    s = ptc.Session(limits={"timeout_ms": 60_000})
-    timer = threading.Timer(0.1, s.cancel)
-    started = time.monotonic()
-    timer.start()
-    try:
-        s.run(COMPILE_LOOP)
-    except ptc.Cancelled:
-        took = time.monotonic() - started - 0.1
-        assert took < 0.2, f"Cancelled {took:.2f} s after cancel()"
-    else:
-        raise AssertionError("the run was not cancelled")
-
-
-@case(seconds=30, memory_mb=400)
-def case_ctrl_c_while_compiling_patterns(tmp: Path) -> None:
-    """SIGINT 100 ms into the compile loop: KeyboardInterrupt at once, not seconds later."""
-    import ptc
-
-    s = ptc.Session(limits={"timeout_ms": 60_000})
-    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
-    started = time.monotonic()
-    timer.start()
-    try:
-        s.run(COMPILE_LOOP)
-    except KeyboardInterrupt:
-        took = time.monotonic() - started - 0.1
-        assert took < 0.2, f"KeyboardInterrupt {took:.2f} s after the signal"
-    else:
-        raise AssertionError("the run was not interrupted")

@@ -5,6 +5,9 @@ patterns the engine refuses, and regex work in parallel branches."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -103,3 +106,54 @@ def case_regex_work_in_branches_meets_the_deadline(tmp: Path) -> None:
         took = time.monotonic() - started
         assert r.error is not None and r.error.type in ("timeout", "memory_exceeded"), (body, r)
         assert took < 0.5 * 1.2 + 0.15, (body, took)
+
+
+@case(seconds=30, memory_mb=400)
+def case_compiling_patterns_in_a_loop_meets_the_deadline(tmp: Path) -> None:
+    """A program that compiles a new pattern per item: with timeout_ms 100 it ran 2.2-2.5 s
+    (1 s limit: 1.8 s). The hostile suite's bound: 1.2 x the limit + 150 ms."""
+    import ptc
+
+    for limit in (100, 1000):
+        started = time.monotonic()
+        r = ptc.Session(limits={"timeout_ms": limit}).run(COMPILE_LOOP)
+        took = time.monotonic() - started
+        assert r.error is not None and r.error.type == "timeout", r
+        assert took < limit / 1000 * 1.2 + 0.15, f"{took:.2f} s against {limit} ms"
+
+
+@case(seconds=30, memory_mb=400)
+def case_cancel_while_compiling_patterns(tmp: Path) -> None:
+    """cancel() 100 ms into the compile loop: Cancelled 2.1 s later (SAFETY.md: within
+    milliseconds)."""
+    import ptc
+
+    s = ptc.Session(limits={"timeout_ms": 60_000})
+    timer = threading.Timer(0.1, s.cancel)
+    started = time.monotonic()
+    timer.start()
+    try:
+        s.run(COMPILE_LOOP)
+    except ptc.Cancelled:
+        took = time.monotonic() - started - 0.1
+        assert took < 0.2, f"Cancelled {took:.2f} s after cancel()"
+    else:
+        raise AssertionError("the run was not cancelled")
+
+
+@case(seconds=30, memory_mb=400)
+def case_ctrl_c_while_compiling_patterns(tmp: Path) -> None:
+    """SIGINT 100 ms into the compile loop: KeyboardInterrupt at once, not seconds later."""
+    import ptc
+
+    s = ptc.Session(limits={"timeout_ms": 60_000})
+    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        s.run(COMPILE_LOOP)
+    except KeyboardInterrupt:
+        took = time.monotonic() - started - 0.1
+        assert took < 0.2, f"KeyboardInterrupt {took:.2f} s after the signal"
+    else:
+        raise AssertionError("the run was not interrupted")
