@@ -8,13 +8,14 @@ import json
 import math
 import numbers
 import operator
+import re
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self, cast
 
-from ._checks import as_message_list, describe
+from ._checks import as_message_list, describe, location, short_repr
 from .messages import Message
 from .openai_codec import from_openai, message_from_openai, message_to_openai
 
@@ -78,6 +79,14 @@ def message_rows(
     """One row per stored message (ephemeral ones are skipped: seed 002 never stores the
     nudge). Without ``key`` the batch gets a fresh one, so the store's own retries of this
     write are idempotent too."""
+    for name, value in (("agent_id", agent_id), ("run_id", run_id), ("key", key)):
+        if isinstance(value, str) and _SURROGATE.search(value) is not None:
+            # an identifier is looked up as given: U+FFFD in its place would name another
+            at = cast(re.Match[str], _SURROGATE.search(value))
+            raise ValueError(
+                f"{name} holds a lone surrogate (U+{ord(at.group()):04X} at index {at.start()}), "
+                f"which the database cannot store: got {short_repr(value)}"
+            )
     batch = key if key is not None else uuid.uuid4().hex
     rows: list[tuple[Any, ...]] = []
     now = time.time()
@@ -85,7 +94,7 @@ def message_rows(
         m = item if isinstance(item, Message) else message_from_openai(item, index=i)
         if m.meta.ephemeral:
             continue
-        raw = json.dumps(message_to_openai(m, include_meta=True), ensure_ascii=False, default=str)
+        raw = raw_json(message_to_openai(m, include_meta=True), i)
         # NULL when the message has no timestamp; reads fall back to the storage time
         created = m.meta.created_at
         if created is not None and not isinstance(created, int | float | str):
@@ -96,23 +105,152 @@ def message_rows(
             created = str(created)  # SQLite integers are 64-bit
         elif isinstance(created, float) and not math.isfinite(created):
             created = str(created)  # JSON (PostgreSQL's JSONB) has no NaN or infinity
-        row = (
-            agent_id,
-            run_id,
-            m.role,
-            searchable_text(m),
-            _reasoning(m),
-            m.meta.source,
-            m.meta.sender_id,
-            m.tool_call_id,
-            created,
-            now,
-            raw,
-            f"{batch}:{len(rows)}",  # the stored rows numbered 0..n-1 (see replayed_ids)
+        # PostgreSQL text cannot hold NUL, nor either driver a lone surrogate (U+FFFD in the
+        # columns); ``raw`` (JSON) escapes both, so the message reads back exactly
+        fields = (m.role, searchable_text(m), _reasoning(m), m.meta.source, m.meta.sender_id)
+        rows.append(
+            (
+                agent_id,
+                run_id,
+                *(_column_text(x) if isinstance(x, str) else x for x in fields),
+                _column_text(m.tool_call_id) if m.tool_call_id is not None else None,
+                _column_text(created) if isinstance(created, str) else created,
+                now,
+                raw,
+                f"{batch}:{len(rows)}",  # the stored rows numbered 0..n-1 (see replayed_ids)
+            )
         )
-        # PostgreSQL text cannot hold NUL; ``raw`` (JSON) escapes it, so nothing is lost
-        rows.append(tuple(x.replace("\x00", "") if isinstance(x, str) else x for x in row))
     return rows
+
+
+def _column_text(text: str) -> str:
+    text = text.replace("\x00", "")
+    return text if _SURROGATE.search(text) is None else _SURROGATE.sub("\ufffd", text)
+
+
+#: A surrogate code point (U+D800..U+DFFF): a Python str may hold one (JSON's "\\udc00", a
+#: file name decoded with ``surrogateescape``), UTF-8 cannot, so neither driver can send it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A high surrogate followed by a low one: JSON reads their two escapes back as one character.
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def raw_json(d: Mapping[str, Any], index: int) -> str:
+    """The stored JSON of message ``index`` (its dict ``d``, as written back): UTF-8 text that
+    reads back as ``d``. A lone surrogate is written as its ``\\uXXXX`` escape, so it reads back
+    exactly. What JSON cannot hold raises ``ValueError`` naming where in ``messages[index]``:
+    a value that contains itself, nesting past what ``json`` can write, and a surrogate pair
+    held as two code points (read back, their escapes would be one character)."""
+    try:
+        raw = json.dumps(d, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        raise ValueError(unwritable(d, location(index))) from None
+    if _SURROGATE.search(raw) is None:
+        return raw
+    if _PAIR.search(raw) is not None:
+        path, text = _first_str(d, location(index), _PAIR)
+        at = cast(re.Match[str], _PAIR.search(text))
+        raise ValueError(
+            f"{path}: holds the surrogate pair U+{ord(at.group()[0]):04X} U+"
+            f"{ord(at.group()[1]):04X} as two code points at index {at.start()}, which the store "
+            "would read back as the one character they encode: join them first (encode with "
+            "'utf-16', 'surrogatepass' and decode as UTF-16)"
+        )
+    return _SURROGATE.sub(_escaped, raw)
+
+
+def _label(key: Any) -> str:
+    if isinstance(key, int):
+        return f"[{key}]"
+    if isinstance(key, str) and key.isidentifier():
+        return f".{key}"
+    return f"[{short_repr(key)}]"
+
+
+#: Path labels an error shows: the rest of a deeper path is "...".
+_PATH_LABELS = 8
+
+
+def _path(where: str, labels: Sequence[str]) -> str:
+    shown = "".join(labels[:_PATH_LABELS])
+    return where + shown + ("..." if len(labels) > _PATH_LABELS else "")
+
+
+def _children(value: Any) -> Iterator[tuple[Any, Any]]:
+    # what json.dumps descends into: dicts (their keys are written as text), lists and tuples
+    if isinstance(value, dict):
+        return iter(value.items())
+    if isinstance(value, list | tuple):
+        return enumerate(value)
+    return iter(())
+
+
+def unwritable(d: Any, where: str) -> str:
+    """Why ``json.dumps(d)`` failed, as an error text naming the place (``where`` then a path):
+    a container that contains itself, or the deepest nesting. Walked with a stack of its own,
+    so a value of any depth is measured without recursion, in time linear in its size."""
+    labels: list[str] = []
+    path_ids: list[int] = [id(d)]  # the containers from d down to the one being walked
+    on_path = {id(d)}
+    stack = [_children(d)]
+    # the deepest nesting: its depth, the field it is in and the path to it as an error shows it
+    depth, top, deepest = 0, where, where
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            on_path.discard(path_ids.pop())
+            if labels:
+                labels.pop()
+            continue
+        key, child = step
+        labels.append(_label(key))
+        if len(labels) > depth:
+            depth, top, deepest = len(labels), _path(where, labels[:1]), _path(where, labels)
+        if isinstance(child, dict | list | tuple) and child:
+            if id(child) in on_path:
+                back = _path(where, labels[: path_ids.index(id(child))])
+                return (
+                    f"{_path(where, labels)}: contains itself (it is {back} again), which "
+                    "JSON cannot write; store a copy without the cycle"
+                )
+            path_ids.append(id(child))
+            on_path.add(id(child))
+            stack.append(_children(child))
+        else:
+            labels.pop()
+    return (
+        f"{top}: nests {depth:,} levels deep (at "
+        f"{deepest}), deeper than JSON can be written; store it flatter"
+    )
+
+
+def _first_str(d: Any, where: str, pattern: re.Pattern[str]) -> tuple[str, str]:
+    """The path and text of the first str in ``d`` (a key or a value) that ``pattern`` finds."""
+    labels: list[str] = []
+    stack = [_children(d)]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            if labels:
+                labels.pop()
+            continue
+        key, child = step
+        labels.append(_label(key))
+        if isinstance(key, str) and pattern.search(key) is not None:
+            return _path(where, labels[:-1]) + f" (the key {short_repr(key)})", key
+        if isinstance(child, str) and pattern.search(child) is not None:
+            return _path(where, labels), child
+        if isinstance(child, dict | list | tuple) and child:
+            stack.append(_children(child))
+        else:
+            labels.pop()
+    return where, ""
 
 
 def stored_message(r: Sequence[Any]) -> StoredMessage:
@@ -223,7 +361,7 @@ class SearchTimeout(TimeoutError):
 
 def check_query(query: Any, what: str = "query") -> str:
     """``query`` as searched: a str of at most :data:`MAX_QUERY_CHARS` characters, NULs dropped
-    (stored text has none either; see :func:`message_rows`)."""
+    and lone surrogates as U+FFFD, as in the searched columns (see :func:`message_rows`)."""
     if not isinstance(query, str):
         raise TypeError(f"{what} must be a str, got {describe(query)}")
     if len(query) > MAX_QUERY_CHARS:
@@ -232,7 +370,7 @@ def check_query(query: Any, what: str = "query") -> str:
             f"{MAX_QUERY_CHARS:,} (ptc.history.MAX_QUERY_CHARS): search for a shorter, "
             "distinctive part of the text"
         )
-    return query.replace("\x00", "")
+    return _column_text(query)
 
 
 def check_limit(limit: Any, what: str = "limit") -> int:

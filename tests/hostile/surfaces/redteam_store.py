@@ -134,3 +134,56 @@ def case_nul_in_a_message_and_a_query(tmp: Path) -> None:
         assert found.content == "leftright"
         assert found.message.text == "left\x00right"
         assert [m.text for m in store.recent("a")] == ["left\x00right"]
+
+
+def _surrogates(backend: str, tmp: Path) -> None:
+    """A message holding a lone surrogate (JSON's "\\udc00" from a provider) is stored and
+    reads back exactly (its JSON keeps the escape), and a search for it finds it (the searched
+    text holds U+FFFD in its place, and so does the query). The driver's UnicodeEncodeError
+    said neither the message nor the field."""
+    with _store(backend, tmp) as store:
+        err = _error(lambda: store.append({"role": "user", "content": "a\udc00b"}, agent_id="a"))
+        assert err is None, repr(err)
+        (found,) = store.recent("a", 5)
+        assert found.text == "a\udc00b", found
+        (hit,) = store.search_messages("\udc00", agent_id="a")
+        assert hit.message.text == "a\udc00b" and hit.content == "a\ufffdb", hit
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_lone_surrogate_in_a_message_sqlite(tmp: Path) -> None:
+    _surrogates("sqlite", tmp)
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_a_lone_surrogate_in_a_message_postgres(tmp: Path) -> None:
+    _surrogates("postgres", tmp)
+
+
+def _cyclic_and_deep(backend: str, tmp: Path) -> None:
+    """A message that contains itself, or holds 100,000 nested lists in an extra field: an
+    error naming the message (as the store's other checks do: ``messages[0].content[0].text:
+    expected a str``), never ``ValueError: Circular reference detected`` or RecursionError."""
+    with _store(backend, tmp) as store:
+        cyclic: dict[str, Any] = {"role": "user", "content": "x"}
+        cyclic["meta"] = cyclic
+        deep: list[Any] = []
+        inner = deep
+        for _ in range(100_000):
+            inner.append([])
+            inner = inner[0]
+        for message in (cyclic, {"role": "user", "content": "x", "extra": deep}):
+            err = _error(lambda message=message: store.append(message, agent_id="a"))
+            assert isinstance(err, TypeError | ValueError), repr(err)
+            assert "messages[0]" in str(err), err
+        assert store.count() == 0
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_message_that_contains_itself_or_nests_100000_deep_sqlite(tmp: Path) -> None:
+    _cyclic_and_deep("sqlite", tmp)
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_a_message_that_contains_itself_or_nests_100000_deep_postgres(tmp: Path) -> None:
+    _cyclic_and_deep("postgres", tmp)
