@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import Backend, need_postgres
 from ptc.history import (
+    HIT_CHARS,
     MAX_QUERY_CHARS,
     HistoryStore,
     PostgresStore,
@@ -437,9 +438,123 @@ def test_search_tools_check_what_a_program_passes(backend: Backend) -> None:
             assert str(e.value) == TOO_LONG
 
 
+# -- what a search tool hands a program is bounded (second red-team batch) --------------------
+
+
+def test_the_default_cut_is_four_thousand_characters() -> None:
+    assert HIT_CHARS == 4_000
+
+
+def _long_messages(store: Any) -> list[int]:
+    return store.append_many(
+        [
+            {"role": "user", "content": "needle " + "é" * 9_993},  # 10,000 characters
+            {"role": "assistant", "content": "needle short", "reasoning": "r" * 4_001},
+            {
+                "role": "user",
+                "content": "needle " + "x" * 3_993,  # exactly 4,000: whole
+                "sender_id": "s" * 5_000,
+                "source": "broadcast",
+                "created_at": "t" * 4_500,
+            },
+        ],
+        agent_id="a",
+    )
+
+
+def test_search_tools_cut_each_text_with_a_note_of_its_length(backend: Backend) -> None:
+    with backend.open() as store:
+        ids = _long_messages(store)
+        tools = search_tools(store, agent_id="a")
+        long, short, exact = tools["search-messages"]("needle")
+        assert long == {
+            "id": ids[0],
+            "agent_id": "a",
+            "role": "user",
+            "source": None,
+            "sender_id": None,
+            "content": "needle "
+            + "é" * 3_993
+            + "... [cut: 10,000 characters in all, the first 4,000 shown]",
+            "created_at": long["created_at"],
+        }
+        assert isinstance(long["created_at"], float)  # the storage time: a number, kept
+        assert short["content"] == "needle short"
+        assert short["reasoning"] == (
+            "r" * 4_000 + "... [cut: 4,001 characters in all, the first 4,000 shown]"
+        )
+        assert exact["content"] == "needle " + "x" * 3_993
+        assert exact["sender_id"] == (
+            "s" * 4_000 + "... [cut: 5,000 characters in all, the first 4,000 shown]"
+        )
+        assert exact["created_at"] == (
+            "t" * 4_000 + "... [cut: 4,500 characters in all, the first 4,000 shown]"
+        )
+        (r,) = tools["search-reasoning"]("rrr")
+        assert r == {**short, "id": ids[1]}
+        (b,) = tools["search-broadcasts"]("needle")
+        assert b == exact
+        # the store's own search is not cut: the host asked for the messages
+        assert len(store.search_messages("needle", agent_id="a")[0].content) == 10_000
+        # max_chars= sets the cut
+        (first, *_) = search_tools(store, agent_id="a", max_chars=7)["search-messages"]("needle")
+        assert first["content"] == ("needle ... [cut: 10,000 characters in all, the first 7 shown]")
+
+
+class _Delegate:
+    """A store of the Store protocol that is not one of ptc's (no query of its own for tools)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def search_messages(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.search_messages(*args, **kwargs)
+
+    def search_reasoning(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.search_reasoning(*args, **kwargs)
+
+    def search_broadcasts(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.search_broadcasts(*args, **kwargs)
+
+
+def test_search_tools_cut_the_records_of_any_store_the_same(backend: Backend) -> None:
+    with backend.open() as store:
+        _long_messages(store)
+        ours = search_tools(store, agent_id="a")
+        theirs = search_tools(_Delegate(store), agent_id="a")  # type: ignore[arg-type]
+        for name, query in [
+            ("search-messages", "needle"),
+            ("search-reasoning", "rrr"),
+            ("search-broadcasts", "needle"),
+        ]:
+            assert theirs[name](query) == ours[name](query)
+
+
+def test_search_tools_never_read_the_stored_json(backend: Backend) -> None:
+    """The built-in stores' tools read the searched columns, cut, and not the message's JSON
+    (``raw``, at least as long as the text): a row whose JSON is unreadable is still found."""
+    with backend.open() as store:
+        (i,) = store.append_many([{"role": "user", "content": "needle 1"}], agent_id="a")
+        if backend.name == "sqlite":
+            conn = sqlite3.connect(store.path, isolation_level=None)
+            conn.execute("UPDATE messages SET raw = 'not json' WHERE id = ?", (i,))
+            conn.close()
+        else:
+            with store.connection() as conn:
+                conn.execute("UPDATE messages SET raw = 'not json' WHERE id = %s", (i,))
+                conn.commit()
+        with pytest.raises(ValueError):
+            store.search_messages("needle", agent_id="a")  # reads the JSON
+        (hit,) = search_tools(store, agent_id="a")["search-messages"]("needle")
+        assert (hit["id"], hit["content"]) == (i, "needle 1")
+
+
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
+        ({"max_chars": 0}, ValueError, "max_chars must be 1 or more, got 0"),
+        ({"max_chars": 4e3}, TypeError, "max_chars must be an int, got float 4000.0"),
+        ({"max_chars": None}, TypeError, "max_chars must be an int, got None"),
         ({"max_limit": 0}, ValueError, "max_limit must be 1 or more, got 0"),
         ({"max_limit": 2.0}, TypeError, "max_limit must be an int, got float 2.0"),
         ({"timeout": 0}, ValueError, "timeout must be more than 0 seconds, got int 0"),

@@ -97,10 +97,11 @@ from .tokens import (
     resolve_counter,
     usage_tokens,
 )
-from .tools import HistoryTool, search_tools
+from .tools import HIT_CHARS, HistoryTool, search_tools
 
 __all__ = [
     "CONTINUATION_TEXT",
+    "HIT_CHARS",
     "MAX_QUERY_CHARS",
     "MODEL_CONTEXT_LIMITS",
     "NUDGE_MESSAGES",

@@ -187,13 +187,39 @@ def words_vector(config: str, column: str) -> str:
     return f"to_tsvector('{config}'::regconfig, m.{column})"
 
 
+def hit_columns(max_chars: int) -> str:
+    """The columns of a search tool's records (see :func:`~ptc.history.rows.hit_record`): each
+    text as its first ``max_chars`` characters and its length (``left`` reads no more of a
+    stored text than it returns)."""
+    n = int(max_chars)
+    created = "coalesce(m.created_at, to_jsonb(m.stored_at))"
+    text = f"({created} #>> '{{}}')"
+    string = f"jsonb_typeof({created}) = 'string'"
+    columns = ["m.id", "m.role"]
+    for e in ("m.agent_id", "m.source", "m.sender_id", "m.content", None, "m.reasoning"):
+        if e is None:  # created_at: JSON, a number or a string
+            cut = f"to_jsonb(left({text}, {n}))"
+            columns.append(f"CASE WHEN {string} THEN {cut} ELSE {created} END")
+            columns.append(f"CASE WHEN {string} THEN char_length({text}) END")
+        else:
+            columns += [f"left({e}, {n})", f"char_length({e})"]
+    return ", ".join(columns)
+
+
 def search(
-    column: str, query: str, limit: int, where: str, params: list[Any], words: str | None
+    column: str,
+    query: str,
+    limit: int,
+    where: str,
+    params: list[Any],
+    words: str | None,
+    read: str = READ,
 ) -> Query | None:
     """Newest ``limit`` rows whose ``column`` contains ``query``; with ``words`` (a text search
     configuration), the ``limit`` best-ranked rows matching its words (``None``: nothing to
-    ask). Rows come newest first either way. ``query`` and ``limit`` are checked as on SQLite
-    (:func:`~ptc.history.rows.check_query`, :func:`~ptc.history.rows.check_limit`)."""
+    ask). Rows come newest first either way, as the columns ``read``. ``query`` and ``limit``
+    are checked as on SQLite (:func:`~ptc.history.rows.check_query`,
+    :func:`~ptc.history.rows.check_limit`)."""
     text = check_query(query)
     limit = check_limit(limit)
     if limit == 0:
@@ -210,44 +236,58 @@ def search(
             # take to the index (IS TRUE), so it cannot price the index by it.
             match = f"m.{column} ILIKE %s AND (m.{column} ILIKE %s) IS TRUE"
             args = [like(text[:KEY_CHARS]), like(text)]
-        sql = f"SELECT {READ} FROM messages m WHERE {match} {where} ORDER BY m.id DESC LIMIT %s"
+        sql = f"SELECT {read} FROM messages m WHERE {match} {where} ORDER BY m.id DESC LIMIT %s"
         return sql, [*args, *params, limit]
     vector = words_vector(words, column)
     tsquery = f"websearch_to_tsquery('{words}'::regconfig, %s)"
     sql = (
-        f"SELECT {READ} FROM messages m WHERE m.id IN (SELECT m.id FROM messages m "
+        f"SELECT {read} FROM messages m WHERE m.id IN (SELECT m.id FROM messages m "
         f"WHERE {vector} @@ {tsquery} {where} "
         f"ORDER BY ts_rank({vector}, {tsquery}) DESC, m.id DESC LIMIT %s) ORDER BY m.id DESC"
     )
     return sql, [text, *params, text, limit]
 
 
+def search_kind(
+    kind: str,
+    query: str,
+    limit: int,
+    agent_id: str | None,
+    words: str | None = None,
+    read: str = READ,
+) -> Query | None:
+    """The search ``kind``: "messages" (content, of ``agent_id`` unless ``None``), "reasoning"
+    (likewise) or "broadcasts" (of every agent, each once: its first copy)."""
+    if kind == "broadcasts":
+        where = (
+            "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
+            "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
+            "b.created_at)"
+        )
+        return search("content", query, limit, where, [], words, read)
+    column = "reasoning" if kind == "reasoning" else "content"
+    where = "AND m.reasoning IS NOT NULL" if kind == "reasoning" else ""
+    params: list[Any] = []
+    if agent_id is not None:
+        where += " AND m.agent_id = %s"
+        params.append(agent_id)
+    return search(column, query, limit, where, params, words, read)
+
+
 def search_messages(
     query: str, limit: int, agent_id: str | None, words: str | None = None
 ) -> Query | None:
-    where, params = ("AND m.agent_id = %s", [agent_id]) if agent_id is not None else ("", [])
-    return search("content", query, limit, where, params, words)
+    return search_kind("messages", query, limit, agent_id, words)
 
 
 def search_reasoning(
     query: str, limit: int, agent_id: str | None, words: str | None = None
 ) -> Query | None:
-    where = "AND m.reasoning IS NOT NULL"
-    params: list[Any] = []
-    if agent_id is not None:
-        where += " AND m.agent_id = %s"
-        params.append(agent_id)
-    return search("reasoning", query, limit, where, params, words)
+    return search_kind("reasoning", query, limit, agent_id, words)
 
 
 def search_broadcasts(query: str, limit: int, words: str | None = None) -> Query | None:
-    # a broadcast stored by each receiving agent is returned once (its first copy)
-    where = (
-        "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
-        "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
-        "b.created_at)"
-    )
-    return search("content", query, limit, where, [], words)
+    return search_kind("broadcasts", query, limit, None, words)
 
 
 def words_indexes(config: str) -> list[str]:

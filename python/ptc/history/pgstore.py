@@ -26,6 +26,7 @@ from .rows import (
     AppendOne,
     StoredMessage,
     check_seconds,
+    hit_record,
     message_rows,
     replay_keys,
     replayed_ids,
@@ -237,15 +238,20 @@ class PostgresStore(_Options, AppendOne):
         return self._retrying(run)
 
     def _search(
-        self, query: pgsql.Query | None, deadline: float | None, timeout: Any, what: str
-    ) -> list[StoredMessage]:
-        """A search's rows, newest last (oldest first once reversed). With a ``deadline``, the
-        wait for a connection, retries and the statement (its ``statement_timeout``) all end
-        by it."""
+        self,
+        query: pgsql.Query | None,
+        deadline: float | None,
+        timeout: Any,
+        what: str,
+        convert: Callable[[Any], Any] = stored_message,
+    ) -> list[Any]:
+        """A search's rows, oldest first, each made by ``convert`` (StoredMessages by default).
+        With a ``deadline``, the wait for a connection, retries and the statement (its
+        ``statement_timeout``) all end by it."""
         if query is None:
             return []
         if deadline is None:
-            return self._rows(query)[::-1]
+            return [convert(r) for r in reversed(self._query(*query))]
         sql, args = query[0], tuple(query[1])
 
         def run() -> list[Any]:
@@ -261,7 +267,7 @@ class PostgresStore(_Options, AppendOne):
             found = self._retrying(run, deadline)
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
             raise _searched(what, timeout, deadline, e) from e
-        return [stored_message(r) for r in reversed(found)]
+        return [convert(r) for r in reversed(found)]
 
     def close(self) -> None:
         with self._lock:
@@ -360,6 +366,24 @@ class PostgresStore(_Options, AppendOne):
         deadline = search_deadline(timeout)
         found = pgsql.search_broadcasts(query, limit, self._words)
         return self._search(found, deadline, timeout, "search of content")
+
+    def _search_records(
+        self,
+        kind: str,
+        query: str,
+        limit: int,
+        *,
+        agent_id: str | None,
+        timeout: float | None,
+        max_chars: int,
+    ) -> list[dict[str, Any]]:
+        """What a search tool hands a program: as :meth:`HistoryStore._search_records`, each
+        text cut to ``max_chars`` characters by the query (the stored JSON is not read)."""
+        deadline = search_deadline(timeout)
+        read = pgsql.hit_columns(max_chars)
+        found = pgsql.search_kind(kind, query, limit, agent_id, self._words, read)
+        what = "search of reasoning" if kind == "reasoning" else "search of content"
+        return self._search(found, deadline, timeout, what, lambda r: hit_record(r, max_chars))
 
 
 class AsyncPostgresStore(_Options):

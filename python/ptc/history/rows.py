@@ -253,6 +253,50 @@ def _first_str(d: Any, where: str, pattern: re.Pattern[str]) -> tuple[str, str]:
     return where, ""
 
 
+# -- what a search tool hands a program ---------------------------------------------------------
+
+#: The text fields of a search tool's record, as the stores' hit queries read them: each as
+#: its first ``max_chars`` characters and its length (``created_at`` only when it is text).
+HIT_FIELDS = ("agent_id", "source", "sender_id", "content", "created_at", "reasoning")
+
+
+def cut_text(text: Any, length: int | None, max_chars: int) -> Any:
+    """``text`` (its first ``max_chars`` characters, of ``length`` in all) with a note saying
+    how long it was when it was cut; anything but a cut str as it is."""
+    if not isinstance(text, str) or length is None or length <= max_chars:
+        return text
+    return (
+        f"{text[:max_chars]}... [cut: {length:,} characters in all, the first {max_chars:,} shown]"
+    )
+
+
+def hit_record(r: Sequence[Any], max_chars: int) -> dict[str, Any]:
+    """A row of a store's hit query (``id``, ``role``, then each of :data:`HIT_FIELDS` as its
+    cut text and its length) as the record a search tool returns: ``StoredMessage.to_dict()``
+    with each text cut by :func:`cut_text`."""
+    text = {
+        name: cut_text(r[2 + 2 * k], r[3 + 2 * k], max_chars) for k, name in enumerate(HIT_FIELDS)
+    }
+    d: dict[str, Any] = {
+        "id": int(r[0]),
+        "agent_id": text["agent_id"],
+        "role": r[1],
+        "source": text["source"],
+        "sender_id": text["sender_id"],
+        "content": text["content"],
+        "created_at": text["created_at"],
+    }
+    if text["reasoning"]:
+        d["reasoning"] = text["reasoning"]
+    return d
+
+
+def cut_record(d: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
+    """``StoredMessage.to_dict()`` with each text cut as by :func:`hit_record` (for a store
+    without a hit query: the whole rows were read)."""
+    return {k: cut_text(v, len(v) if isinstance(v, str) else None, max_chars) for k, v in d.items()}
+
+
 def stored_message(r: Sequence[Any]) -> StoredMessage:
     """A row of ``id`` + the columns of :data:`READ_COLUMNS` as a StoredMessage."""
     msg = from_openai([json.loads(r[9])])[0]

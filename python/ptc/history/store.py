@@ -26,6 +26,7 @@ from .rows import (
     check_limit,
     check_query,
     check_seconds,
+    hit_record,
     message_rows,
     replay_keys,
     replayed_ids,
@@ -123,6 +124,42 @@ def _retry_locked(op: Callable[[], object], timeout: float) -> None:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+
+
+def _scope(kind: str, agent_id: str | None) -> tuple[str, str, list[Any]]:
+    """The column a search ``kind`` matches, and its condition (``AND ...``) and parameters."""
+    if kind == "broadcasts":
+        # a broadcast stored by each receiving agent is returned once (its first copy)
+        where = (
+            "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
+            "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
+            "b.created_at)"
+        )
+        return "content", where, []
+    column = "reasoning" if kind == "reasoning" else "content"
+    where = "AND m.reasoning IS NOT NULL" if kind == "reasoning" else ""
+    if agent_id is None:
+        return column, where, []
+    return column, f"{where} AND m.agent_id = ?", [agent_id]
+
+
+def _hit_columns(max_chars: int) -> str:
+    """The columns of a search tool's records (see :func:`~ptc.history.rows.hit_record`): each
+    text as its first ``max_chars`` characters and its length."""
+    n = int(max_chars)
+    created = "coalesce(m.created_at, m.stored_at)"
+    text = "m.agent_id", "m.source", "m.sender_id", "m.content", None, "m.reasoning"
+    columns = ["m.id", "m.role"]
+    for e in text:
+        if e is None:  # created_at: a number, or text
+            columns.append(
+                f"CASE WHEN typeof({created}) = 'text' THEN substr({created}, 1, {n}) "
+                f"ELSE {created} END"
+            )
+            columns.append(f"CASE WHEN typeof({created}) = 'text' THEN length({created}) END")
+        else:
+            columns += [f"substr({e}, 1, {n})", f"length({e})"]
+    return ", ".join(columns)
 
 
 class HistoryStore(AppendOne):
@@ -316,12 +353,16 @@ class HistoryStore(AppendOne):
     def _search(
         self,
         column: str,
-        query: str,
-        limit: int,
         where: str,
         params: list[Any],
+        query: str,
+        limit: int,
         timeout: float | None,
-    ) -> list[StoredMessage]:
+        read: str = _COLUMNS,
+        convert: Callable[[Any], Any] = stored_message,
+    ) -> list[Any]:
+        """The newest ``limit`` rows matching ``query`` in ``column``, oldest first: the
+        columns ``read``, each row made by ``convert`` (StoredMessages by default)."""
         text = check_query(query)
         limit = check_limit(limit)
         deadline = search_deadline(timeout)
@@ -335,7 +376,7 @@ class HistoryStore(AppendOne):
             # match once per row (20 s at 20,000 messages).
             phrase = '"' + text.replace('"', '""') + '"'
             sql = (
-                f"SELECT {self._COLUMNS} FROM messages_fts f CROSS JOIN messages m "
+                f"SELECT {read} FROM messages_fts f CROSS JOIN messages m "
                 f"ON m.id = f.rowid WHERE messages_fts MATCH ? {where} "
                 "ORDER BY f.rowid DESC LIMIT ?"
             )
@@ -343,14 +384,14 @@ class HistoryStore(AppendOne):
         else:
             # Trigram needs three characters; shorter queries scan with instr().
             sql = (
-                f"SELECT {self._COLUMNS} FROM messages m "
+                f"SELECT {read} FROM messages m "
                 f"WHERE instr(lower(coalesce(m.{column}, '')), lower(?)) > 0 {where} "
                 "ORDER BY m.id DESC LIMIT ?"
             )
             args = [text, *params, limit]
         rows = self._timed_rows(sql, args, deadline, f"search of {column}", timeout)
         rows.reverse()  # newest N matches, returned oldest first
-        return rows
+        return [convert(r) for r in rows]
 
     def _timed_rows(
         self,
@@ -359,11 +400,12 @@ class HistoryStore(AppendOne):
         deadline: float | None,
         what: str,
         timeout: float | None,
-    ) -> list[StoredMessage]:
+    ) -> list[Any]:
         """The rows of a query that must end by ``deadline`` (``time.monotonic()``), waiting for
         the store's lock included: past it, ``SearchTimeout``."""
         if deadline is None:
-            return self._rows(sql, args)
+            with self._lock:
+                return self._connect().execute(sql, tuple(args)).fetchall()
         if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise timed_out(what, timeout)
         try:
@@ -380,7 +422,7 @@ class HistoryStore(AppendOne):
                 conn.set_progress_handler(None, 0)
         finally:
             self._lock.release()
-        return [stored_message(r) for r in found]
+        return found
 
     def search_messages(
         self,
@@ -400,8 +442,7 @@ class HistoryStore(AppendOne):
         waiting for the store included: past it the search is stopped and raises
         ``SearchTimeout``.
         """
-        where, params = ("AND m.agent_id = ?", [agent_id]) if agent_id is not None else ("", [])
-        return self._search("content", query, limit, where, params, timeout)
+        return self._search(*_scope("messages", agent_id), query, limit, timeout)
 
     def search_reasoning(
         self,
@@ -413,12 +454,7 @@ class HistoryStore(AppendOne):
     ) -> list[StoredMessage]:
         """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning); the
         arguments as for :meth:`search_messages`."""
-        where = "AND m.reasoning IS NOT NULL"
-        params: list[Any] = []
-        if agent_id is not None:
-            where += " AND m.agent_id = ?"
-            params.append(agent_id)
-        return self._search("reasoning", query, limit, where, params, timeout)
+        return self._search(*_scope("reasoning", agent_id), query, limit, timeout)
 
     def search_broadcasts(
         self, query: str, limit: int = 20, *, timeout: float | None = None
@@ -429,12 +465,33 @@ class HistoryStore(AppendOne):
         A broadcast stored by each receiving agent is returned once (its first copy): copies
         are the same sender, content and message timestamp.
         """
-        where = (
-            "AND m.source = 'broadcast' AND m.id IN (SELECT min(b.id) FROM messages b "
-            "WHERE b.source = 'broadcast' GROUP BY coalesce(b.sender_id, ''), b.content, "
-            "b.created_at)"
+        return self._search(*_scope("broadcasts", None), query, limit, timeout)
+
+    def _search_records(
+        self,
+        kind: str,
+        query: str,
+        limit: int,
+        *,
+        agent_id: str | None,
+        timeout: float | None,
+        max_chars: int,
+    ) -> list[dict[str, Any]]:
+        """What a search tool hands a program (:func:`~ptc.history.search_tools`): the search
+        ``kind`` ("messages", "reasoning" or "broadcasts") as records whose texts are cut to
+        ``max_chars`` characters by the query itself, so no more of a long message than that
+        is read into Python (nor its stored JSON at all)."""
+        column, where, params = _scope(kind, agent_id)
+        return self._search(
+            column,
+            where,
+            params,
+            query,
+            limit,
+            timeout,
+            read=_hit_columns(max_chars),
+            convert=lambda r: hit_record(r, max_chars),
         )
-        return self._search("content", query, limit, where, [], timeout)
 
 
 # -- choosing a backend by URL ----------------------------------------------------------------

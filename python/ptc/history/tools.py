@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ptc import _core
 
 from ._checks import describe
-from .rows import SearchTimeout, StoredMessage, check_limit, check_seconds
+from .rows import SearchTimeout, check_limit, check_seconds, cut_record
 
 if TYPE_CHECKING:
     from .store import Store
@@ -42,10 +42,15 @@ _SIGNATURE = "(query :string, limit :int?) -> [:map]"
 #: deadline bounds it too): a run's default ``timeout_ms`` (5,000) leaves time for several.
 TOOL_TIMEOUT = 1.0
 
+#: The characters of each text of a record that a search tool hands a program by default (its
+#: ``content``, ``reasoning``, ...); a longer text is cut, with a note giving its length. Stored
+#: messages can be megabytes each: 100 of them would be far past any run's memory.
+HIT_CHARS = 4_000
+
 
 def _within_run(
-    what: str, seconds: float, search: Callable[[float], list[StoredMessage]]
-) -> list[StoredMessage]:
+    what: str, seconds: float, search: Callable[[float], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
     """``search(timeout)`` given ``seconds``, or less when the run calling the tool must stop
     sooner: a search never goes on past its run's deadline (the run no longer waits for it, and
     the search would hold the store). A run that has stopped (deadline passed, cancelled)
@@ -67,12 +72,39 @@ def _within_run(
         ) from None
 
 
+def _records(
+    store: Store,
+    kind: str,
+    query: str,
+    limit: int,
+    agent_id: str | None,
+    timeout: float,
+    max_chars: int,
+) -> list[dict[str, Any]]:
+    """The records of a search, each text cut to ``max_chars``: by the store's query when it
+    can (the built-in stores), else from the whole rows it returns."""
+    cut = getattr(store, "_search_records", None)
+    if cut is not None:
+        found: list[dict[str, Any]] = cut(
+            kind, query, limit, agent_id=agent_id, timeout=timeout, max_chars=max_chars
+        )
+        return found
+    if kind == "broadcasts":
+        rows = store.search_broadcasts(query, limit, timeout=timeout)
+    elif kind == "reasoning":
+        rows = store.search_reasoning(query, limit, agent_id=agent_id, timeout=timeout)
+    else:
+        rows = store.search_messages(query, limit, agent_id=agent_id, timeout=timeout)
+    return [cut_record(r.to_dict(), max_chars) for r in rows]
+
+
 def search_tools(
     store: Store,
     *,
     agent_id: str | None = None,
     max_limit: int = 100,
     timeout: float = TOOL_TIMEOUT,
+    max_chars: int = HIT_CHARS,
 ) -> dict[str, HistoryTool]:
     """``search-messages``, ``search-reasoning`` and ``search-broadcasts`` as tools.
 
@@ -85,11 +117,20 @@ def search_tools(
     stopped after ``timeout`` seconds, or at its run's deadline if that comes first
     (``SearchTimeout``, naming which), so it never holds the store past its run's time; a tool
     called once its run has stopped (deadline passed, cancelled) searches nothing.
+
+    Each text of a record (``content``, ``reasoning``, ``sender_id``, ...) is at most
+    ``max_chars`` characters (default :data:`HIT_CHARS`, 4,000): a longer one is cut, ending
+    ``... [cut: N characters in all, the first 4,000 shown]``, so a search hands a program at
+    most about ``max_limit`` x 6 x ``max_chars`` characters whatever the store holds. The
+    built-in stores cut in the database and never read a message's stored JSON for a tool.
     """
     max_limit = check_limit(max_limit, "max_limit")
     if max_limit < 1:
         raise ValueError(f"max_limit must be 1 or more, got {max_limit}")
     seconds = check_seconds(timeout, "timeout", allow_zero=False)
+    max_chars = check_limit(max_chars, "max_chars")
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be 1 or more, got {max_chars}")
 
     def text(query: Any) -> str:
         if not isinstance(query, str):
@@ -104,30 +145,22 @@ def search_tools(
             raise TypeError(f"limit must be {wanted}, got {describe(limit)}")
         return max(1, min(limit, max_limit))
 
-    def search_messages(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
+    def search(kind: str, query: Any, limit: Any) -> list[dict[str, Any]]:
         q, n = text(query), count(limit)
-        found = _within_run(
-            "search of content",
+        return _within_run(
+            "search of reasoning" if kind == "reasoning" else "search of content",
             seconds,
-            lambda t: store.search_messages(q, n, agent_id=agent_id, timeout=t),
+            lambda t: _records(store, kind, q, n, agent_id, t, max_chars),
         )
-        return [r.to_dict() for r in found]
+
+    def search_messages(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
+        return search("messages", query, limit)
 
     def search_reasoning(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
-        q, n = text(query), count(limit)
-        found = _within_run(
-            "search of reasoning",
-            seconds,
-            lambda t: store.search_reasoning(q, n, agent_id=agent_id, timeout=t),
-        )
-        return [r.to_dict() for r in found]
+        return search("reasoning", query, limit)
 
     def search_broadcasts(query: str, limit: int | None = 20) -> list[dict[str, Any]]:
-        q, n = text(query), count(limit)
-        found = _within_run(
-            "search of content", seconds, lambda t: store.search_broadcasts(q, n, timeout=t)
-        )
-        return [r.to_dict() for r in found]
+        return search("broadcasts", query, limit)
 
     tools = [
         HistoryTool(

@@ -50,9 +50,6 @@ from .redteam_llm import (
 from .redteam_mcp import (
     _Server,
 )
-from .redteam_store import (
-    _store,
-)
 
 
 def _peak_mb() -> int:
@@ -233,37 +230,6 @@ def case_a_set_and_a_map_that_spells_its_tag_are_different_data(tmp: Path) -> No
     )
     err = _raises(ptc.RunMismatchError, lambda: other.resume(JsonlCheckpoint(path)))
     assert isinstance(err, ptc.RunMismatchError) and err.what == "data", err
-
-
-# -- history stores and their search tools (redteam_store.py) -------------------------------------
-
-
-@case(seconds=90, memory_mb=300)
-def case_search_results_are_bounded_by_the_runs_memory(tmp: Path) -> None:
-    """40 stored messages of 4 MB each (a model's long replies); a program asks the search tool
-    for 100 matches with max_memory 64 MB. The run ends in its memory limit, but the store and
-    the tool had built every match in Python first (three copies each: 745 MB of RSS for 60
-    such messages): what a search hands a program must be bounded (a cap on the text per
-    match or in all), not the store's largest messages times the limit."""
-    import ptc
-    from ptc.history import search_tools
-
-    with _store("sqlite", tmp) as store:
-        words = "w " * 2_000_000
-        for i in range(40):
-            store.append({"role": "user", "content": f"needle {i} {words}"}, agent_id="a")
-        db = sqlite3.connect(store.path)
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db.close()
-        before = _peak_mb()
-        r = ptc.run(
-            '(count (tool/search-messages {:query "needle" :limit 100}))',
-            tools=search_tools(store, agent_id="a"),
-            limits={"max_memory": 64 << 20, "timeout_ms": 10_000},
-        )
-        assert r.error is None or r.error.type in ("memory_exceeded", "tool_error"), r.error
-        grown = _peak_mb() - before  # SAFETY.md's bound for a run: 1.2 x max_memory + 32 MB
-        assert grown < 64 * 1.2 + 32, f"peak RSS grew by {grown} MB during the search"
 
 
 # -- tools and their worker threads (redteam_tools.py) --------------------------------------------

@@ -6,6 +6,8 @@ a program is bounded by the run's memory, not by the store's largest messages.""
 from __future__ import annotations
 
 import os
+import resource
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -187,3 +189,50 @@ def case_a_message_that_contains_itself_or_nests_100000_deep_sqlite(tmp: Path) -
 @case(seconds=60, memory_mb=400, needs=("postgres",))
 def case_a_message_that_contains_itself_or_nests_100000_deep_postgres(tmp: Path) -> None:
     _cyclic_and_deep("postgres", tmp)
+
+
+def _peak_mb() -> int:
+    """This process's peak RSS so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def _bounded_search(backend: str, tmp: Path) -> None:
+    """40 stored messages of 4 MB each (a model's long replies); a program asks the search tool
+    for 100 matches with max_memory 64 MB. The store and the tool built every match in Python
+    first (the stored JSON, the searched text and the message: peak RSS grew by 446 MB during
+    the search); what a search hands a program is bounded: each text cut to 4,000 characters
+    (ptc.history.HIT_CHARS) with a note of its length, cut by the query itself."""
+    import ptc
+    from ptc.history import search_tools
+
+    with _store(backend, tmp) as store:
+        words = "w " * 2_000_000
+        for i in range(40):
+            store.append({"role": "user", "content": f"needle {i} {words}"}, agent_id="a")
+        if backend == "sqlite":
+            db = sqlite3.connect(store.path)
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.close()
+        before = _peak_mb()
+        r = ptc.run(
+            "(let [found (tool/search-messages {:query \"needle\" :limit 100})]"
+            " [(count found) (count (:content (first found)))])",
+            # PostgreSQL's ILIKE over 160 MB takes about 2 s on a loaded machine
+            tools=search_tools(store, agent_id="a", timeout=20),
+            limits={"max_memory": 64 << 20, "timeout_ms": 30_000},
+        )
+        grown = _peak_mb() - before  # SAFETY.md's bound for a run: 1.2 x max_memory + 32 MB
+        assert r.error is None, r.error
+        note = len("... [cut: 4,000,009 characters in all, the first 4,000 shown]")
+        assert r.value == [40, 4_000 + note], r.value
+        assert grown < 64 * 1.2 + 32, f"peak RSS grew by {grown} MB during the search"
+
+
+@case(seconds=90, memory_mb=300)
+def case_search_results_are_bounded_by_the_runs_memory(tmp: Path) -> None:
+    _bounded_search("sqlite", tmp)
+
+
+@case(seconds=120, memory_mb=400, needs=("postgres",))
+def case_search_results_are_bounded_by_the_runs_memory_postgres(tmp: Path) -> None:
+    _bounded_search("postgres", tmp)
