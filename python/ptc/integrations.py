@@ -19,12 +19,13 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 import traceback
 from collections.abc import Mapping
 from typing import Any
 
-from ptc.compression._format import namespace_sections
+from ptc.compression._format import error_echo, namespace_sections
 from ptc.compression.base import DataEntry
 from ptc.limits import LimitsArg
 from ptc.prompts import system_prompt
@@ -32,7 +33,8 @@ from ptc.session import Result, Session
 from ptc.tools.adapter import normalize_tools
 from ptc.tools.declare import ToolsArg
 
-#: Characters of a value shown back to the calling model (the rest is elided).
+#: Characters of a value shown back to the calling model (the rest is elided). An error's
+#: message is cut at ``ERROR_ECHO_CHARS`` (4,000) characters, with a note of its length.
 RESULT_CHARS = 4_000
 
 
@@ -108,6 +110,9 @@ class ProgramTool:
         """Runs ``program``; the text for the calling model."""
         if not isinstance(program, str):
             return f"error: the program must be a string, got {type(program).__name__}"
+        unreadable = _not_text(program)
+        if unreadable is not None:
+            return unreadable
         with self._lock:
             if not self.keep_definitions:
                 self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
@@ -117,16 +122,26 @@ class ProgramTool:
         """``run`` without blocking the event loop (async tools awaited on it)."""
         if not isinstance(program, str):
             return f"error: the program must be a string, got {type(program).__name__}"
+        unreadable = _not_text(program)
+        if unreadable is not None:
+            return unreadable
         if not self.keep_definitions:
             self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
         return self.text(await self._session.arun(program, lazy=True))
 
     @staticmethod
     def text(result: Result) -> str:
-        """A run as text: prints, then ``=> value`` or ``error ...`` with its hint."""
+        """A run as text: prints, then ``=> value`` (its first ``RESULT_CHARS`` characters) or
+        ``Error: ...`` with its hint, the message cut at ``ERROR_ECHO_CHARS`` characters with a
+        note of its full length (a tool's exception text can be megabytes)."""
         lines = list(result.prints)
         if result.error is not None:
-            lines.append(result.error.feedback())
+            e = result.error
+            where = f" (line {e.line}, column {e.column})" if e.line is not None else ""
+            text = f"Error: {error_echo(e.message, where)}"
+            if e.hint:
+                text += f"\nHint: {e.hint}"
+            lines.append(text)
         else:
             value = result.preview(1_000, 1_000)
             if len(value) > RESULT_CHARS:
@@ -284,6 +299,26 @@ def _json_kind(value: Any) -> str:
     return "an object" if isinstance(value, dict) else "an array"
 
 
+def _not_text(program: str) -> str | None:
+    """The answer to a program holding a lone surrogate (JSON's ``"\\ud800"`` gives one), which
+    is not Unicode text and cannot be run; ``None`` for a program that can be."""
+    found = _SURROGATE.search(program)
+    if found is None:
+        return None
+    before = program[: found.start()]
+    line = before.count("\n") + 1
+    column = found.start() - (before.rfind("\n") + 1) + 1
+    return (
+        f"error: the program is not valid Unicode text: {found.group()!r} (a lone surrogate, as"
+        f" the JSON escape \\u{ord(found.group()):04x} gives it) at line {line}, column {column};"
+        " write the character you meant, or leave it out"
+    )
+
+
+#: A surrogate code point: a Python str may hold one alone, Unicode text (UTF-8) cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _stopped(exc: BaseException) -> str:
     """The error an MCP client reads when a tool raised what ends a process."""
     where = ""
@@ -291,7 +326,5 @@ def _stopped(exc: BaseException) -> str:
     if frames:  # the innermost frame: the tool's own code
         last = frames[-1]
         where = f" (in {last.name}, {os.path.basename(last.filename)} line {last.lineno})"
-    return (
-        f"the run was stopped: a tool raised {exc!r}{where}. Nothing the run defined was"
-        " kept; the server goes on serving."
-    )
+    rest = f"{where}. Nothing the run defined was kept; the server goes on serving."
+    return f"the run was stopped: a tool raised {error_echo(repr(exc), rest)}"

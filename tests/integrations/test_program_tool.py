@@ -289,3 +289,102 @@ def test_ptc_mcp_refuses_a_bad_tool_spec(tmp_path: Path) -> None:
     assert p.returncode != 0
     assert "cannot import 'nomodule_here'" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+# -- what the calling model gets back is bounded (second red-team batch of issue 29) ---------
+
+
+class _Huge(Exception):
+    def __str__(self) -> str:
+        return "y" * 20_000_000
+
+
+def huge_error() -> int:
+    """Fails with a 20 MB message."""
+    raise _Huge
+
+
+def test_the_error_echo_cap_is_four_thousand_characters() -> None:
+    from ptc.compression._format import ERROR_ECHO_CHARS
+
+    assert ERROR_ECHO_CHARS == 4_000
+
+
+def test_a_20_mb_tool_error_is_answered_cut_with_its_length() -> None:
+    """The answer carried all 20 MB (20,000,058 characters through ``ptc mcp``)."""
+    t = ProgramTool(tools=[huge_error])
+    message = "Tool 'huge-error' failed: _Huge: " + "y" * 20_000_000
+    assert t.run("(tool/huge-error)") == (
+        "Error: "
+        + message[:4_000]
+        + "... (line 1, column 1)\n(The error message was 20,000,033 characters long: only"
+        " its first 4,000 are shown.)"
+    )
+    # the host's Result keeps the whole message
+    r = t._session.run("(tool/huge-error)")
+    assert r.error is not None and r.error.message == message
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["(count undefined-thing)", '(+ 1 "a")', "(", "(tool/nothing)", "(tool/restock 1)"],
+)
+def test_a_short_error_is_answered_as_its_feedback(program: str) -> None:
+    from ptc import Session
+
+    r = Session(data={"orders": ORDERS}, tools=[restock]).run(program)
+    assert r.error is not None
+    assert tool().run(program) == r.error.feedback()
+
+
+def test_an_error_of_exactly_the_cap_is_whole() -> None:
+    from ptc.compression._format import error_echo
+
+    assert error_echo("x" * 4_000, " (line 1, column 1)") == "x" * 4_000 + " (line 1, column 1)"
+    assert error_echo("x" * 4_001) == (
+        "x" * 4_000 + "...\n(The error message was 4,001 characters long: only its first"
+        " 4,000 are shown.)"
+    )
+    assert error_echo("") == ""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "content"),
+    [
+        (
+            '{"program": "\\ud800"}',
+            "error: the program is not valid Unicode text: '\\ud800' (a lone surrogate, as the"
+            " JSON escape \\ud800 gives it) at line 1, column 1; write the character you meant,"
+            " or leave it out",
+        ),
+        (
+            '{"program": "(+ 1\\n 2 \\"\\udc80\\")"}',
+            "error: the program is not valid Unicode text: '\\udc80' (a lone surrogate, as the"
+            " JSON escape \\udc80 gives it) at line 2, column 5; write the character you meant,"
+            " or leave it out",
+        ),
+        # a pair of escapes is one character: a program like any other
+        ('{"program": "(count \\"\\ud83d\\ude00\\")"}', "=> 1"),
+    ],
+)
+def test_a_program_with_a_lone_surrogate_is_answered_with_text(
+    arguments: str, content: str
+) -> None:
+    """Valid JSON whose program is not Unicode text: ``ValueError`` escaped openai_result."""
+    call = {"id": "c", "function": {"name": "run_program", "arguments": arguments}}
+    assert tool().openai_result(call) == {"role": "tool", "tool_call_id": "c", "content": content}
+    program = json.loads(arguments)["program"]
+    assert tool().run(program) == content
+    assert asyncio.run(tool().arun(program)) == content
+
+
+def test_a_tool_exit_with_a_20_mb_argument_is_reported_cut() -> None:
+    from ptc.integrations import _stopped
+
+    text = _stopped(SystemExit("z" * 20_000_000))
+    shown = repr(SystemExit("z" * 20_000_000))[:4_000]
+    assert text == (
+        f"the run was stopped: a tool raised {shown}.... Nothing the run defined was kept; the"
+        " server goes on serving.\n(The error message was 20,000,014 characters long: only"
+        " its first 4,000 are shown.)"
+    )

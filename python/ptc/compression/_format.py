@@ -109,11 +109,29 @@ def assistant_text(turn: Turn) -> str:
     return f"```clojure\n{turn.program}\n```"
 
 
+#: Characters of an error's message shown back to the LLM (and to an MCP client); the rest is
+#: cut, and a note gives the full length. A tool's exception text can be megabytes, and every
+#: later request would carry it again; the turn keeps the whole message for the record.
+ERROR_ECHO_CHARS = 4_000
+
+
+def error_echo(message: str, after: str = "") -> str:
+    """``message`` then ``after`` as shown back: past ``ERROR_ECHO_CHARS`` characters the message
+    is cut (ending ``...``), and a note on a line of its own says how long it was."""
+    if len(message) <= ERROR_ECHO_CHARS:
+        return message + after
+    return (
+        f"{message[:ERROR_ECHO_CHARS]}...{after}\n(The error message was {len(message):,}"
+        f" characters long: only its first {ERROR_ECHO_CHARS:,} are shown.)"
+    )
+
+
 def error_feedback(turn: Turn, max_chars: int) -> str:
-    """ERR-003: ``Error: <message>`` (LANGUAGE §10.1), the hint, and output printed before it."""
+    """ERR-003: ``Error: <message>`` (LANGUAGE §10.1; a long message cut by :func:`error_echo`),
+    the hint, and output printed before it."""
     lines = []
     if turn.error is not None:
-        lines.append(f"Error: {turn.error.message}")
+        lines.append(f"Error: {error_echo(turn.error.message)}")
         if turn.error.hint:
             lines.append(f"Hint: {turn.error.hint}")
     if turn.prints:

@@ -47,9 +47,6 @@ from .redteam_llm import (
     completion,
     response,
 )
-from .redteam_mcp import (
-    _Server,
-)
 
 
 def _peak_mb() -> int:
@@ -291,34 +288,6 @@ def case_an_async_tool_recursing_through_arun_is_bounded(tmp: Path) -> None:
     assert took < 5.0, took
 
 
-class _HugeText(Exception):
-    def __str__(self) -> str:
-        return "y" * 20_000_000
-
-
-@case(seconds=60, memory_mb=900)
-def case_a_tool_error_of_20_mb_is_not_sent_back_whole(tmp: Path) -> None:
-    """A tool raising an exception whose text is 20 MB: the run's error message was 20 MB and
-    the agent sent all of it to the LLM in the next request (the issue's item 15 for a reply;
-    the same echo for a tool's error). What goes back is cut, as a reply without a program is
-    (4,000 characters and a note)."""
-    import ptc
-    from ptc.llm import ScriptedLLM
-
-    def boom() -> int:
-        """Fails with a long message."""
-        raise _HugeText
-
-    r = ptc.Session(tools={"boom": boom}).run("(tool/boom)")
-    assert r.error is not None and r.error.type == "tool_error", r
-    assert len(r.error.message) < 100_000, len(r.error.message)
-    llm = ScriptedLLM(["```clojure\n(tool/boom)\n```", "```clojure\n(return 1)\n```"])
-    step = ptc.SubAgent("Try", llm=llm, tools=[boom]).run()
-    assert (step.ok, step.value) == (True, 1), step.error
-    sent = sum(len(m["content"]) for m in llm.calls[1])
-    assert sent < 100_000, f"the next request carried {sent:,} characters"
-
-
 @case(seconds=30, memory_mb=300)
 def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
     """Python keeps two NaN keys (two float objects, never equal) and a set of two NaNs; the
@@ -337,38 +306,6 @@ def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
             assert r.error.type == "tool_error" and "NaN" in r.error.message, r.error
 
 
-
-
-# -- the MCP server and ProgramTool (redteam_mcp.py) ----------------------------------------------
-
-
-@case(seconds=60, memory_mb=600)
-def case_a_tool_error_of_20_mb_gets_a_short_answer(tmp: Path) -> None:
-    """A tool raising an exception whose text is 20 MB: the answer carried all 20 MB back to
-    the client (a value is cut to 4,000 characters; an error was not)."""
-    server = _Server(tmp)
-    try:
-        _, text = server.call("(tool/huge-error)", timeout=40)
-        assert "Huge" in text and len(text) < 100_000, len(text)
-        assert server.call("(tool/add 3 3)") == (False, "=> 6")
-    finally:
-        server.close()
-
-
-@case(seconds=30, memory_mb=300)
-def case_openai_result_answers_a_program_with_a_lone_surrogate(tmp: Path) -> None:
-    """SAFETY.md: openai_result answers every call, however malformed, with a tool message. A
-    model's arguments ``{"program": "\\ud800"}`` are valid JSON whose program is a lone
-    surrogate: openai_result raised ValueError (the program is not valid Unicode text) out
-    to the host's loop instead."""
-    from ptc.integrations import ProgramTool
-
-    t = ProgramTool(data={"n": 1})
-    for arguments in ('{"program": "\\ud800"}', '{"program": "(+ 1 \\"\\udc80\\")"}'):
-        call = {"id": "c", "function": {"name": "run_program", "arguments": arguments}}
-        out = t.openai_result(call)
-        assert out["role"] == "tool" and out["tool_call_id"] == "c", out
-        assert out["content"].startswith("error") or "surrogate" in out["content"], out
 
 
 # -- LLM providers (redteam_llm.py) ---------------------------------------------------------------

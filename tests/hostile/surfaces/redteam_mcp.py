@@ -290,3 +290,42 @@ def case_pipelined_calls_are_each_answered_once(tmp: Path) -> None:
         assert server.call("(tool/add 9 9)") == (False, "=> 18")
     finally:
         server.close()
+
+
+@case(seconds=60, memory_mb=600)
+def case_a_tool_error_of_20_mb_gets_a_short_answer(tmp: Path) -> None:
+    """A tool raising an exception whose text is 20 MB: the answer carried all 20 MB back to
+    the client (20,000,058 characters; a value is cut to 4,000 characters, an error was not).
+    The error's message is cut at 4,000 characters too, with a note of its length."""
+    server = _Server(tmp)
+    try:
+        _, text = server.call("(tool/huge-error)", timeout=40)
+        lead = "Error: Tool 'huge-error' failed: Huge: "
+        assert text == (
+            f"{lead}{'y' * (4_000 - len(lead) + len('Error: '))}... (line 1, column 1)\n(The"
+            " error message was 20,000,032 characters long: only its first 4,000 are shown.)"
+        ), (len(text), text[:80], text[-200:])
+        assert server.call("(tool/add 3 3)") == (False, "=> 6")
+    finally:
+        server.close()
+
+
+@case(seconds=30, memory_mb=300)
+def case_openai_result_answers_a_program_with_a_lone_surrogate(tmp: Path) -> None:
+    """SAFETY.md: openai_result answers every call, however malformed, with a tool message. A
+    model's arguments ``{"program": "\\ud800"}`` are valid JSON whose program is a lone
+    surrogate: openai_result raised ValueError (the program is not valid Unicode text) out
+    to the host's loop instead. Now a tool message says what and where."""
+    from ptc.integrations import ProgramTool
+
+    t = ProgramTool(data={"n": 1})
+    for arguments, where in (
+        ('{"program": "\\ud800"}', "'\\ud800' (a lone surrogate, as the JSON escape \\ud800"),
+        ('{"program": "(+ 1 \\"\\udc80\\")"}', "'\\udc80' (a lone surrogate, as the JSON"),
+    ):
+        call = {"id": "c", "function": {"name": "run_program", "arguments": arguments}}
+        out = t.openai_result(call)
+        assert out["role"] == "tool" and out["tool_call_id"] == "c", out
+        assert out["content"].startswith(
+            f"error: the program is not valid Unicode text: {where}"
+        ), out

@@ -194,3 +194,36 @@ def case_branches_blocked_in_tools_stay_bounded(tmp: Path) -> None:
     assert len(spare) == 128 << 20
     del spare
     assert ptc.run("(count (vec (range 3000000)))").value == 3_000_000
+
+
+class _HugeText(Exception):
+    def __str__(self) -> str:
+        return "y" * 20_000_000
+
+
+@case(seconds=60, memory_mb=900)
+def case_a_tool_error_of_20_mb_is_not_sent_back_whole(tmp: Path) -> None:
+    """A tool raising an exception whose text is 20 MB: the agent sent all of it to the LLM in
+    the next request (the issue's item 15 for a reply; the same echo for a tool's error). What
+    goes back is cut, as a reply without a program is (4,000 characters and a note); the run's
+    Result and the turn, the host's record, keep the whole message."""
+    import ptc
+    from ptc.llm import ScriptedLLM
+
+    def boom() -> int:
+        """Fails with a long message."""
+        raise _HugeText
+
+    r = ptc.Session(tools={"boom": boom}).run("(tool/boom)")
+    assert r.error is not None and r.error.type == "tool_error", r
+    assert len(r.error.message) == 20_000_031, len(r.error.message)
+    llm = ScriptedLLM(["```clojure\n(tool/boom)\n```", "```clojure\n(return 1)\n```"])
+    step = ptc.SubAgent("Try", llm=llm, tools=[boom]).run()
+    assert (step.ok, step.value) == (True, 1), step.error
+    sent = sum(len(m["content"]) for m in llm.calls[1])
+    assert sent < 100_000, f"the next request carried {sent:,} characters"
+    assert llm.calls[1][-1]["content"].endswith(
+        "...\n(The error message was 20,000,031 characters long: only its first 4,000 are"
+        " shown.)\n\nTurns left: 4"
+    ), llm.calls[1][-1]["content"][-200:]
+    assert step.turns[0].error is not None and len(step.turns[0].error.message) == 20_000_031
