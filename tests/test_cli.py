@@ -168,6 +168,63 @@ def test_json_output_is_always_valid_json(expr: str, expected: object) -> None:
     assert json.loads(proc.stdout) == expected
 
 
+JSON_HINT = (
+    "Hint: print it without --json, or give the map's keys one type (all strings, or all"
+    " keywords)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "first", "second", "key", "where"),
+    [
+        ('{1 :a "1" :b}', "1", '"1"', '"1"', ""),
+        ('{nil 1 "nil" 2}', "nil", '"nil"', '"nil"', ""),
+        ('{[1 2] :a "[1 2]" :b}', "[1 2]", '"[1 2]"', '"[1 2]"', ""),
+        ('{"true" 1 true 2}', '"true"', "true", '"true"', ""),
+        ('{1.5 1 "1.5" 2}', "1.5", '"1.5"', '"1.5"', ""),
+        ('{:a [0 {2 :x "2" :y}]}', "2", '"2"', '"2"', ' at ["a", 1]'),
+        ('[{:k {"é" {nil 1 "nil" 2}}}]', "nil", '"nil"', '"nil"', ' at [0, "k", "é"]'),
+    ],
+)
+def test_json_output_refuses_keys_that_would_merge(
+    expr: str, first: str, second: str, key: str, where: str
+) -> None:
+    """``{1 :a "1" :b}`` printed ``{"1": "b"}``: the entry of 1 silently gone (second red-team
+    batch of issue 29). Now exit 1, nothing on stdout, and an error naming both keys."""
+    proc = _ptc("eval", expr, "--json")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"Error: --json cannot print the value: the map{where} has the keys {first} and"
+        f" {second}, which are both the JSON key {key} (one entry would be lost)\n{JSON_HINT}"
+    )
+
+
+def test_json_output_refusal_comes_after_what_the_program_printed() -> None:
+    proc = _ptc("eval", '(println "before") {1 2 "1" 3}', "--json")
+    assert (proc.returncode, proc.stdout) == (1, "before\n")
+    assert proc.stderr.startswith("Error: --json cannot print the value: the map has the keys 1")
+
+
+def test_json_output_shows_long_keys_cut() -> None:
+    proc = _ptc("eval", "(let [v (vec (range 100))] {v 1 (str v) 2})", "--json")
+    vector = " ".join(str(i) for i in range(100))
+    shown = f"[{vector}]"[:57] + "..."
+    quoted = f'"[{vector}]'[:57] + "..."
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"Error: --json cannot print the value: the map has the keys {shown} and {quoted},"
+        f" which are both the JSON key {quoted} (one entry would be lost)\n{JSON_HINT}"
+    )
+
+
+def test_json_output_of_the_deepest_value_a_run_returns() -> None:
+    """899 nested vectors (a run refuses 900): json_safe walked them by recursion and ended in
+    a RecursionError traceback."""
+    proc = _ptc("eval", "(loop [v 1 i 0] (if (< i 899) (recur [v] (inc i)) v))", "--json")
+    assert proc.returncode == 0, proc.stderr[-300:]
+    assert proc.stdout == "[" * 899 + "1" + "]" * 899 + "\n"
+
+
 def test_the_demo_shows_each_turn_the_savings_and_the_trace_page(tmp_path: Path) -> None:
     """README command 1: the recorded-replies demo, end to end in a fresh process."""
     proc = _ptc("demo", "--out", str(tmp_path))

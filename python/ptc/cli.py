@@ -16,7 +16,9 @@ Exit codes (BSD ``sysexits``, so scripts can tell a program's failure from their
 are objects (a keyword key loses its colon); a map with other keys is an object whose keys are
 those keys printed as PTC-Lisp (``{"1": ..., "[1 2]": ...}``); sets and vectors are arrays;
 ``NaN`` and the infinities are the strings ``"##NaN"``, ``"##Inf"`` and ``"##-Inf"`` (their
-PTC-Lisp spelling); dates and datetimes are ISO strings.
+PTC-Lisp spelling); dates and datetimes are ISO strings. A map whose keys would not all be
+distinct JSON keys (``{1 :a "1" :b}``: both are ``"1"``) is never printed with one entry lost:
+``ptc`` exits 1 with an error naming the two keys and where the map is.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import json
 import math
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -134,27 +136,122 @@ def _session(args: argparse.Namespace) -> Session:
         raise InputError(f"--data {args.data}: {e}", EX_DATAERR) from None
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` in the encoding ``--json`` documents (see the module docstring)."""
+class JsonKeysCollide(ValueError):
+    """A map whose keys are not all distinct once written as JSON object keys (text): ``--json``
+    refuses it rather than keep one entry of each colliding pair."""
+
+
+#: Characters of a key (in PTC-Lisp syntax) that the refusal shows.
+_KEY_SHOWN = 60
+
+
+def _key_text(key: Any) -> str:
+    """A map key as a JSON object key: a str as it is, anything else in PTC-Lisp syntax."""
     from . import to_clojure
 
+    return key if isinstance(key, str) else to_clojure(key)[0]
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _KEY_SHOWN else text[: _KEY_SHOWN - 3] + "..."
+
+
+def _shown(key: Any) -> str:
+    from . import to_clojure
+
+    return _cut(to_clojure(key)[0])
+
+
+def _scalar(value: Any) -> tuple[bool, Any]:
+    """``(True, value as JSON)`` for a value that holds no other, else ``(False, None)``."""
     if isinstance(value, float):
         if math.isnan(value):
-            return "##NaN"
+            return True, "##NaN"
         if math.isinf(value):
-            return "##Inf" if value > 0 else "##-Inf"
-        return value
+            return True, "##Inf" if value > 0 else "##-Inf"
+        return True, value
     if value is None or isinstance(value, str | int | bool):
-        return value
-    if isinstance(value, Mapping):
-        return {
-            (k if isinstance(k, str) else to_clojure(k)[0]): json_safe(v) for k, v in value.items()
-        }
-    if isinstance(value, list | tuple | set | frozenset):
-        return [json_safe(v) for v in value]
+        return True, value
+    if isinstance(value, Mapping | list | tuple | set | frozenset):
+        return False, None
     if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
+        return True, value.isoformat()
+    return True, str(value)
+
+
+class _Open:
+    """A map or a collection being written: its items left, what they go into, the JSON keys
+    written so far (a map's, with the key each came from), and where it is (for an error)."""
+
+    __slots__ = ("at", "items", "keys", "out", "parent")
+
+    def __init__(self, value: Any, parent: _Open | None, at: Any) -> None:
+        self.parent, self.at = parent, at
+        self.items: Iterator[Any]
+        self.out: Any  # a dict for a map, else a list
+        self.keys: dict[str, Any] | None
+        if isinstance(value, Mapping):
+            self.items, self.out, self.keys = iter(value.items()), {}, {}
+        else:
+            self.items, self.out, self.keys = iter(value), [], None
+
+    def path(self) -> list[Any]:
+        """The JSON keys and indexes from the value's top to here."""
+        steps: list[Any] = []
+        frame: _Open | None = self
+        while frame is not None and frame.parent is not None:
+            steps.append(frame.at)
+            frame = frame.parent
+        return steps[::-1]
+
+
+def _collision(frame: _Open, first: Any, second: Any, text: str) -> JsonKeysCollide:
+    steps = frame.path()
+    where = f" at {json.dumps(steps, ensure_ascii=False)}" if steps else ""
+    key = _cut(json.dumps(text, ensure_ascii=False))
+    return JsonKeysCollide(
+        f"--json cannot print the value: the map{where} has the keys {_shown(first)} and "
+        f"{_shown(second)}, which are both the JSON key {key} (one entry would be lost)"
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` in the encoding ``--json`` documents (see the module docstring). A map whose
+    keys do not all become distinct JSON keys raises ``JsonKeysCollide`` naming two of them
+    and where the map is. Walked with a stack of its own, so any depth a run returns is fine."""
+    done, out = _scalar(value)
+    if done:
+        return out
+    top = _Open(value, None, None)
+    stack = [top]
+    while stack:
+        frame = stack[-1]
+        item: Any = next(frame.items, _END)
+        if item is _END:
+            stack.pop()
+            continue
+        if frame.keys is not None:
+            key, child = item
+            text = _key_text(key)
+            if text in frame.keys:
+                raise _collision(frame, frame.keys[text], key, text)
+            frame.keys[text] = key
+            at: Any = text
+        else:
+            child, at = item, len(frame.out)
+        done, converted = _scalar(child)
+        if not done:
+            opened = _Open(child, frame, at)
+            converted = opened.out
+            stack.append(opened)
+        if frame.keys is not None:
+            frame.out[at] = converted
+        else:
+            frame.out.append(converted)
+    return top.out
+
+
+_END = object()
 
 
 def _show(result: Any, as_json: bool) -> int:
@@ -164,7 +261,16 @@ def _show(result: Any, as_json: bool) -> int:
         print(result.error.feedback(), file=sys.stderr)
         return EX_ERROR
     if as_json:
-        print(json.dumps(json_safe(result.value), ensure_ascii=False, allow_nan=False))
+        try:
+            shown = json_safe(result.value)
+        except JsonKeysCollide as e:
+            print(
+                f"Error: {e}\nHint: print it without --json, or give the map's keys one type"
+                " (all strings, or all keywords)",
+                file=sys.stderr,
+            )
+            return EX_ERROR
+        print(json.dumps(shown, ensure_ascii=False, allow_nan=False))
     else:
         from . import to_clojure
 

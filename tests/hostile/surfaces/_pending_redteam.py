@@ -11,13 +11,10 @@ PostgreSQL cases need ``PTC_TEST_POSTGRES_URL``.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import resource
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import zlib
@@ -542,31 +539,4 @@ def case_ctrl_c_while_a_large_json_text_parses(tmp: Path) -> None:
     )
 
 
-# -- sets and maps crossing to Python (redteam_sets.py) -------------------------------------------
-
-
-@case(seconds=30, memory_mb=300)
-def case_json_output_never_merges_keys(tmp: Path) -> None:
-    """``ptc eval --json`` prints a map whose keys are not strings with the keys as PTC-Lisp
-    text: ``{1 :a "1" :b}`` printed ``{"1": "b"}`` (the entry of 1 silently gone), and so did
-    nil and "nil", [1 2] and "[1 2]". Keys that collide as text are an error (exit 1, as for
-    :a and "a"), or kept apart; never merged."""
-    for program in ('{1 :a "1" :b}', '{nil 1 "nil" 2}', '{[1 2] :a "[1 2]" :b}'):
-        done = subprocess.run(
-            [sys.executable, "-m", "ptc", "eval", program, "--json"],
-            capture_output=True,
-            text=True,
-            cwd=tmp,
-        )
-        if done.returncode == 0:
-            assert len(json.loads(done.stdout)) == 2, (program, done.stdout)
-        else:
-            assert done.returncode == 1 and done.stdout == "", (program, done)
-
-
 # -- regex builtins (redteam_regex.py) ------------------------------------------------------------
-
-
-
-
-

@@ -4,6 +4,8 @@ both sides, sets through a checkpoint's replay, and the CLI's ``--json`` view of
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +140,26 @@ def case_sets_come_back_equal_through_a_checkpoints_replay(tmp: Path) -> None:
     )
     assert (step.ok, step.value) == (True, original), step
     assert calls == [1]
+
+
+@case(seconds=30, memory_mb=300)
+def case_json_output_never_merges_keys(tmp: Path) -> None:
+    """``ptc eval --json`` prints a map whose keys are not strings with the keys as PTC-Lisp
+    text: ``{1 :a "1" :b}`` printed ``{"1": "b"}`` (the entry of 1 silently gone), and so did
+    nil and "nil", [1 2] and "[1 2]". Keys that collide as text are an error (exit 1, as for
+    :a and "a") naming both keys; never merged."""
+    for program, keys in (
+        ('{1 :a "1" :b}', 'the keys 1 and "1"'),
+        ('{nil 1 "nil" 2}', 'the keys nil and "nil"'),
+        ('{[1 2] :a "[1 2]" :b}', 'the keys [1 2] and "[1 2]"'),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "ptc", "eval", program, "--json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
+        assert done.returncode == 1 and done.stdout == "", (program, done)
+        assert done.stderr.startswith(
+            f"Error: --json cannot print the value: the map has {keys}, which are both the JSON"
+        ), (program, done.stderr)
