@@ -131,9 +131,11 @@ class ProgramTool:
 
     @staticmethod
     def text(result: Result) -> str:
-        """A run as text: prints, then ``=> value`` (its first ``RESULT_CHARS`` characters) or
-        ``Error: ...`` with its hint, the message cut at ``ERROR_ECHO_CHARS`` characters with a
-        note of its full length (a tool's exception text can be megabytes)."""
+        """A run as text: prints, then ``=> value`` or ``Error: ...`` with its hint.
+
+        The value is cut at ``RESULT_CHARS`` characters, an error's message at
+        ``ERROR_ECHO_CHARS`` (both 4,000) with a note of its full length (a tool's exception
+        text can be megabytes)."""
         lines = list(result.prints)
         if result.error is not None:
             e = result.error
