@@ -303,8 +303,6 @@ def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
             assert r.error.type == "tool_error" and "NaN" in r.error.message, r.error
 
 
-
-
 # -- LLM providers (redteam_llm.py) ---------------------------------------------------------------
 
 

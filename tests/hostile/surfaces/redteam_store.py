@@ -215,7 +215,7 @@ def _bounded_search(backend: str, tmp: Path) -> None:
             db.close()
         before = _peak_mb()
         r = ptc.run(
-            "(let [found (tool/search-messages {:query \"needle\" :limit 100})]"
+            '(let [found (tool/search-messages {:query "needle" :limit 100})]'
             " [(count found) (count (:content (first found)))])",
             # PostgreSQL's ILIKE over 160 MB takes about 2 s on a loaded machine
             tools=search_tools(store, agent_id="a", timeout=20),
