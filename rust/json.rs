@@ -152,6 +152,12 @@ impl<'j> Builder<'j> {
                     )
                 }
             }
+            JiterErrorType::JsonError(
+                JsonErrorType::LoneLeadingSurrogateInHexEscape
+                | JsonErrorType::UnexpectedEndOfHexEscape,
+            ) if lone_surrogate_before(self.data, index) => "a lone surrogate escape (\\uD800 to \
+                 \\uDFFF without the other half of its UTF-16 pair) is not valid Unicode text"
+                .to_string(),
             other => other.to_string(),
         };
         Problem::new(format!("{what} (line {}, column {})", pos.line, pos.column))
@@ -468,6 +474,19 @@ fn number_text(data: &[u8], index: usize) -> (String, bool) {
     } else {
         (text, float)
     }
+}
+
+/// Whether the text just before `index` holds a `\uD800`-`\uDFFF` escape (the parser stops
+/// a little after it when its pair is missing).
+fn lone_surrogate_before(data: &[u8], index: usize) -> bool {
+    let from = index.saturating_sub(12);
+    let window = &data[from..index.min(data.len())];
+    window.windows(3).enumerate().any(|(i, w)| {
+        (w == b"\\uD" || w == b"\\ud")
+            && window
+                .get(i + 3)
+                .is_some_and(|&c| matches!(c.to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 /// Where a second thread can start reading: the first byte of an object that follows another

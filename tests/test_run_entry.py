@@ -161,7 +161,7 @@ def test_ptc_run_with_tools_and_limits() -> None:
     ("data", "message"),
     [
         ([1], "data must be a mapping of name -> value, got list"),
-        ({1: 2}, "data keys must be strings"),
+        ({1: 2}, "data keys must be strings, got int"),
     ],
 )
 def test_ptc_run_bad_data(data: Any, message: str) -> None:

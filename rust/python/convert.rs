@@ -42,6 +42,12 @@ pub fn split_conversions() -> (usize, usize, usize) {
 }
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
+
+const NAN_KEYS: &str = "this dict has more than one NaN key: Python keeps them apart (NaN equals \
+                        nothing), here they would be one key and the others lost; use keys that \
+                        are not NaN";
+const NAN_MEMBERS: &str = "this set has more than one NaN: Python keeps them apart (NaN equals \
+                           nothing), here they would be one member and the others lost";
 /// Values nested deeper than this are not converted to Python objects (Python itself could
 /// not print or compare them without overflowing its recursion limit).
 pub const MAX_OUTPUT_DEPTH: usize = 900;
@@ -539,7 +545,11 @@ impl<'py> ToValue<'py> {
             for item in iter {
                 let item = item.map_err(|e| ConvError::new(e.to_string()))?;
                 self.tick(obj.py(), 1)?;
-                out.insert(self.value(&item, depth + 1)?);
+                let member = self.value(&item, depth + 1)?;
+                if !out.insert(member) {
+                    // members Python keeps apart that are one value here (NaNs)
+                    return Err(ConvError::new(NAN_MEMBERS));
+                }
             }
             return Ok(Value::set(out));
         }
@@ -579,6 +589,9 @@ impl<'py> ToValue<'py> {
         depth: usize,
         mut each: impl FnMut(&mut Self, &Value, &Bound<'py, PyAny>) -> Result<(), ConvError>,
     ) -> Result<(), ConvError> {
+        // Python keeps NaN keys apart (NaN equals nothing); here they are one key: a second
+        // one would be lost
+        let mut nan_keys = 0;
         dict_items(d, |k, v| {
             // a key that is not a string may run Python code, which could free the value
             let owned;
@@ -589,6 +602,12 @@ impl<'py> ToValue<'py> {
                 &owned
             };
             let key = self.key(&k, depth)?.0;
+            if matches!(key, Value::Float(f) if f.is_nan()) {
+                nan_keys += 1;
+                if nan_keys > 1 {
+                    return Err(ConvError::new(NAN_KEYS));
+                }
+            }
             each(self, &key, v).map_err(|e| e.under(key_seg(&key)))
         })
     }

@@ -292,9 +292,24 @@ impl CoreSession {
                 // Data keys are names (data/name), so they are always looked up as keywords.
                 let mut m = crate::value::ValueMap::default();
                 for (k, v) in dict.iter() {
-                    let key: String = k.extract().map_err(|_| {
-                        pyo3::exceptions::PyTypeError::new_err("data keys must be strings")
-                    })?;
+                    let key: String =
+                        k.extract()
+                            .map_err(|_| match k.cast::<pyo3::types::PyString>() {
+                                // a str that is not valid Unicode text: a lone surrogate
+                                Ok(s) => pyo3::exceptions::PyTypeError::new_err(format!(
+                            "data key {}: not valid Unicode text (it holds a lone surrogate); \
+                             decode the key's bytes as UTF-8 without 'surrogateescape', or \
+                             remove the character",
+                            s.repr().map(|r| r.to_string()).unwrap_or_default()
+                        )),
+                                Err(_) => pyo3::exceptions::PyTypeError::new_err(format!(
+                                    "data keys must be strings, got {}",
+                                    k.get_type()
+                                        .name()
+                                        .map(|n| n.to_string())
+                                        .unwrap_or_else(|_| "an object".into())
+                                )),
+                            })?;
                     let val = conv
                         .convert_input(&v)
                         .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;

@@ -188,3 +188,47 @@ def case_json_large_in_one_string_or_in_keys(tmp: Path) -> None:
     s = ptc.Session.from_json(keys)
     assert s.run("data/k999999").value == 999_999
     assert time.monotonic() - started < 10
+
+
+@case(seconds=30, memory_mb=300)
+def case_nan_keys_in_data_are_not_merged(tmp: Path) -> None:
+    """Python keeps two NaN keys (two float objects, never equal), and a set of two NaNs; the
+    program saw one entry (``(count data/m)`` was 1): input data silently lost an entry.
+    SAFETY.md: nothing is lost silently. Either both are kept or the data is refused with a
+    TypeError naming the path."""
+    import ptc
+
+    nan1, nan2 = float("nan"), float("nan")
+    for value in ({nan1: 1, nan2: 2}, {nan1, nan2}, [{nan1: "a", nan2: "b"}]):
+        try:
+            s = ptc.Session(data={"m": value})
+        except (TypeError, ValueError) as e:
+            assert str(e).startswith("data.m") and "NaN" in str(e), e
+            continue
+        inner = "(first data/m)" if isinstance(value, list) else "data/m"
+        assert s.run(f"(count {inner})").value == 2, value
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_key_with_a_lone_surrogate_is_named_as_such(tmp: Path) -> None:
+    """``Session(data={"\\ud800": 1})`` said "data keys must be strings": the key is a str;
+    what is wrong is the lone surrogate in it (as a value's error says: UnicodeEncodeError at
+    data.a). The error says what is wrong with which key."""
+    import ptc
+
+    err = _raises(TypeError, lambda: ptc.Session(data={"ok": 1, "bad\ud800key": 2}))
+    assert "surrogate" in str(err), err
+    err = _raises(TypeError, lambda: ptc.Session(data={"a": "x\udcffy"}))
+    assert str(err).startswith("data.a: "), err
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_lone_surrogate_escape_in_json_is_named_as_such(tmp: Path) -> None:
+    """``from_json('{"a": "\\ud800"}')`` (what Python's json.dumps writes for such a str) was
+    refused as "unexpected end of hex escape": the escape is whole; it is a lone surrogate,
+    which the error should say (the key's case already does)."""
+    import ptc
+
+    err = _raises(ValueError, lambda: ptc.Session.from_json('{"a": "x\\ud800y"}'))
+    assert str(err).startswith("invalid JSON data at data.a: "), err
+    assert "surrogate" in str(err), err

@@ -227,3 +227,21 @@ def case_a_tool_error_of_20_mb_is_not_sent_back_whole(tmp: Path) -> None:
         " shown.)\n\nTurns left: 4"
     ), llm.calls[1][-1]["content"][-200:]
     assert step.turns[0].error is not None and len(step.turns[0].error.message) == 20_000_031
+
+
+@case(seconds=30, memory_mb=300)
+def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
+    """Python keeps two NaN keys (two float objects, never equal) and a set of two NaNs; the
+    program's map kept one entry (``{##NaN 2}``) and the set one member: a silent loss the
+    other way round from the issue's item 6. Either both are kept or the result is refused
+    with an error naming the collision."""
+    import ptc
+
+    nan1, nan2 = float("nan"), float("nan")
+    for value, size in (({nan1: 1, nan2: 2}, 2), ({nan1, nan2}, 2)):
+        assert len(value) == size
+        r = ptc.Session(tools={"t": lambda value=value: value}).run("(count (tool/t))")
+        if r.error is None:
+            assert r.value == size, (value, r.value)
+        else:
+            assert r.error.type == "tool_error" and "NaN" in r.error.message, r.error
