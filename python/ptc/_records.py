@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -29,6 +31,47 @@ R = TypeVar("R")
 #: The largest count a stored record may hold (turn numbers, token counts, limits): 2**53, the
 #: largest integer every JSON reader keeps exactly. Anything above it was not written by ptc.
 MAX_COUNT = 2**53
+
+
+def count(v: Any) -> int | None:
+    """A count a provider reported, within what a stored record may hold: an integer (or a
+    whole float) clamped to 0..:data:`MAX_COUNT`; ``None`` for anything else. A provider's
+    usage is information, not trusted input: a negative or absurd count must neither fail the
+    run nor make its Step unloadable."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        v = int(v)
+    return min(max(v, 0), MAX_COUNT)
+
+
+def counts(tokens: Any) -> dict[str, int]:
+    """A provider's token counts (``{"input_tokens": 12, ...}``) as a stored record holds them:
+    text keys, each count through :func:`count`; other entries are left out."""
+    if not isinstance(tokens, Mapping):
+        return {}
+    out = {}
+    for k, v in tokens.items():
+        n = count(v)
+        if isinstance(k, str) and n is not None:
+            out[k] = n
+    return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON text to save: non-ASCII characters as they are, unless the text holds
+    a lone surrogate (a provider's JSON ``"\\ud800"`` decodes to one in Python), which no UTF-8
+    file or database text can hold: then all of it is escaped to ASCII (``\\ud800``), which
+    ``json.loads`` reads back to the same string."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    if _SURROGATE.search(text) is None:
+        return text
+    return json.dumps(value, indent=indent)
 
 
 class Record:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import ptc
-from ptc import _core
+from ptc import _core, _records
 from ptc.checkpoint import (
     CheckpointSink,
     CheckpointSource,
@@ -520,7 +520,7 @@ class _Runner:
         base: dict[str, Any] = {
             "number": number,
             "response": reply.content,
-            "usage": dict(reply.usage),
+            "usage": _records.counts(reply.usage),  # clamped: the Step must load back
         }
 
         def unrun(program: str | None, error: TurnError) -> Turn:

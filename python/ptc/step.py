@@ -85,15 +85,22 @@ class Usage(_records.Record):
         return self.llm_calls + self.llm_retries
 
     def add(self, tokens: Mapping[str, int], retries: int = 0) -> Usage:
-        """One LLM request (answered, or failed after ``retries`` retries: ``tokens`` empty)."""
+        """One LLM request (answered, or failed after ``retries`` retries: ``tokens`` empty).
+        A provider's counts are clamped to 0..2**53 (a negative or absurd count is not taken
+        as given) and sums stop at 2**53, so the Step always loads back."""
+        got = _records.counts(tokens)
+
+        def plus(total: int, key: str) -> int:
+            return min(total + got.get(key, 0), _records.MAX_COUNT)
+
         return Usage(
-            self.input_tokens + tokens.get("input_tokens", 0),
-            self.output_tokens + tokens.get("output_tokens", 0),
-            self.llm_calls + 1,
-            self.llm_retries + retries,
+            plus(self.input_tokens, "input_tokens"),
+            plus(self.output_tokens, "output_tokens"),
+            min(self.llm_calls + 1, _records.MAX_COUNT),
+            min(self.llm_retries + max(retries, 0), _records.MAX_COUNT),
             self.compression,
-            self.cache_read_tokens + tokens.get("cache_read_tokens", 0),
-            self.cache_write_tokens + tokens.get("cache_write_tokens", 0),
+            plus(self.cache_read_tokens, "cache_read_tokens"),
+            plus(self.cache_write_tokens, "cache_write_tokens"),
         )
 
     def with_stats(self, stats: CompressionStats | None) -> Usage:
@@ -255,10 +262,11 @@ class Step:
 
     def to_json(self, *, include_messages: bool = False, indent: int | None = None) -> str:
         """JSON with the turns and run context; messages are re-derived on load unless included
-        (needed only for a custom strategy that is not registered)."""
-        return json.dumps(
-            self.to_dict(include_messages=include_messages), ensure_ascii=False, indent=indent
-        )
+        (needed only for a custom strategy that is not registered). Non-ASCII text is written
+        as it is, unless the step holds a lone surrogate (a provider's ``"\\ud800"``), which
+        UTF-8 cannot hold: then the text is all ASCII, with ``\\u`` escapes, so it can be
+        written to a file and read back the same."""
+        return _records.json_text(self.to_dict(include_messages=include_messages), indent=indent)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], *, strategy: Compression | None = None) -> Step:

@@ -208,3 +208,27 @@ def test_a_run_resumed_after_an_outage_loads_its_later_turns(opened: tuple[Backe
         ptc.SubAgent(prompt="p", llm=crash, max_turns=5).resume(store.checkpoint())
     saved, _ = cp.load()
     assert [t.number for t in saved.turns] == [1, 2] and saved.error is None and not saved.ok
+
+
+# --- what a run saves reads back; run ids a host passes (second hostile batch) -----------------
+
+
+def test_a_reply_with_a_lone_surrogate_is_saved_and_read_back(
+    opened: tuple[Backend, Any],
+) -> None:
+    """The drivers refuse a lone surrogate: the save raised UnicodeEncodeError out of run()."""
+    _, store = opened
+    cp = store.checkpoint()
+    reply = clj("(def a 1)") + "\nnote: \ud800 (a lone surrogate)"
+    step = ptc.SubAgent(
+        prompt="Zähle", llm=iter_llm([reply, clj("(return (inc a))")]), checkpoint=cp
+    ).run()
+    assert (step.ok, step.value) == (True, 2)
+    loaded, _ = cp.load()
+    assert (loaded.ok, loaded.value, loaded.turns[0].response) == (True, 2, reply)
+    assert loaded.context.mission == "Zähle"
+
+
+def iter_llm(replies: list[str]) -> Any:
+    it = iter(replies)
+    return lambda messages: next(it)

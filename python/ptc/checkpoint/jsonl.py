@@ -64,12 +64,13 @@ class JsonlCheckpoint:
         return f"JsonlCheckpoint({str(self.path)!r})"
 
     def _append(self, lines: list[dict[str, Any]]) -> None:
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        # a lone surrogate (which UTF-8 cannot hold) is written escaped, so every line reads back
+        text = "".join(_records.json_text(line) + "\n" for line in lines)
         with self.path.open("ab+") as f:
             if fcntl is not None:
                 fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # freed when the file is closed
             self._mend_tail(f)
-            f.write(text.encode("utf-8", "surrogatepass"))
+            f.write(text.encode("utf-8"))
             f.flush()
             if self.fsync:
                 os.fsync(f.fileno())

@@ -4,10 +4,10 @@ any worker can resume it, and an advisory lock per run so only one worker contin
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ptc import _records
 from ptc.step import Step
 
 from .base import finished
@@ -67,20 +67,20 @@ class PostgresCheckpoint:
 
     def save(self, step: Step, run_id: str) -> None:
         self._still_held(run_id)
-        context = json.dumps(step.context.to_dict(), ensure_ascii=False)
-        usage = json.dumps(step.usage.to_dict())
+        context = _records.json_text(step.context.to_dict())
+        usage = _records.json_text(step.usage.to_dict())
         done = self._saved.get(run_id, 0)  # earlier turns are stored: send only the new ones
         turns = [
             (
                 run_id,
                 t.number,
-                json.dumps(t.to_dict(), ensure_ascii=False),
+                _records.json_text(t.to_dict()),
                 len(step.messages),
                 usage,
             )
             for t in step.turns[done:]
         ]
-        final = json.dumps(step.to_dict(), ensure_ascii=False) if finished(step) else None
+        final = _records.json_text(step.to_dict()) if finished(step) else None
 
         def write() -> None:
             with self.store.connection() as conn, conn.transaction():

@@ -4,7 +4,6 @@ be shared), and a lease per run so only one worker continues it."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import sqlite3
@@ -13,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from ptc import _records
 from ptc.step import Step
 
 from .base import finished
@@ -90,9 +90,9 @@ class SqliteCheckpoint:
                     raise run_locked(run_id, row[0] if row else "a worker that has finished it")
             db.execute(
                 "INSERT OR IGNORE INTO ptc_runs (run_id, context) VALUES (?, ?)",
-                (run_id, json.dumps(step.context.to_dict(), ensure_ascii=False)),
+                (run_id, _records.json_text(step.context.to_dict())),
             )
-            usage = json.dumps(step.usage.to_dict())
+            usage = _records.json_text(step.usage.to_dict())
             db.executemany(
                 "INSERT OR IGNORE INTO ptc_turns (run_id, number, turn, calls, usage)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -100,7 +100,7 @@ class SqliteCheckpoint:
                     (
                         run_id,
                         t.number,
-                        json.dumps(t.to_dict(), ensure_ascii=False),
+                        _records.json_text(t.to_dict()),
                         len(step.messages),
                         usage,
                     )
@@ -111,7 +111,7 @@ class SqliteCheckpoint:
             if finished(step):
                 db.execute(
                     "UPDATE ptc_runs SET final = ? WHERE run_id = ?",
-                    (json.dumps(step.to_dict(), ensure_ascii=False), run_id),
+                    (_records.json_text(step.to_dict()), run_id),
                 )
         self._saved[run_id] = len(step.turns)
 

@@ -303,3 +303,64 @@ def case_bytes_in_a_text_column_name_their_row(tmp: Path) -> None:
         err = _raises(CheckpointError, lambda path=path, a=a: SqliteCheckpoint(path).load(a))
         assert str(err) == f"{path}, {row} (run {a!r}): {reason}", err
         assert SqliteCheckpoint(path).load(b)[0].value == 5
+
+
+def _surrogate_reply_reads_back(cp: Any, reopen: Callable[[], Any]) -> None:
+    import ptc
+
+    replies = [SURROGATE_REPLY, _clj("(return (inc a))")]
+    step = ptc.SubAgent("Count", llm=_crashing(replies), checkpoint=cp).run()
+    assert (step.ok, step.value) == (True, 2), step.error
+    loaded, _ = reopen().load()
+    assert (loaded.ok, loaded.value, len(loaded.turns)) == (True, 2, 2), loaded
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_lone_surrogate_in_a_reply_reads_back_jsonl(tmp: Path) -> None:
+    """The reply is kept in its turn; the writer wrote it as surrogate bytes (not UTF-8), so
+    the line could not be read back and the finished run was lost to load() and resume()."""
+    from ptc.checkpoint import JsonlCheckpoint
+
+    path = tmp / "runs.jsonl"
+    _surrogate_reply_reads_back(JsonlCheckpoint(path), lambda: JsonlCheckpoint(path))
+    assert JsonlCheckpoint(path).problems() == []
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_lone_surrogate_in_a_reply_reads_back_sqlite(tmp: Path) -> None:
+    """SQLite's driver refuses the surrogate: the save raised UnicodeEncodeError out of
+    SubAgent.run() and nothing of the run was kept."""
+    from ptc.checkpoint import SqliteCheckpoint
+
+    path = tmp / "runs.db"
+    _surrogate_reply_reads_back(SqliteCheckpoint(path), lambda: SqliteCheckpoint(path))
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_a_lone_surrogate_in_a_reply_reads_back_postgres(tmp: Path) -> None:
+    """The same on PostgreSQL (psycopg refuses to encode the surrogate)."""
+    with _pg_store() as store:
+        cp = store.checkpoint()
+        _surrogate_reply_reads_back(cp, lambda: cp)
+
+
+@case(seconds=30, memory_mb=300)
+def case_provider_usage_no_count_holds_still_reads_back(tmp: Path) -> None:
+    """A provider reports usage the loader refuses (a negative count, 10**30 tokens): the run
+    succeeds and saves, then its checkpoint and its own to_json() cannot be read back
+    (CheckpointError: expected a count): a finished run lost to resume and `ptc trace`."""
+    import ptc
+    from ptc.checkpoint import JsonlCheckpoint
+
+    path = tmp / "runs.jsonl"
+    usage = {"input_tokens": -5, "output_tokens": 10**30}
+    replies = [
+        {"content": _clj("(def a 1)"), "usage": usage},
+        {"content": _clj("(return (inc a))"), "usage": usage},
+    ]
+    step = ptc.SubAgent("Count", llm=_crashing(replies), checkpoint=JsonlCheckpoint(path)).run()
+    assert (step.ok, step.value) == (True, 2), step.error
+    again = ptc.Step.from_json(step.to_json())
+    assert (again.ok, again.value) == (True, 2)
+    loaded, _ = JsonlCheckpoint(path).load()
+    assert (loaded.ok, loaded.value, len(loaded.turns)) == (True, 2, 2)

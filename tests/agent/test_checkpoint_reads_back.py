@@ -1,0 +1,129 @@
+"""What a run saves reads back as it was saved (issue 29, second hostile batch): a reply holding
+a lone surrogate, a provider's impossible token counts. Run ids a host passes are looked up,
+never handed to a driver, and quoted short; a replay that diverges says which run, from where
+and why; a lease row ptc cannot have written is taken over; the data fingerprint tells every
+kind of value apart. (The same on PostgreSQL: tests/history/test_checkpoint_rows.py.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import ptc
+import pytest
+from ptc import _records
+from ptc.checkpoint import (
+    JsonlCheckpoint,
+    SqliteCheckpoint,
+)
+from ptc.llm import LLMReply, ScriptedLLM
+from ptc.step import Usage
+
+#: JSON's "\ud800" escape, as a provider may send it, decodes to a lone surrogate in Python
+SURROGATE_REPLY = "```clojure\n(def a 1)\n```\nnote: \ud800 (a lone surrogate)"
+LIMIT = 2**53
+
+
+class Crash(BaseException):
+    """The process dying in the middle of a run: nothing more is saved."""
+
+
+def clj(src: str) -> str:
+    return "```clojure\n" + src + "\n```"
+
+
+def crashing(replies: list[Any]) -> Any:
+    it = iter(replies)
+
+    def llm(messages: Any) -> Any:
+        try:
+            return next(it)
+        except StopIteration:
+            raise Crash from None
+
+    return llm
+
+
+def sink(kind: str, tmp_path: Path) -> Any:
+    if kind == "jsonl":
+        return JsonlCheckpoint(tmp_path / "runs.jsonl")
+    return SqliteCheckpoint(tmp_path / "runs.db")
+
+
+# --- a lone surrogate in a reply -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_a_reply_with_a_lone_surrogate_is_saved_and_read_back(tmp_path: Path, kind: str) -> None:
+    replies = [SURROGATE_REPLY, clj("(return (inc a))")]
+    step = ptc.SubAgent("Zähle", llm=ScriptedLLM(replies), checkpoint=sink(kind, tmp_path)).run()
+    assert (step.ok, step.value) == (True, 2)
+    loaded, _ = sink(kind, tmp_path).load()
+    assert (loaded.ok, loaded.value, len(loaded.turns)) == (True, 2, 2)
+    assert loaded.turns[0].response == SURROGATE_REPLY
+    assert loaded.context.mission == "Zähle"
+
+
+def test_a_lone_surrogate_is_written_escaped_and_other_lines_keep_their_text(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runs.jsonl"
+    replies = [SURROGATE_REPLY, clj("(return (inc a))")]
+    ptc.SubAgent("Zähle", llm=ScriptedLLM(replies), checkpoint=JsonlCheckpoint(path)).run()
+    start, turn1, _, _ = path.read_bytes().decode("utf-8").splitlines()  # UTF-8 text
+    assert "Zähle" in start  # a line without a surrogate keeps its text as it is
+    assert "\\ud800" in turn1 and turn1.isascii()  # the line with one is escaped whole
+    assert json.loads(turn1)["turn"]["response"] == SURROGATE_REPLY
+    assert JsonlCheckpoint(path).problems() == []
+
+
+def test_a_steps_json_with_a_lone_surrogate_is_text_a_file_can_hold(tmp_path: Path) -> None:
+    replies = [SURROGATE_REPLY, clj("(return (inc a))")]
+    step = ptc.SubAgent("Zähle", llm=ScriptedLLM(replies)).run()
+    text = step.to_json()
+    (tmp_path / "step.json").write_text(text, encoding="utf-8")  # raised UnicodeEncodeError
+    again = ptc.Step.from_json((tmp_path / "step.json").read_text(encoding="utf-8"))
+    assert (again.value, again.turns[0].response) == (2, SURROGATE_REPLY)
+    plain = ptc.SubAgent("Zähle", llm=ScriptedLLM([clj("(return 1)")])).run()
+    assert '"mission": "Zähle"' in plain.to_json()
+
+
+# --- token counts no stored record can hold ------------------------------------------------------
+
+
+def test_usage_clamps_a_providers_counts_and_stops_its_sums_at_the_largest_count() -> None:
+    odd: Any = {
+        "input_tokens": -5,
+        "output_tokens": 10**30,
+        "cache_read_tokens": 3.0,
+        "cache_write_tokens": float("nan"),
+        "flag": True,
+        5: 7,
+    }
+    assert _records.counts(odd) == {
+        "input_tokens": 0,
+        "output_tokens": LIMIT,
+        "cache_read_tokens": 3,
+    }
+    assert _records.counts(None) == {} and _records.counts([1]) == {}
+    usage = Usage().add(odd, retries=-2).add({"input_tokens": 4, "output_tokens": 9})
+    assert usage == Usage(4, LIMIT, 2, 0, None, 3, 0)
+    assert Usage.from_dict(json.loads(json.dumps(usage.to_dict()))) == usage
+
+
+def test_a_providers_impossible_usage_still_saves_a_step_that_loads_back(tmp_path: Path) -> None:
+    odd: Any = {"input_tokens": -5, "output_tokens": 10**30, "total": "many"}
+    replies = [LLMReply(clj("(def a 1)"), odd), LLMReply(clj("(return (inc a))"), odd)]
+    path = tmp_path / "runs.jsonl"
+    step = ptc.SubAgent("Count", llm=crashing(replies), checkpoint=JsonlCheckpoint(path)).run()
+    assert (step.ok, step.value) == (True, 2)
+    assert (step.usage.input_tokens, step.usage.output_tokens) == (0, LIMIT)
+    assert [t.usage for t in step.turns] == [{"input_tokens": 0, "output_tokens": LIMIT}] * 2
+    again = ptc.Step.from_json(step.to_json())
+    loaded, _ = JsonlCheckpoint(path).load()
+    for other in (again, loaded):
+        assert (other.usage, [t.usage for t in other.turns]) == (
+            step.usage,
+            [t.usage for t in step.turns],
+        )
