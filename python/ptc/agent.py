@@ -32,6 +32,7 @@ from ptc.checkpoint import (
     check_resumable,
     data_fingerprint,
 )
+from ptc.checkpoint.errors import shown_id
 from ptc.compression import (
     ChatMessage,
     Compression,
@@ -864,7 +865,7 @@ def _resume_source(
         return checkpoint, run_id, sink
     if isinstance(checkpoint, str):
         if run_id is not None and run_id != checkpoint:
-            raise ValueError(f"two run ids given: {checkpoint!r} and {run_id!r}")
+            raise ValueError(f"two run ids given: {shown_id(checkpoint)} and {shown_id(run_id)}")
         run_id = checkpoint
     elif checkpoint is not None:
         raise TypeError("with store=..., pass the run id (or nothing for the last run)")

@@ -14,7 +14,9 @@ import ptc
 import pytest
 from ptc import _records
 from ptc.checkpoint import (
+    CheckpointError,
     JsonlCheckpoint,
+    RunLockedError,
     SqliteCheckpoint,
 )
 from ptc.llm import LLMReply, ScriptedLLM
@@ -127,3 +129,84 @@ def test_a_providers_impossible_usage_still_saves_a_step_that_loads_back(tmp_pat
             step.usage,
             [t.usage for t in step.turns],
         )
+
+
+# --- run ids a host passes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_a_run_id_that_is_not_text_is_a_type_error(tmp_path: Path, kind: str) -> None:
+    cp = sink(kind, tmp_path)
+    ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return 1)")]), checkpoint=cp).run()
+    for bad, shown in (
+        (5, "the integer 5"),
+        (b"r", "a value of type bytes"),
+        (["r"], "a list of 1 item"),
+    ):
+        with pytest.raises(TypeError) as e:
+            cp.load(bad)
+        assert str(e.value) == f"run_id: expected a string, got {shown}"
+    with pytest.raises(TypeError) as e:
+        ptc.SubAgent("Count", llm=ScriptedLLM([])).resume(cp, 5)  # type: ignore[arg-type]
+    assert str(e.value) == "run_id: expected a string, got the integer 5"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+@pytest.mark.parametrize("run_id", ["x\x00y", "\ud800", "r" * 100])
+def test_a_run_id_no_run_has_is_a_run_that_is_not_there(
+    tmp_path: Path, kind: str, run_id: str
+) -> None:
+    cp = sink(kind, tmp_path)
+    ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return 1)")]), checkpoint=cp).run()
+    where = str(tmp_path / ("runs.jsonl" if kind == "jsonl" else "runs.db"))
+    with pytest.raises(LookupError) as e:
+        cp.load(run_id)
+    assert str(e.value) == f"{where}: no run {run_id!r}"
+    with pytest.raises(LookupError) as e:  # resume locks the run first (SQLite): the same
+        ptc.SubAgent("Count", llm=ScriptedLLM([])).resume(cp, run_id)
+    assert str(e.value) == f"{where}: no run {run_id!r}"
+
+
+def test_sqlite_refuses_to_save_under_a_run_id_it_cannot_hold(tmp_path: Path) -> None:
+    step = ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return 1)")])).run()
+    cp = SqliteCheckpoint(tmp_path / "runs.db")
+    with pytest.raises(ValueError) as e:
+        cp.save(step, "r\udc80")
+    assert str(e.value) == (
+        f"{tmp_path / 'runs.db'}: cannot save run 'r\\udc80': it holds a lone surrogate "
+        "(U+DC80 at index 1)"
+    )
+    cp.save(step, "x\x00y")  # SQLite text holds a NUL
+    assert cp.load("x\x00y")[0].value == 1
+
+
+def test_a_jsonl_run_id_with_a_lone_surrogate_reads_back(tmp_path: Path) -> None:
+    step = ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return 1)")])).run()
+    cp = JsonlCheckpoint(tmp_path / "runs.jsonl")
+    cp.save(step, "r\udc80")
+    assert JsonlCheckpoint(tmp_path / "runs.jsonl").load("r\udc80")[0].value == 1
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
+def test_a_10_mb_run_id_is_quoted_short(tmp_path: Path, kind: str) -> None:
+    cp = sink(kind, tmp_path)
+    ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return 1)")]), checkpoint=cp).run()
+    where = str(tmp_path / ("runs.jsonl" if kind == "jsonl" else "runs.db"))
+    with pytest.raises(LookupError) as e:
+        cp.load("r" * 10_000_000)
+    assert str(e.value) == f"{where}: no run {'r' * 120!r}... (10000000 characters)"
+
+
+def test_errors_that_name_a_run_quote_a_long_id_short(tmp_path: Path) -> None:
+    long_id = "q" * 5000
+    shown = f"{'q' * 120!r}... (5000 characters)"
+    err = CheckpointError("f.jsonl", "bad", run_id=long_id, line=3)
+    assert str(err) == f"f.jsonl, line 3 (run {shown}): bad"
+    with pytest.raises(ValueError) as e:
+        ptc.SubAgent("Count", llm=ScriptedLLM([])).resume(long_id, "x" * 200, store="sqlite:///x")
+    assert str(e.value) == f"two run ids given: {shown} and {'x' * 120!r}... (200 characters)"
+    cp = SqliteCheckpoint(tmp_path / "runs.db")
+    with cp.lock(long_id), pytest.raises(RunLockedError) as locked:
+        with SqliteCheckpoint(tmp_path / "runs.db").lock(long_id):
+            pass
+    assert str(locked.value).startswith(f"run {shown} is going on in another worker (")

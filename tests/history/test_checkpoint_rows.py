@@ -232,3 +232,55 @@ def test_a_reply_with_a_lone_surrogate_is_saved_and_read_back(
 def iter_llm(replies: list[str]) -> Any:
     it = iter(replies)
     return lambda messages: next(it)
+
+
+@pytest.mark.parametrize(
+    "run_id", ["x\x00y", "\ud800", "r" * 100], ids=["nul", "surrogate", "long"]
+)
+def test_a_run_id_no_run_has_is_a_run_that_is_not_there(
+    opened: tuple[Backend, Any], run_id: str
+) -> None:
+    """PostgreSQL text holds no NUL and neither driver takes a lone surrogate: each reached the
+    driver (DataError, UnicodeEncodeError) when loaded, locked or resumed."""
+    backend, store = opened
+    cp = store.checkpoint()
+    runs(cp)
+    missing = f"{where(backend, store)}: no run {run_id!r}"
+    with pytest.raises(LookupError) as e:
+        cp.load(run_id)
+    assert str(e.value) == missing
+    with pytest.raises(LookupError) as e:
+        ptc.SubAgent(prompt="p", llm=iter_llm([])).resume(cp, run_id)
+    assert str(e.value) == missing
+
+
+def test_a_run_id_that_is_not_text_is_a_type_error(opened: tuple[Backend, Any]) -> None:
+    """An int reached the SQL (PostgreSQL: text = smallint) or the driver."""
+    _, store = opened
+    cp = store.checkpoint()
+    runs(cp)
+    for bad, shown in ((5, "the integer 5"), (b"r", "a value of type bytes")):
+        with pytest.raises(TypeError) as e:
+            cp.load(bad)
+        assert str(e.value) == f"run_id: expected a string, got {shown}"
+        with pytest.raises(TypeError) as e, cp.lock(bad):
+            pass
+        assert str(e.value) == f"run_id: expected a string, got {shown}"
+
+
+def test_a_run_id_the_database_cannot_hold_is_refused_when_saved(
+    opened: tuple[Backend, Any],
+) -> None:
+    backend, store = opened
+    cp = store.checkpoint()
+    step = ptc.SubAgent(prompt="p", llm=iter_llm([clj("(return 1)")])).run()
+    bad = ["r\udc80"] + (["x\x00y"] if backend.name == "postgres" else [])
+    reasons = [
+        "it holds a lone surrogate (U+DC80 at index 1)",
+        "it holds a NUL character (at index 1)",
+    ]
+    for run_id, reason in zip(bad, reasons, strict=False):
+        with pytest.raises(ValueError) as e:
+            cp.save(step, run_id)
+        assert str(e.value) == f"{where(backend, store)}: cannot save run {run_id!r}: {reason}"
+    assert cp.runs() == []

@@ -31,7 +31,7 @@ class CheckpointError(PtcError, ValueError):
         if row is not None:
             where += f", {row}"
         if run_id is not None:
-            where += f" (run {run_id!r})"
+            where += f" (run {shown_id(run_id)})"
         super().__init__(f"{where}: {reason}")
 
 
@@ -42,11 +42,25 @@ class RunMismatchError(PtcError, ValueError):
 
     def __init__(self, what: str, stored: Any, resuming: Any, run_id: str | None) -> None:
         self.what, self.stored, self.resuming, self.run_id = what, stored, resuming, run_id
-        run = f"run {run_id!r}" if run_id is not None else "the stored run"
+        run = f"run {shown_id(run_id)}" if run_id is not None else "the stored run"
         super().__init__(
             f"cannot resume {run}: it belongs to another agent; its {what} is "
             f"{_short(stored)}, this agent's is {_short(resuming)}"
         )
+
+
+#: characters of a run id an error message quotes (a longer one is cut, with its length)
+ID_LIMIT = 120
+
+
+def shown_id(run_id: Any) -> str:
+    """A run id as messages quote it: its ``repr``, cut after :data:`ID_LIMIT` characters (a
+    run id comes from a host's request or a file; a 10 MB one must not make a 10 MB error)."""
+    if not isinstance(run_id, str):
+        return _short(run_id, ID_LIMIT)
+    if len(run_id) <= ID_LIMIT:
+        return repr(run_id)
+    return f"{run_id[:ID_LIMIT]!r}... ({len(run_id)} characters)"
 
 
 def _short(v: Any, limit: int = 300) -> str:
@@ -63,6 +77,6 @@ class RunLockedError(RuntimeError):
 def run_locked(run_id: str, owner: str) -> RunLockedError:
     """The error for a run that ``owner`` holds (the SQLite and PostgreSQL sinks say it alike)."""
     return RunLockedError(
-        f"run {run_id!r} is going on in another worker ({owner}); only one worker may "
+        f"run {shown_id(run_id)} is going on in another worker ({owner}); only one worker may "
         "continue a run at a time"
     )

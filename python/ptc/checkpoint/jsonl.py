@@ -16,7 +16,7 @@ from typing import IO, Any, cast
 from ptc import _records
 from ptc.step import Step
 
-from .base import finished
+from .base import finished, looked_up_id, no_run, stored_id
 from .errors import CheckpointError
 from .records import Saved, assemble, final_step
 
@@ -108,6 +108,7 @@ class JsonlCheckpoint:
         )
 
     def save(self, step: Step, run_id: str) -> None:
+        stored_id(run_id, str(self.path), surrogates=True)  # any text: written escaped
         with self._lock:
             if run_id not in self._written:
                 lines, bad = self._scan()
@@ -203,11 +204,12 @@ class JsonlCheckpoint:
             if not starts:
                 raise LookupError(f"{self.path}: no run has been saved here")
             run_id = starts[-1]
+        looked_up_id(run_id, str(self.path), surrogates=True)
         lines, nameless = self._events(run_id)
         mine = [x for x in lines if x.event["run_id"] == run_id]
         start = next((x for x in mine if x.event["event"] == "start"), None)
         if start is None:
-            raise LookupError(f"{self.path}: no run {run_id!r}")
+            raise no_run(str(self.path), run_id)
         path = str(self.path)
         saved = [
             Saved(

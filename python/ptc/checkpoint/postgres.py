@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ptc import _records
 from ptc.step import Step
 
-from .base import finished
+from .base import finished, looked_up_id, no_run, stored_id
 from .errors import run_locked
 from .tables import final_row, from_rows, run_id_of, run_ids
 
@@ -66,6 +66,7 @@ class PostgresCheckpoint:
         return conn
 
     def save(self, step: Step, run_id: str) -> None:
+        stored_id(run_id, repr(self.store), nul=False)  # PostgreSQL text holds no NUL
         self._still_held(run_id)
         context = _records.json_text(step.context.to_dict())
         usage = _records.json_text(step.usage.to_dict())
@@ -109,6 +110,8 @@ class PostgresCheckpoint:
 
     def load(self, run_id: str | None = None) -> tuple[Step, str]:
         where = repr(self.store)
+        if run_id is not None:
+            looked_up_id(run_id, where, nul=False)
         if run_id is None:
             rows = self.store._query("SELECT run_id FROM ptc_runs ORDER BY seq DESC LIMIT 1", ())
             if not rows:
@@ -116,7 +119,7 @@ class PostgresCheckpoint:
             run_id = run_id_of(where, rows[0][0])
         run = self.store._query("SELECT context, final FROM ptc_runs WHERE run_id = %s", (run_id,))
         if not run:
-            raise LookupError(f"{where}: no run {run_id!r}")
+            raise no_run(where, run_id)
         context, final = run[0]
         last = self.store._query("SELECT max(number) FROM ptc_turns WHERE run_id = %s", (run_id,))[
             0
@@ -138,6 +141,7 @@ class PostgresCheckpoint:
         pool, which the saves of every run share): a worker that dies frees it. If the holding
         session is lost while the run goes on, the next save takes the lock again (or
         raises :class:`RunLockedError` when another worker took the run meanwhile)."""
+        looked_up_id(run_id, repr(self.store), nul=False)
         self.store._get_pool()  # the schema is made (migrated) before the run starts
         self._held[run_id] = self.store._retrying(lambda: self._take(run_id))
         try:

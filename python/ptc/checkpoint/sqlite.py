@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from ptc import _records
 from ptc.step import Step
 
-from .base import finished
+from .base import finished, looked_up_id, no_run, stored_id
 from .errors import run_locked
 from .tables import final_row, from_rows, run_id_of, run_ids
 
@@ -77,6 +77,7 @@ class SqliteCheckpoint:
         return db
 
     def save(self, step: Step, run_id: str) -> None:
+        stored_id(run_id, self.path)
         with self._lock, self._connect() as db:
             if run_id in self._leases:  # each save renews the lease, if it is still ours
                 renewed = db.execute(
@@ -121,6 +122,7 @@ class SqliteCheckpoint:
 
         A lease row: renewed by every save, freed on exit, taken over when its holder's
         process is gone (same machine) or it expired (:data:`LEASE_SECONDS`)."""
+        looked_up_id(run_id, self.path)
         owner = _owner()
         db = self._connect()
         try:
@@ -152,6 +154,8 @@ class SqliteCheckpoint:
         return run_ids(self.path, rows)
 
     def load(self, run_id: str | None = None) -> tuple[Step, str]:
+        if run_id is not None:
+            looked_up_id(run_id, self.path)
         with self._connect() as db:
             if run_id is None:
                 row = db.execute(
@@ -164,7 +168,7 @@ class SqliteCheckpoint:
                 "SELECT context, final FROM ptc_runs WHERE run_id = ?", (run_id,)
             ).fetchone()
             if run is None:
-                raise LookupError(f"{self.path}: no run {run_id!r}")
+                raise no_run(self.path, run_id)
             query = "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = ?"
             last = db.execute("SELECT max(number) FROM ptc_turns WHERE run_id = ?", (run_id,))
             step = final_row(self.path, run_id, run[1], last.fetchone()[0])

@@ -364,3 +364,45 @@ def case_provider_usage_no_count_holds_still_reads_back(tmp: Path) -> None:
     assert (again.ok, again.value) == (True, 2)
     loaded, _ = JsonlCheckpoint(path).load()
     assert (loaded.ok, loaded.value, len(loaded.turns)) == (True, 2, 2)
+
+
+@case(seconds=30, memory_mb=300)
+def case_odd_run_ids_are_runs_that_are_not_there_sqlite(tmp: Path) -> None:
+    """The same on SQLite: a surrogate reached the driver (UnicodeEncodeError), and so did a
+    run id that is not a str (sqlite3.ProgrammingError)."""
+    import ptc
+    from ptc.checkpoint import SqliteCheckpoint
+
+    path = tmp / "runs.db"
+    ptc.SubAgent("Count", llm=lambda m: _clj("(return 1)"), checkpoint=SqliteCheckpoint(path)).run()
+    _looked_up(SqliteCheckpoint(path), str(path))
+    err = _raises(Exception, lambda: SqliteCheckpoint(path).load(object()))  # type: ignore[arg-type]
+    assert isinstance(err, LookupError | TypeError), repr(err)
+
+
+@case(seconds=60, memory_mb=400, needs=("postgres",))
+def case_odd_run_ids_are_runs_that_are_not_there_postgres(tmp: Path) -> None:
+    """The same on PostgreSQL: a NUL reached the server (psycopg DataError), a surrogate the
+    driver (UnicodeEncodeError), an int the SQL (UndefinedFunction: text = smallint)."""
+    import ptc
+
+    with _pg_store() as store:
+        cp = store.checkpoint()
+        ptc.SubAgent("Count", llm=lambda m: _clj("(return 1)"), checkpoint=cp).run()
+        _looked_up(cp, repr(store))
+        err = _raises(Exception, lambda: cp.load(5))  # type: ignore[arg-type]
+        assert isinstance(err, LookupError | TypeError), repr(err)
+
+
+@case(seconds=30, memory_mb=400)
+def case_a_10_mb_run_id_gives_a_short_error(tmp: Path) -> None:
+    """A 10 MB run id that names no run: the LookupError quoted it whole (10 MB messages in a
+    service's logs and responses); errors shorten what they quote, as the checkpoint errors
+    do."""
+    import ptc
+    from ptc.checkpoint import JsonlCheckpoint, SqliteCheckpoint
+
+    for cp in (JsonlCheckpoint(tmp / "runs.jsonl"), SqliteCheckpoint(tmp / "runs.db")):
+        ptc.SubAgent("Count", llm=lambda m: _clj("(return 1)"), checkpoint=cp).run()
+        err = _raises(LookupError, lambda cp=cp: cp.load("r" * 10_000_000))
+        assert len(str(err)) < 2_000, (type(cp).__name__, len(str(err)))
