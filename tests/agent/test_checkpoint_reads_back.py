@@ -7,6 +7,8 @@ kind of value apart. (The same on PostgreSQL: tests/history/test_checkpoint_rows
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +212,69 @@ def test_errors_that_name_a_run_quote_a_long_id_short(tmp_path: Path) -> None:
         with SqliteCheckpoint(tmp_path / "runs.db").lock(long_id):
             pass
     assert str(locked.value).startswith(f"run {shown} is going on in another worker (")
+
+
+# --- a lease row ptc cannot have written ---------------------------------------------------------
+
+
+def crashed_run(path: Path) -> str:
+    agent = ptc.SubAgent(
+        "Count", llm=crashing([clj("(def a 1)")]), checkpoint=SqliteCheckpoint(path)
+    )
+    with pytest.raises(Crash):
+        agent.run()
+    (run,) = SqliteCheckpoint(path).runs()
+    return run
+
+
+@pytest.mark.parametrize(
+    ("owner", "expires", "reason"),
+    [
+        (
+            "elsewhere:1:x",
+            "soon",
+            "ptc_leases.expires: expected a time (seconds since 1970), got the string 'soon'",
+        ),
+        (
+            "elsewhere:1:x",
+            float("inf"),
+            "ptc_leases.expires: expected a time (seconds since 1970), got the number inf",
+        ),
+        (
+            "elsewhere:1:x",
+            None,
+            "ptc_leases.expires: expected a time (seconds since 1970), got null",
+        ),
+        (b"\x00", 4e9, "ptc_leases.owner: expected text, got a value of type bytes"),
+    ],
+    ids=["text", "infinite", "null", "blob-owner"],
+)
+def test_a_lease_row_ptc_cannot_have_written_is_taken_over_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, owner: Any, expires: Any, reason: str
+) -> None:
+    path = tmp_path / "runs.db"
+    run = crashed_run(path)
+    with sqlite3.connect(path) as db:  # a foreign schema: no NOT NULL on expires
+        db.execute("DROP TABLE ptc_leases")
+        db.execute("CREATE TABLE ptc_leases (run_id TEXT PRIMARY KEY, owner, expires)")
+        db.execute("INSERT INTO ptc_leases VALUES (?, ?, ?)", (run, owner, expires))
+    resuming = ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return (inc a))")]))
+    with caplog.at_level(logging.WARNING, logger="ptc"):
+        step = resuming.resume(SqliteCheckpoint(path), run)
+    assert (step.ok, step.value) == (True, 2)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}, its ptc_leases row (run {run!r}): {reason} (taken as lapsed)"
+    ]
+
+
+def test_a_lease_of_a_worker_on_another_machine_still_holds_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    run = crashed_run(path)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO ptc_leases VALUES (?, ?, ?)", (run, "elsewhere:1:x", 4e9))
+    with pytest.raises(RunLockedError) as e:
+        ptc.SubAgent("Count", llm=ScriptedLLM([])).resume(SqliteCheckpoint(path), run)
+    assert str(e.value) == (
+        f"run {run!r} is going on in another worker (elsewhere:1:x); only one worker may "
+        "continue a run at a time"
+    )

@@ -74,8 +74,12 @@ class RunLockedError(RuntimeError):
     """Another worker is resuming (running) this run: only one may at a time."""
 
 
-def run_locked(run_id: str, owner: str) -> RunLockedError:
+def run_locked(run_id: str, owner: Any) -> RunLockedError:
     """The error for a run that ``owner`` holds (the SQLite and PostgreSQL sinks say it alike)."""
+    if not isinstance(owner, str):  # a lease row's owner is read from the database
+        owner = _short(owner, ID_LIMIT)
+    if len(owner) > ID_LIMIT:
+        owner = f"{owner[:ID_LIMIT]}... ({len(owner)} characters)"
     return RunLockedError(
         f"run {shown_id(run_id)} is going on in another worker ({owner}); only one worker may "
         "continue a run at a time"

@@ -4,6 +4,8 @@ be shared), and a lease per run so only one worker continues it."""
 from __future__ import annotations
 
 import contextlib
+import logging
+import math
 import os
 import socket
 import sqlite3
@@ -16,12 +18,14 @@ from ptc import _records
 from ptc.step import Step
 
 from .base import finished, looked_up_id, no_run, stored_id
-from .errors import run_locked
+from .errors import CheckpointError, run_locked
 from .tables import final_row, from_rows, run_id_of, run_ids
 
 #: How long a SQLite lease on a run lasts without a save renewing it (a crashed worker's
 #: lease on another machine lapses after this; on the same machine a dead pid frees it).
 LEASE_SECONDS = 600.0
+
+logger = logging.getLogger("ptc")
 
 
 def _owner() -> str:
@@ -40,6 +44,20 @@ def _owner_alive(owner: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _lease_problem(owner: object, expires: object) -> str | None:
+    """What is wrong with a lease row's owner and expiry, if anything."""
+    if (
+        isinstance(expires, bool)
+        or not isinstance(expires, int | float)
+        or not math.isfinite(expires)
+    ):
+        got = _records.describe(expires)
+        return f"ptc_leases.expires: expected a time (seconds since 1970), got {got}"
+    if not isinstance(owner, str):
+        return f"ptc_leases.owner: expected text, got {_records.describe(owner)}"
+    return None
 
 
 class SqliteCheckpoint:
@@ -130,7 +148,7 @@ class SqliteCheckpoint:
             row = db.execute(
                 "SELECT owner, expires FROM ptc_leases WHERE run_id = ?", (run_id,)
             ).fetchone()
-            if row is not None and row[1] > time.time() and _owner_alive(row[0]):
+            if row is not None and self._held(run_id, row[0], row[1]):
                 db.execute("ROLLBACK")
                 raise run_locked(run_id, row[0])
             db.execute(
@@ -147,6 +165,18 @@ class SqliteCheckpoint:
             self._leases.pop(run_id, None)
             with self._connect() as db:
                 db.execute("DELETE FROM ptc_leases WHERE run_id = ? AND owner = ?", (run_id, owner))
+
+    def _held(self, run_id: str, owner: object, expires: object) -> bool:
+        """Whether a lease row still holds its run. A row ptc cannot have written (a hand-edited
+        or foreign database) holds nothing: no worker renews it, so it is taken over, with a
+        warning naming it, rather than keeping the run from being resumed for good."""
+        problem = _lease_problem(owner, expires)
+        if problem is not None:
+            err = CheckpointError(self.path, problem, run_id=run_id, row="its ptc_leases row")
+            logger.warning("%s (taken as lapsed)", err)
+            return False
+        assert isinstance(owner, str) and isinstance(expires, int | float)
+        return expires > time.time() and _owner_alive(owner)
 
     def runs(self) -> list[str]:
         with self._connect() as db:

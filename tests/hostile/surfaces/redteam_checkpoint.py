@@ -367,6 +367,32 @@ def case_provider_usage_no_count_holds_still_reads_back(tmp: Path) -> None:
 
 
 @case(seconds=30, memory_mb=300)
+def case_a_malformed_lease_row_is_named_not_a_type_error(tmp: Path) -> None:
+    """A ptc_leases row whose expiry is text (a hand-edited or foreign database): resume()
+    raised a bare ``TypeError: '>' not supported between 'str' and 'float'``. A bad lease
+    either counts as lapsed (the run resumes) or is a CheckpointError naming the database,
+    the table and the run."""
+    import ptc
+    from ptc.checkpoint import CheckpointError, SqliteCheckpoint
+
+    path = tmp / "runs.db"
+    agent = ptc.SubAgent(
+        "Count", llm=_crashing([_clj("(def a 1)")]), checkpoint=SqliteCheckpoint(path)
+    )
+    _raises(_Crash, agent.run)
+    (run,) = SqliteCheckpoint(path).runs()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO ptc_leases VALUES (?, ?, ?)", (run, "elsewhere:1:x", "soon"))
+    resuming = ptc.SubAgent("Count", llm=lambda m: _clj("(return (inc a))"))
+    try:
+        step = resuming.resume(SqliteCheckpoint(path), run)
+    except CheckpointError as e:
+        assert str(path) in str(e) and "ptc_leases" in str(e) and run in str(e), e
+    else:
+        assert (step.ok, step.value) == (True, 2), step.error
+
+
+@case(seconds=30, memory_mb=300)
 def case_odd_run_ids_are_runs_that_are_not_there_sqlite(tmp: Path) -> None:
     """The same on SQLite: a surrogate reached the driver (UnicodeEncodeError), and so did a
     run id that is not a str (sqlite3.ProgrammingError)."""
