@@ -254,7 +254,13 @@ class SubAgent:
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
             runner = _Runner(
-                self, self._config(None), data, previous=step, run_id=run_id, checkpoint=sink
+                self,
+                self._config(None),
+                data,
+                previous=step,
+                run_id=run_id,
+                checkpoint=sink,
+                source=source,
             )
             return self._run_sync(runner)
 
@@ -271,7 +277,13 @@ class SubAgent:
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
             runner = _Runner(
-                self, self._config(None), data, previous=step, run_id=run_id, checkpoint=sink
+                self,
+                self._config(None),
+                data,
+                previous=step,
+                run_id=run_id,
+                checkpoint=sink,
+                source=source,
             )
             return await _drive_async(runner)
 
@@ -322,6 +334,10 @@ class _ReplayError(RuntimeError):
     pass
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 class _Runner:
     """State of one run. ``loop()`` is the sans-IO core shared by both drivers."""
 
@@ -333,6 +349,7 @@ class _Runner:
         previous: Step | None = None,
         run_id: str | None = None,
         checkpoint: Sink | None = None,
+        source: object = None,
     ) -> None:
         if config.llm is None:
             raise ValueError("SubAgent needs an llm (or a parent agent to inherit one from)")
@@ -350,6 +367,7 @@ class _Runner:
         self.observer = Observer(hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
         self._replay: list[ToolCallRecord] | None = None
+        self._diverged_by: str | None = None  # how a replayed program left its recorded calls
         self.strategy, opts = config.compression
         self.opts = opts or normalize(True)[1]  # sample/arg limits apply even without compression
         merged = {**agent.data, **(data or {})}
@@ -381,7 +399,7 @@ class _Runner:
         self.usage = Usage()
         self.started = time.perf_counter()
         if previous is not None:
-            self._restore(previous)
+            self._restore(previous, source)
 
     # --- setup helpers -------------------------------------------------------------
 
@@ -428,7 +446,11 @@ class _Runner:
     def _replayed(self, name: str) -> Any:
         assert self._replay is not None
         if not self._replay or self._replay[0].name != name:
-            raise _ReplayError(f"replay diverged at a call to tool {name!r}")
+            recorded = f"a call to {self._replay[0].name!r}" if self._replay else "no more calls"
+            why = f"the program called tool {name!r} where the turn recorded {recorded}"
+            # kept: the program might catch the tool's error and end without one
+            self._diverged_by = self._diverged_by or why
+            raise _ReplayError(why)
         record = self._replay.pop(0)
         if record.error is not None:
             raise _ReplayError(record.error)
@@ -462,7 +484,7 @@ class _Runner:
         call_child.__name__ = tool.name.replace("-", "_")
         return call_child
 
-    def _restore(self, step: Step) -> None:
+    def _restore(self, step: Step, source: object) -> None:
         # first: another agent's run is neither replayed nor continued under this one
         check_resumable(step.context, self.context, self.run_id if self._stored_id else None)
         last = step.turns[-1] if step.turns else None
@@ -472,16 +494,39 @@ class _Runner:
             ran = turn.error is None or turn.error.type == "validation_error"
             if turn.program is None or not ran:
                 continue  # failed runs left the Session unchanged
-            self._replay = list(turn.tool_calls)
+            self._replay, self._diverged_by = list(turn.tool_calls), None
             try:
                 result = self.session.run(turn.program)
             finally:
                 leftover, self._replay = self._replay, None
-            if result.error is not None or leftover:
-                raise ValueError(f"cannot resume: replaying turn {turn.number} diverged")
+            if result.error is not None or leftover or self._diverged_by is not None:
+                raise ValueError(self._diverged(turn.number, source, result.error, leftover))
         self.turns = list(step.turns)
         self.past = step.messages
         self.usage = step.usage
+
+    def _diverged(
+        self, number: int, source: object, error: Any, leftover: list[ToolCallRecord]
+    ) -> str:
+        """Why replaying turn ``number`` of a stored run did not do what the turn recorded
+        (the program failed, or made other or fewer tool calls), and which run and where."""
+        run = f"run {shown_id(self.run_id)}" if self._stored_id else "the run"
+        if source is None or isinstance(source, Step):
+            where = "a Step"
+        else:
+            where = _cut(repr(source), 300)
+        if self._diverged_by is not None:
+            why = self._diverged_by
+        elif error is not None:
+            why = f"{error.type}: {error.message}"
+        else:
+            names = ", ".join(repr(c.name) for c in leftover[:5])
+            more = f" and {len(leftover) - 5} more" if len(leftover) > 5 else ""
+            why = f"the program made fewer tool calls than the turn recorded (not made: {names}"
+            why += f"{more})"
+        return (
+            f"cannot resume {run} from {where}: replaying turn {number} diverged: {_cut(why, 1000)}"
+        )
 
     # --- the loop --------------------------------------------------------------------
 

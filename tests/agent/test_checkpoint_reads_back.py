@@ -278,3 +278,63 @@ def test_a_lease_of_a_worker_on_another_machine_still_holds_the_run(tmp_path: Pa
         f"run {run!r} is going on in another worker (elsewhere:1:x); only one worker may "
         "continue a run at a time"
     )
+
+
+# --- a replay that diverges ----------------------------------------------------------------------
+
+
+def lookup(sku: str) -> int:
+    """Stock for a sku."""
+    return 3
+
+
+def run_that_called_lookup(path: Path) -> list[dict[str, Any]]:
+    agent = ptc.SubAgent(
+        "Total stock?",
+        llm=crashing([clj('(def a (tool/lookup "x1"))')]),
+        tools=[lookup],
+        checkpoint=JsonlCheckpoint(path),
+    )
+    with pytest.raises(Crash):
+        agent.run()
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def rewritten(path: Path, lines: list[dict[str, Any]], program: str) -> None:
+    lines = json.loads(json.dumps(lines))
+    lines[1]["turn"]["program"] = program
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("program", "why"),
+    [
+        (
+            '(def a (tool/lookup "x1")) (def b (tool/lookup "wipe"))',
+            "the program called tool 'lookup' where the turn recorded no more calls",
+        ),
+        (
+            "(def a 3)",
+            "the program made fewer tool calls than the turn recorded (not made: 'lookup')",
+        ),
+        ("(def a (nope 1))", "undefined_variable: nope is not defined"),
+    ],
+    ids=["another-call", "fewer-calls", "an-error"],
+)
+def test_a_replay_that_diverges_names_the_run_where_it_is_and_why(
+    tmp_path: Path, program: str, why: str
+) -> None:
+    lines = run_that_called_lookup(tmp_path / "runs.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    rewritten(bad, lines, program)
+    agent = ptc.SubAgent("Total stock?", llm=ScriptedLLM([]), tools=[lookup])
+    with pytest.raises(ValueError) as e:
+        agent.resume(JsonlCheckpoint(bad))
+    assert str(e.value) == (
+        f"cannot resume run {lines[0]['run_id']!r} from JsonlCheckpoint({str(bad)!r}): "
+        f"replaying turn 1 diverged: {why}"
+    )
+    step = JsonlCheckpoint(bad).load()[0]  # a Step has no run id or file to name
+    with pytest.raises(ValueError) as e:
+        agent.resume(step)
+    assert str(e.value) == f"cannot resume the run from a Step: replaying turn 1 diverged: {why}"

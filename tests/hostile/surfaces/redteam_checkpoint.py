@@ -432,3 +432,22 @@ def case_a_10_mb_run_id_gives_a_short_error(tmp: Path) -> None:
         ptc.SubAgent("Count", llm=lambda m: _clj("(return 1)"), checkpoint=cp).run()
         err = _raises(LookupError, lambda cp=cp: cp.load("r" * 10_000_000))
         assert len(str(err)) < 2_000, (type(cp).__name__, len(str(err)))
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_replay_that_diverges_names_the_run_and_the_file(tmp: Path) -> None:
+    """The resume refused the injected turn with ``ValueError: cannot resume: replaying turn
+    2 diverged``: no file, no run, no reason. Item 18's standard: name the file, the run and
+    what went wrong."""
+    import ptc
+    from ptc.checkpoint import JsonlCheckpoint
+
+    calls: list[str] = []
+    lines, lookup = _run_with_one_lookup(tmp / "runs.jsonl", calls)
+    run_id = lines[0]["run_id"]
+    bad = tmp / "bad.jsonl"
+    _inject(bad, lines, '(def b (tool/lookup "wipe"))')
+    agent = ptc.SubAgent("Total stock?", llm=lambda m: _clj("(return a)"), tools=[lookup])
+    err = _raises(ValueError, lambda: agent.resume(JsonlCheckpoint(bad)))
+    assert str(bad) in str(err) and run_id in str(err), err
+    assert "lookup" in str(err), err  # what diverged: a call of lookup that was not recorded
