@@ -550,7 +550,10 @@ def test_resume_refuses_a_run_with_other_data_and_takes_the_runs_data(tmp_path: 
     stored, resuming = e.value.stored, e.value.resuming
     assert e.value.what == "data" and stored["keys"] == resuming["keys"] == ["orders"]
     assert stored["fingerprint"] != resuming["fingerprint"]
-    assert all(len(x["fingerprint"]) == len("sha256:") + 64 for x in (stored, resuming))
+    assert all(
+        x["fingerprint"].startswith("v2:sha256:") and len(x["fingerprint"]) == 10 + 64
+        for x in (stored, resuming)
+    )
     assert str(e.value) == (
         f"cannot resume run {run_id!r}: it belongs to another agent; its data is {stored!r}, "
         f"this agent's is {resuming!r}"
@@ -619,7 +622,7 @@ def test_the_data_fingerprint_is_the_same_in_every_process(tmp_path: Path) -> No
     keys, keys_reordered, keys_changed, deep = outs[0][6:]
     assert sets == sets_reordered and plain == plain_reordered and keys == keys_reordered
     assert len({sets, plain, fewer, changed, keys, keys_changed, deep}) == 7
-    assert all(x.startswith("sha256:") and len(x) == 71 for x in outs[0])
+    assert all(x.startswith("v2:sha256:") and len(x) == 10 + 64 for x in outs[0])
 
 
 # --- counts read from a file are checked before anything is made from them ----------------------

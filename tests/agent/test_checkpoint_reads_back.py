@@ -20,6 +20,7 @@ from ptc.checkpoint import (
     JsonlCheckpoint,
     RunLockedError,
     SqliteCheckpoint,
+    data_fingerprint,
 )
 from ptc.llm import LLMReply, ScriptedLLM
 from ptc.step import Usage
@@ -338,3 +339,104 @@ def test_a_replay_that_diverges_names_the_run_where_it_is_and_why(
     with pytest.raises(ValueError) as e:
         agent.resume(step)
     assert str(e.value) == f"cannot resume the run from a Step: replaying turn 1 diverged: {why}"
+
+
+# --- the data fingerprint ------------------------------------------------------------------------
+
+
+def test_the_fingerprint_tells_every_kind_of_value_apart() -> None:
+    """Each value below is data a program tells from every other; each pair once collided or
+    would collide in an encoding that does not tag every kind (a set and a map spelling its
+    tag, integer and text keys, a keyword and a string, ...)."""
+    kw = ptc.Keyword
+    values: list[dict[str, Any]] = [
+        {"x": {"a", "b"}},
+        {"x": {"$set:str": ["a", "b"]}},
+        {"x": {1, 2}},
+        {"x": {"$set:int": [1, 2]}},
+        {"x": {1, "1"}},
+        {"x": {"$set": ['"1"', "1"]}},
+        {"x": set()},
+        {"x": {"$set:str": []}},
+        {"x": {}},
+        {"x": []},
+        {"x": {1: "v"}},
+        {"x": {"1": "v"}},
+        {"x": {1.5: "v"}},
+        {"x": {"1.5": "v"}},
+        {"x": {True: "v"}},
+        {"x": {"true": "v"}},
+        {"x": {None: "v"}},
+        {"x": {"null": "v"}},
+        {"x": kw("a")},
+        {"x": "a"},
+        {"x": [kw("a")]},
+        {"x": ["a"]},
+        {"x": {kw("a")}},
+        {"x": {"a"}},
+        {"x": {kw("a"): 1}},
+        {"x": {"a": 1}},
+        {"x": 1},
+        {"x": 1.0},
+        {"x": True},
+    ]
+    prints = [data_fingerprint(v) for v in values]
+    assert len(set(prints)) == len(values)
+    assert all(p.startswith("v2:sha256:") and len(p) == 10 + 64 for p in prints)
+    assert data_fingerprint({"x": (1, 2)}) == data_fingerprint({"x": [1, 2]})  # both vectors
+    assert data_fingerprint({"x": {"b": 1, "a": {2, 1}}}) == data_fingerprint(
+        {"x": {"a": {1, 2}, "b": 1}}
+    )
+
+
+def test_the_fingerprint_of_data_that_contains_itself_is_a_value_error() -> None:
+    data: dict[str, Any] = {"x": []}
+    data["x"].append(data)
+    with pytest.raises(ValueError) as e:
+        data_fingerprint(data)
+    assert str(e.value) == "the data contains itself (a dict in itself)"
+
+
+def test_a_run_over_a_set_is_not_resumed_by_a_map_that_spells_its_tag(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    started = ptc.SubAgent(
+        "Count",
+        llm=crashing([clj("(def n (count data/tags))")]),
+        data={"tags": {"a", "b"}},
+        checkpoint=JsonlCheckpoint(path),
+    )
+    with pytest.raises(Crash):
+        started.run()
+    other = ptc.SubAgent("Count", llm=ScriptedLLM([]), data={"tags": {"$set:str": ["a", "b"]}})
+    with pytest.raises(ptc.RunMismatchError) as e:
+        other.resume(JsonlCheckpoint(path))
+    assert e.value.what == "data"
+    same = ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return n)")]), data={"tags": {"b", "a"}})
+    assert same.resume(JsonlCheckpoint(path)).value == 2
+
+
+def test_a_fingerprint_of_an_earlier_version_is_taken_as_unknown(tmp_path: Path) -> None:
+    """A run saved with version 1's ``sha256:<hex>`` is compared by its data keys and types, as
+    a run saved without a fingerprint is: version 1 cannot be compared with version 2."""
+    path = tmp_path / "runs.jsonl"
+    started = ptc.SubAgent(
+        "Count",
+        llm=crashing([clj("(def n (count data/orders))")]),
+        data={"orders": [1, 2]},
+        checkpoint=JsonlCheckpoint(path),
+    )
+    with pytest.raises(Crash):
+        started.run()
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["context"]["data_fingerprint"].startswith("v2:sha256:")
+    lines[0]["context"]["data_fingerprint"] = "sha256:" + "0" * 64
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    shorter = ptc.SubAgent("Count", llm=ScriptedLLM([]), data={"orders": [1]})
+    with pytest.raises(ptc.RunMismatchError) as e:
+        shorter.resume(JsonlCheckpoint(path))
+    assert (e.value.stored, e.value.resuming) == (
+        {"keys and types": ["orders list[2]"]},
+        {"keys and types": ["orders list[1]"]},
+    )
+    same = ptc.SubAgent("Count", llm=ScriptedLLM([clj("(return n)")]), data={"orders": [1, 2]})
+    assert same.resume(JsonlCheckpoint(path)).value == 2

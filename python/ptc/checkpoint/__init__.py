@@ -27,6 +27,7 @@ from .base import CheckpointSink, CheckpointSource, save_to
 from .base import Sink as Sink
 from .errors import CheckpointError, RunLockedError, RunMismatchError
 from .jsonl import JsonlCheckpoint
+from .ownership import FINGERPRINT_PREFIX as FINGERPRINT_PREFIX
 from .ownership import check_resumable, data_fingerprint
 from .postgres import PostgresCheckpoint
 from .sqlite import LEASE_SECONDS as LEASE_SECONDS

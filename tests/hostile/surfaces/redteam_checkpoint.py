@@ -451,3 +451,27 @@ def case_a_replay_that_diverges_names_the_run_and_the_file(tmp: Path) -> None:
     err = _raises(ValueError, lambda: agent.resume(JsonlCheckpoint(bad)))
     assert str(bad) in str(err) and run_id in str(err), err
     assert "lookup" in str(err), err  # what diverged: a call of lookup that was not recorded
+
+
+@case(seconds=30, memory_mb=300)
+def case_a_set_and_a_map_that_spells_its_tag_are_different_data(tmp: Path) -> None:
+    """The data fingerprint encodes a set of strings as ``{"$set:str": [...]}``, which is also
+    what a map with that one key encodes as: a run over ``{"tags": {"a", "b"}}`` was resumed
+    by an agent whose data is ``{"tags": {"$set:str": ["a", "b"]}}`` (its program sees a map,
+    not the set the run's definitions were built from)."""
+    import ptc
+    from ptc.checkpoint import JsonlCheckpoint
+
+    path = tmp / "runs.jsonl"
+    started = ptc.SubAgent(
+        "Count",
+        llm=_crashing([_clj("(def n (count data/tags))")]),
+        data={"tags": {"a", "b"}},
+        checkpoint=JsonlCheckpoint(path),
+    )
+    _raises(_Crash, started.run)
+    other = ptc.SubAgent(
+        "Count", llm=lambda m: _clj("(return n)"), data={"tags": {"$set:str": ["a", "b"]}}
+    )
+    err = _raises(ptc.RunMismatchError, lambda: other.resume(JsonlCheckpoint(path)))
+    assert isinstance(err, ptc.RunMismatchError) and err.what == "data", err
