@@ -35,16 +35,15 @@ MAX_COUNT = 2**53
 
 def count(v: Any) -> int | None:
     """A count a provider reported, within what a stored record may hold: an integer (or a
-    whole float) clamped to 0..:data:`MAX_COUNT`; ``None`` for anything else. A provider's
-    usage is information, not trusted input: a negative or absurd count must neither fail the
-    run nor make its Step unloadable."""
+    finite float's whole part) clamped to 0..:data:`MAX_COUNT`; ``None`` for anything else. A
+    provider's usage is information, not trusted input: a negative or absurd count must
+    neither fail the run nor make its Step unloadable."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return None
-        v = int(v)
-    return min(max(v, 0), MAX_COUNT)
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    n = int(v)
+    return min(max(n, 0), MAX_COUNT)
 
 
 def counts(tokens: Any) -> dict[str, int]:

@@ -66,15 +66,17 @@ def looked_up_id(run_id: Any, where: str, *, surrogates: bool = False, nul: bool
     """``run_id`` to look up (or lock) in ``where``: ``TypeError`` unless it is a string, and the
     :class:`LookupError` of a missing run when no saved run can have it (text the database
     cannot hold: a lone surrogate, or a NUL when ``nul`` is false), never the driver's error."""
-    if _unstorable(_a_string(run_id), surrogates, nul) is not None:
-        raise no_run(where, run_id)
-    return run_id
+    text = _a_string(run_id)
+    if _unstorable(text, surrogates, nul) is not None:
+        raise no_run(where, text)
+    return text
 
 
 def stored_id(run_id: Any, where: str, *, surrogates: bool = False, nul: bool = True) -> str:
     """``run_id`` to save under in ``where``: ``TypeError`` unless it is a string, ``ValueError``
     naming why when the sink cannot hold it."""
-    reason = _unstorable(_a_string(run_id), surrogates, nul)
+    text = _a_string(run_id)
+    reason = _unstorable(text, surrogates, nul)
     if reason is not None:
-        raise ValueError(f"{where}: cannot save run {shown_id(run_id)}: {reason}")
-    return run_id
+        raise ValueError(f"{where}: cannot save run {shown_id(text)}: {reason}")
+    return text
