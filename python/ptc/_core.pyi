@@ -1,5 +1,6 @@
 # Type stubs for the Rust extension module `ptc._core` (rust/python/). Keep in sync:
 # tests/test_stubs.py checks that every name declared here exists and vice versa.
+import contextvars
 from typing import Any, Literal, Self, final
 
 from .errors import LispError
@@ -12,10 +13,12 @@ __all__ = [
     "SAMPLE_PRINTABLE_LIMIT",
     "TOOL_ARGS_LIMIT",
     "TOOL_ARGS_PRINTABLE_LIMIT",
+    "_LINEAGE",
     "CancelToken",
     "CoreSession",
     "Definition",
     "LazyValue",
+    "Lineage",
     "Result",
     "SessionBase",
     "ToolCall",
@@ -24,6 +27,7 @@ __all__ = [
     "_boundary_panic_for_tests",
     "_panic_for_tests",
     "_split_conversions",
+    "_tool_lineage",
     "_tool_time_left",
     "_two_thread_conversions",
     "builtin_names",
@@ -201,3 +205,10 @@ def _two_thread_conversions() -> int: ...
 def _split_conversions() -> tuple[int, int, int]: ...
 def _at_exit() -> None: ...
 def _tool_time_left() -> float | None: ...
+def _tool_lineage() -> Lineage | None: ...
+
+@final
+class Lineage:
+    """Runs a tool's runs are nested in (opaque), carried by ``_LINEAGE``."""
+
+_LINEAGE: contextvars.ContextVar[Lineage]

@@ -188,9 +188,20 @@ class Session(_core.SessionBase):
         # raises KeyboardInterrupt or SystemExit (from a tool) re-raises it out of the event
         # loop, past this coroutine and every other task on the loop
         run = functools.partial(self._core.run, source, limits_dict(limits), token, lazy)
-        task = asyncio.get_running_loop().run_in_executor(
-            None, functools.partial(contextvars.copy_context().run, run)
-        )
+        context = contextvars.copy_context()
+        lineage = _core._tool_lineage()
+        if lineage is not None:
+            # called from a tool's own thread (a sync tool running a loop): the run on the
+            # executor's thread is nested in the tool's run through the context
+            context.run(_core._LINEAGE.set, lineage)
+        loop = asyncio.get_running_loop()
+        if context.get(_core._LINEAGE) is None:
+            task = loop.run_in_executor(None, functools.partial(context.run, run))
+        else:
+            # a run nested in a tool's run: a thread of its own, not one of the loop's pool
+            # (each level of a nest waits in its thread for the next: 16 levels would take
+            # the default pool's few threads and wait for one another until the deadline)
+            task = _on_own_thread(loop, functools.partial(context.run, run))
         try:
             return await asyncio.shield(task)
         except UnicodeEncodeError as e:  # the program text could not be read
@@ -256,6 +267,34 @@ class Session(_core.SessionBase):
     ) -> Description:
         """Type label and sample of an input value, rendered on the value in place."""
         return Description(*self._core.describe_data(key, limit, printable_limit))
+
+
+def _on_own_thread(loop: Any, fn: Callable[[], Result]) -> Any:
+    """``fn()`` on a new daemon thread; its result (or exception) on a future of ``loop``."""
+    import asyncio
+    import threading
+
+    future: asyncio.Future[Result] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value: Any = fn()
+            ok = True
+        except BaseException as e:  # handed to the awaiting coroutine, as an executor would
+            value, ok = e, False
+        with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=work, name="ptc-nested-arun", daemon=True).start()
+    return future
 
 
 def _not_str(source: object) -> TypeError:

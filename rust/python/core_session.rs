@@ -357,7 +357,10 @@ impl CoreSession {
             }
         }
         let _unregister = Unregister(self, cancel.clone());
-        let nested = host::in_tool(self.id());
+        // a run started by a tool of a run of this Session (or of one nested in it) does not
+        // wait for that run: it runs nested in it
+        let outer = host::outer_lineage(py);
+        let nested = outer.as_deref().is_some_and(|l| l.contains(&self.id()));
         let _gate = if nested {
             None
         } else {
@@ -368,7 +371,7 @@ impl CoreSession {
         };
 
         let snapshot = self.lock().clone();
-        let host = Arc::new(RunHost::new(self.host.clone(), self.id()));
+        let host = Arc::new(RunHost::new(self.host.clone(), self.id(), outer));
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
         let prepared = if host.depth() > host::MAX_NESTED_RUNS {
             Err(Box::new(session::error_result(host::nested_too_deep(

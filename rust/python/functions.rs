@@ -57,6 +57,12 @@ pub(super) fn _at_exit() {
     host::at_exit()
 }
 
+/// The lineage of the tool running on this thread (for `_core._LINEAGE`), or `None`.
+#[pyfunction]
+pub(super) fn _tool_lineage() -> Option<host::Lineage> {
+    host::current_lineage()
+}
+
 /// For the tool running on this thread: seconds until its run must stop (0 once it has
 /// stopped); `None` outside a tool call.
 #[pyfunction]

@@ -135,7 +135,10 @@ pub struct RunHost {
     log: Mutex<Vec<CallLog>>,
     /// The Sessions of the runs this run is nested in (a tool of each started the next),
     /// then this run's own: one entry for a run started outside any tool.
-    lineage: Arc<[usize]>,
+    lineage: std::sync::OnceLock<Arc<[usize]>>,
+    /// The runs this one is nested in (see [`outer_lineage`]), and its Session.
+    outer: Option<Arc<[usize]>>,
+    session: usize,
 }
 
 /// One tool call as the caller may need to report it.
@@ -170,31 +173,88 @@ pub fn nested_too_deep(depth: usize) -> crate::error::Error {
     .with_hint("a tool that runs a program should not make that program call the tool again")
 }
 
-/// Whether this thread is running a tool of a run of the Session `session`, or of a run nested
-/// in one (whose run is in progress and waits for this thread): a run started here is nested
-/// in that run, and must not wait for it to end.
-pub fn in_tool(session: usize) -> bool {
-    TOOL_LINEAGE.with(|c| c.borrow().as_deref().is_some_and(|l| l.contains(&session)))
+/// The lineage of the runs a run started here would be nested in: that of the tool this thread
+/// is running, or else the one carried by the context (`_core._LINEAGE`: an `async def` tool's
+/// coroutine and the `arun()` it awaits run on other threads than the tool call).
+pub fn outer_lineage(py: Python<'_>) -> Option<Arc<[usize]>> {
+    if let Some(l) = TOOL_LINEAGE.with(|c| c.borrow().clone()) {
+        return Some(l);
+    }
+    if LINEAGES.load(Ordering::SeqCst) == 0 {
+        return None; // no context can hold one
+    }
+    let var = LINEAGE_VAR.get(py)?;
+    let mut out: *mut pyo3::ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the GIL is held; `var` is a live ContextVar; `out` receives a new reference (or
+    // stays null: no value and no default).
+    if unsafe { pyo3::ffi::PyContextVar_Get(var.as_ptr(), std::ptr::null_mut(), &mut out) } < 0 {
+        let _ = PyErr::take(py);
+        return None;
+    }
+    if out.is_null() {
+        return None;
+    }
+    // SAFETY: a new reference, owned from here
+    let value = unsafe { Bound::from_owned_ptr(py, out) };
+    let lineage = value.cast::<Lineage>().ok()?;
+    Some(lineage.get().0.clone())
+}
+
+/// Runs a tool's runs are nested in, carried across threads by a context variable.
+#[pyclass(frozen, module = "ptc._core")]
+pub struct Lineage(Arc<[usize]>);
+
+/// `Lineage` objects alive: while there are none, no context holds one, and a run need not
+/// look (a context variable read on every run's fast path otherwise).
+static LINEAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Lineage {
+    fn new(l: Arc<[usize]>) -> Lineage {
+        LINEAGES.fetch_add(1, Ordering::SeqCst);
+        Lineage(l)
+    }
+}
+
+impl Drop for Lineage {
+    fn drop(&mut self) {
+        LINEAGES.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `_core._LINEAGE`, made once at import.
+pub static LINEAGE_VAR: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
+/// The lineage of the tool this thread is running, as a value for `_core._LINEAGE`.
+pub fn current_lineage() -> Option<Lineage> {
+    TOOL_LINEAGE.with(|c| c.borrow().clone()).map(Lineage::new)
 }
 
 impl RunHost {
-    pub fn new(tools: Arc<PyHost>, session: usize) -> Self {
+    /// A run of `session` nested in the runs of `outer` (see [`outer_lineage`]).
+    pub fn new(tools: Arc<PyHost>, session: usize, outer: Option<Arc<[usize]>>) -> Self {
         RunHost {
             tools,
             main: is_main_thread().then(|| std::thread::current().id()),
             pending: Mutex::new(None),
             log: Mutex::new(Vec::new()),
-            lineage: TOOL_LINEAGE.with(|c| {
-                let outer = c.borrow();
-                let outer: &[usize] = outer.as_deref().unwrap_or(&[]);
-                outer.iter().copied().chain([session]).collect()
-            }),
+            lineage: std::sync::OnceLock::new(),
+            outer,
+            session,
         }
     }
 
     /// How many runs this one is nested in, itself included.
     pub fn depth(&self) -> usize {
-        self.lineage.len()
+        self.outer.as_deref().map_or(0, <[usize]>::len) + 1
+    }
+
+    /// The Sessions of the runs this run is nested in, then its own (made when a tool is first
+    /// called: most runs call none).
+    fn lineage(&self) -> &Arc<[usize]> {
+        self.lineage.get_or_init(|| {
+            let outer: &[usize] = self.outer.as_deref().unwrap_or(&[]);
+            outer.iter().copied().chain([self.session]).collect()
+        })
     }
 
     /// The exception to raise instead of returning a result, if any.
@@ -286,7 +346,7 @@ impl RunHost {
             return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
         }
         let result = {
-            let _in_tool = InTool::enter(&self.lineage, ctx.budget);
+            let _in_tool = InTool::enter(self.lineage(), ctx.budget);
             // the tool's own code (which may call ptc again) is not part of this run's budget
             guard::without_budget(|| call_hanging_at_exit(f.bind(py), &positional, &named))
         };

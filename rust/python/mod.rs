@@ -69,6 +69,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_time_left, m)?)?;
+    m.add_function(wrap_pyfunction!(_tool_lineage, m)?)?;
+    m.add_class::<host::Lineage>()?;
+    let py = m.py();
+    let var = py
+        .import("contextvars")?
+        .getattr("ContextVar")?
+        .call1(("ptc_tool_lineage",))?;
+    m.add("_LINEAGE", &var)?;
+    let _ = host::LINEAGE_VAR.set(py, var.unbind());
     record_main_thread(m.py())?;
     let defaults = Limits::default();
     let d = PyDict::new(m.py());

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ptc import _core
+
 if TYPE_CHECKING:
     from ptc.tools.declare import ToolsArg
 
@@ -55,6 +57,9 @@ class EventLoopRef:
 
         from ptc._aio import run_blocking
 
+        # the coroutine, and an `arun()` it awaits, run on other threads than this call: the
+        # runs they start are nested in this one through the context, not this thread
+        awaitable = _in_lineage(awaitable, _core._tool_lineage())
         loop = self.loop
         if loop is not None and loop.is_running():
             future = asyncio.run_coroutine_threadsafe(_carried(awaitable), loop)
@@ -104,6 +109,18 @@ def _run_clock() -> Callable[[], float | None]:
         return now_left
 
     return clock
+
+
+async def _in_lineage(awaitable: Awaitable[Any], lineage: Any) -> Any:
+    """Awaits ``awaitable`` with the calling tool's lineage in the context (a task's own copy),
+    so a run it starts is nested in the tool's run instead of waiting for it to end."""
+    if lineage is None:
+        return await awaitable
+    token = _core._LINEAGE.set(lineage)
+    try:
+        return await awaitable
+    finally:
+        _core._LINEAGE.reset(token)
 
 
 class RunEnded(TimeoutError):

@@ -245,3 +245,59 @@ def case_nan_keys_in_a_tool_result_are_not_merged(tmp: Path) -> None:
             assert r.value == size, (value, r.value)
         else:
             assert r.error.type == "tool_error" and "NaN" in r.error.message, r.error
+
+
+@case(seconds=30, memory_mb=300)
+def case_an_async_tool_may_run_its_own_session_again(tmp: Path) -> None:
+    """SAFETY.md: a tool may run its own Session again, and that nested run does not wait for
+    the runs it is nested in. A sync tool's nested run() does so at once; an ``async def``
+    tool awaiting ``arun()`` of its own Session waited at the Session's gate until the outer
+    run's deadline (5 s), under arun() and under run() alike, and the outer run failed."""
+    import ptc
+
+    box: dict[str, ptc.Session] = {}
+
+    async def again() -> Any:
+        r = await box["s"].arun("(+ 1 1)")
+        return r.value if r.ok else r.error.message
+
+    box["s"] = ptc.Session(tools={"again": again})
+
+    async def under_arun() -> Any:
+        return await box["s"].arun("(tool/again)")
+
+    for how, call in (
+        ("arun", lambda: asyncio.run(under_arun())),
+        ("run", lambda: box["s"].run("(tool/again)")),
+    ):
+        started = time.monotonic()
+        r = call()
+        took = time.monotonic() - started
+        assert (r.error, r.value) == (None, 2), (how, r)
+        assert took < 1.0, (how, took)
+
+
+@case(seconds=60, memory_mb=300)
+def case_an_async_tool_recursing_through_arun_is_bounded(tmp: Path) -> None:
+    """The recursion of the issue's item 9, with an ``async def`` tool and arun(): the 17th
+    nested run ends with the typed nesting error, promptly; it hung at the gate until the
+    deadline at every level instead (10 s for two levels)."""
+    import ptc
+
+    box: dict[str, ptc.Session] = {}
+
+    async def deeper() -> Any:
+        r = await box["s"].arun("(tool/deeper)")
+        return r.value if r.ok else r.error.message
+
+    box["s"] = ptc.Session(tools={"deeper": deeper})
+
+    async def main() -> Any:
+        return await box["s"].arun("(tool/deeper)")
+
+    started = time.monotonic()
+    r = asyncio.run(main())
+    took = time.monotonic() - started
+    v = r.value
+    assert isinstance(v, str) and v.startswith("runs nested too deeply"), (r, v)
+    assert took < 5.0, took
