@@ -34,10 +34,14 @@ const SHORT_ARRAY: usize = 1024;
 
 /// Values read between two checks of the process's memory, at most.
 const CHECK_EVERY: usize = 64;
+/// Checks between two looks at the host's interruption (a few milliseconds of reading).
+const POLL_EVERY: usize = 4096;
+/// The message of a reading stopped by the host's interruption.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// Texts this long or longer are read by two threads when there are two cores (see
 /// [`from_json_at`]).
-const PARALLEL_MIN: usize = 1 << 20;
+pub const PARALLEL_MIN: usize = 1 << 20;
 
 /// How far past the middle of the text the split between the two threads is looked for.
 const SPLIT_SCAN: usize = 64 << 10;
@@ -92,6 +96,10 @@ struct Builder<'j> {
     deepest: usize,
     /// Set for the other thread's reading when it is no longer wanted.
     abandon: Option<Arc<AtomicBool>>,
+    /// The host's interruption (Ctrl-C), asked every [`POLL_EVERY`] checks by the thread that
+    /// called: true stops the reading.
+    poll: Option<&'j dyn Fn() -> bool>,
+    checks: usize,
 }
 
 /// The elements of an array from `at` (the first byte of one of them) to its end, read by
@@ -129,6 +137,8 @@ impl<'j> Builder<'j> {
             split: None,
             deepest: 0,
             abandon: None,
+            poll: None,
+            checks: 0,
         }
     }
 
@@ -209,6 +219,10 @@ impl<'j> Builder<'j> {
             self.watch.check().map_err(|e| memory_problem(&e))?;
             if self.abandon.as_ref().is_some_and(|a| a.load(Relaxed)) {
                 return Err(Problem::new("no longer wanted"));
+            }
+            self.checks += 1;
+            if self.checks % POLL_EVERY == 0 && self.poll.is_some_and(|p| p()) {
+                return Err(Problem::new(INTERRUPTED));
             }
         }
         Ok(())
@@ -580,6 +594,17 @@ pub fn from_json_at(text: &str, root: &str) -> Result<Value, Error> {
 /// [`from_json_at`], read by two threads from `min_len` bytes of text on (tests and the
 /// fuzzer compare small texts read both ways).
 pub fn from_json_split(text: &str, root: &str, min_len: usize) -> Result<Value, Error> {
+    from_json_polled(text, root, min_len, &|| false)
+}
+
+/// [`from_json_split`], `poll` asked now and then by the calling thread whether to stop (the
+/// error then says [`INTERRUPTED`]).
+pub fn from_json_polled(
+    text: &str,
+    root: &str,
+    min_len: usize,
+    poll: &dyn Fn() -> bool,
+) -> Result<Value, Error> {
     // a byte-order mark is not JSON, but editors write one
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let data = text.as_bytes();
@@ -589,7 +614,9 @@ pub fn from_json_split(text: &str, root: &str, min_len: usize) -> Result<Value, 
         None
     };
     let Some(at) = at else {
-        return read(Builder::new(data, 0, Watch::new()), root);
+        let mut b = Builder::new(data, 0, Watch::new());
+        b.poll = Some(poll);
+        return read(b, root);
     };
     // one allowance for both threads: each counts only its own allocations
     let shared = crate::sysmem::Shared::new();
@@ -607,6 +634,7 @@ pub fn from_json_split(text: &str, root: &str, min_len: usize) -> Result<Value, 
                 let _ = send.send(r.unwrap_or(Err(())));
             });
         let mut b = Builder::new(data, 0, Watch::sharing(shared));
+        b.poll = Some(poll);
         if spawned.is_ok() {
             b.split = Some(Split {
                 at,

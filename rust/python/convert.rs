@@ -592,7 +592,15 @@ impl<'py> ToValue<'py> {
         // Python keeps NaN keys apart (NaN equals nothing); here they are one key: a second
         // one would be lost
         let mut nan_keys = 0;
+        let mut entries = 0usize;
         dict_items(d, |k, v| {
+            // one dict can hold millions of entries: Ctrl-C is looked at every 65,536 of them
+            // (the dict was charged for all of them at once)
+            entries += 1;
+            if entries % (1 << 16) == 0 {
+                self.before_python();
+                d.py().check_signals().map_err(ConvError::raise)?;
+            }
             // a key that is not a string may run Python code, which could free the value
             let owned;
             let v: &Bound<'py, PyAny> = if k.is_exact_instance_of::<PyString>() {

@@ -266,15 +266,31 @@ impl CoreSession {
     ) -> PyResult<Self> {
         let data_value = match (data, data_json) {
             (_, Some(text)) => {
-                // parsed straight into core values, with the GIL released
-                let v = py
-                    .detach(move || crate::json::from_json(text))
-                    .map_err(|e| match e.kind {
-                        ErrorKind::MemoryExceeded => {
-                            pyo3::exceptions::PyMemoryError::new_err(e.message.clone())
+                // parsed straight into core values, with the GIL released; on the main thread
+                // Ctrl-C is looked at now and then (Python's handlers need the GIL)
+                let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+                let main = host::is_main_thread();
+                let poll = || {
+                    main && Python::attach(|py| match py.check_signals() {
+                        Ok(()) => false,
+                        Err(e) => {
+                            *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            true
                         }
-                        _ => PyValueError::new_err(e.message.clone()),
-                    })?;
+                    })
+                };
+                let parsed = py.detach(|| {
+                    crate::json::from_json_polled(text, "data", crate::json::PARALLEL_MIN, &poll)
+                });
+                if let Some(e) = interrupted.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                    return Err(e);
+                }
+                let v = parsed.map_err(|e| match e.kind {
+                    ErrorKind::MemoryExceeded => {
+                        pyo3::exceptions::PyMemoryError::new_err(e.message.clone())
+                    }
+                    _ => PyValueError::new_err(e.message.clone()),
+                })?;
                 if !matches!(v, Value::Map(_)) {
                     return Err(pyo3::exceptions::PyValueError::new_err(
                         "JSON data must be an object whose keys become data/... names",

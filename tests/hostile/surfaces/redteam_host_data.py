@@ -8,6 +8,8 @@ from __future__ import annotations
 import collections.abc
 import datetime
 import decimal
+import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -232,3 +234,56 @@ def case_a_lone_surrogate_escape_in_json_is_named_as_such(tmp: Path) -> None:
     err = _raises(ValueError, lambda: ptc.Session.from_json('{"a": "x\\ud800y"}'))
     assert str(err).startswith("invalid JSON data at data.a: "), err
     assert "surrogate" in str(err), err
+
+
+def _interrupt_within(make: Any, prepare: Any, bound: float) -> None:
+    """SIGINT 50 ms into ``make()``: KeyboardInterrupt within ``bound`` seconds of it."""
+    arg = prepare()
+    started = time.monotonic()
+    make(arg)
+    whole = time.monotonic() - started
+    assert whole > 0.5, f"the conversion takes only {whole:.2f} s: the case needs more input"
+    # the signal comes from outside, as Ctrl-C does: a Python thread sending it would need the
+    # GIL, which the conversion holds
+    started = time.monotonic()
+    killer = subprocess.Popen(["sh", "-c", f"sleep 0.05; kill -INT {os.getpid()}"])
+    try:
+        make(arg)
+    except KeyboardInterrupt:
+        took = time.monotonic() - started
+        assert took < 0.05 + bound, f"Ctrl-C took {took:.2f} s (the whole conversion {whole:.2f} s)"
+    else:
+        raise AssertionError(f"the conversion ended without KeyboardInterrupt ({whole:.2f} s)")
+    finally:
+        killer.wait()
+
+
+@case(seconds=60, memory_mb=1200)
+def case_ctrl_c_while_a_large_dict_converts(tmp: Path) -> None:
+    """SAFETY.md: converting input data checks Ctrl-C every 65,536 objects. A dict of 3,000,000
+    keys (about 3 s to convert): KeyboardInterrupt came only when the conversion had finished
+    (3 s after the signal); lists of 20,000,000 ints or of records, about 1 s late."""
+    import ptc
+
+    _interrupt_within(
+        lambda data: ptc.Session(data=data),
+        lambda: {"m": {f"k{i}": i for i in range(3_000_000)}},
+        0.3,
+    )
+
+
+@case(seconds=60, memory_mb=1200)
+def case_ctrl_c_while_a_large_json_text_parses(tmp: Path) -> None:
+    """``Session.from_json`` of a 100 MB text (3,000,000 records, about 1.3 s): Ctrl-C 50 ms
+    in was answered only after the whole parse."""
+    import ptc
+
+    _interrupt_within(
+        ptc.Session.from_json,
+        lambda: (
+            '{"rows": ['
+            + ",".join(f'{{"id": {i}, "name": "n{i}"}}' for i in range(3_000_000))
+            + "]}"
+        ),
+        0.3,
+    )
