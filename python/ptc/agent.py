@@ -54,6 +54,7 @@ from ptc.llm import (
     call_llm,
     is_async_llm,
 )
+from ptc.llm.reply import describe_error
 from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage, joined
@@ -545,7 +546,7 @@ class _Runner:
                 # usage.llm_calls stays equal to len(step.messages), also after a resume.
                 self.usage = self.usage.add({}, attempts_of(exc) - 1)
                 self.observer.llm_ended(self.calls(), messages, None, exc, attempts_of(exc) - 1)
-                msg = f"LLM call failed: {type(exc).__name__}: {exc}"
+                msg = f"LLM call failed: {describe_error(exc)}"  # with what caused it
                 return self._finish(StepError("llm_error", msg))
             llm_ms = (time.perf_counter() - t0) * 1000
             self.usage = self.usage.add(reply.usage, retries)

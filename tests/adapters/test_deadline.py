@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,7 @@ import ptc
 import ptc.llm
 import pytest
 from ptc.llm import LLMTimeoutError, RetryPolicy, TransientLLMError, is_transient
-from wire import AnthropicServer, OpenAIServer, Trickle, WireServer
+from wire import AnthropicServer, Endless, OpenAIServer, Trickle, WireServer
 
 PROGRAM = "```clojure\n(return (count data/orders))\n```"
 ORDERS = [{"id": 1}, {"id": 2}]
@@ -108,6 +109,52 @@ def test_trickled_headers_end_at_the_deadline_too(adapter: Any) -> None:
     assert 0.7 <= time.monotonic() - started < 2.2
     assert str(info.value) == timed_out(name, "0.7")
     assert info.value.deadline == 0.7
+
+
+def _reader_gone(server: WireServer, within: float) -> float:
+    """Seconds until the server saw its reader go (a trickled or endless reply ended)."""
+    started = time.monotonic()
+    while not server.trickled and time.monotonic() - started < within:
+        time.sleep(0.01)
+    assert server.trickled, f"the request was still being read {within} s after its deadline"
+    return time.monotonic() - started
+
+
+def _no_request_threads(within: float) -> None:
+    until = time.monotonic() + within
+    while time.monotonic() < until:
+        if not [t for t in threading.enumerate() if t.name.startswith("ptc-llm-")]:
+            return
+        time.sleep(0.02)
+    raise AssertionError("a request's thread outlived its abandonment")
+
+
+@pytest.mark.timeout(60)
+def test_a_request_abandoned_at_its_deadline_stops_reading(adapter: Any) -> None:
+    """A provider streams an endless body as fast as loopback goes: the sync request ends at
+    its deadline, and its thread read on (350 MB/s, until the process died). Its sockets are
+    now shut down: the server sees the reader go at once and the thread ends. (The size bound
+    is lifted: with it, the body ends at 32 MiB first.)"""
+    make, server, name = adapter
+    server.script = [Endless()]
+    unbounded = {} if "litellm" in name else {"max_reply_bytes": None}
+    with pytest.raises(LLMTimeoutError):
+        make(server, deadline=0.5, **unbounded)(MESSAGES)
+    assert _reader_gone(server, 5.0) < 1.0
+    _no_request_threads(2.0)
+
+
+@pytest.mark.timeout(60)
+def test_a_request_still_waiting_for_headers_is_released_at_its_deadline(adapter: Any) -> None:
+    """Headers trickled a byte every 0.1 s: the abandoned thread would wait for all of them
+    (tens of seconds; the SDK's read timeout never trips). Its socket, found in its frames,
+    is shut down at the deadline."""
+    make, server, _ = adapter
+    server.script = [Trickle(PROGRAM, every=0.1, headers_too=True)]
+    with pytest.raises(LLMTimeoutError):
+        make(server, deadline=0.5)(MESSAGES)
+    assert _reader_gone(server, 5.0) < 1.0
+    _no_request_threads(2.0)
 
 
 @pytest.mark.timeout(60)

@@ -8,6 +8,8 @@ and records every request it received (path, headers, JSON body, arrival time).
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -50,6 +52,24 @@ class Trickle:
 
 
 @dataclass
+class Raw:
+    """A reply of these bytes as they are (a body that is not JSON, or compressed), with these
+    headers; ``content-length`` is added unless given."""
+
+    body: bytes
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "application/json"})
+    status: int = 200
+
+
+@dataclass
+class Endless:
+    """A 200 whose body never ends: ``piece`` over and over, as fast as the reader takes it,
+    until the reader goes away (the bytes sent then are appended to ``trickled``)."""
+
+    piece: bytes = b"x" * (1 << 20)
+
+
+@dataclass
 class Received:
     path: str
     headers: dict[str, str]
@@ -60,11 +80,22 @@ class Received:
 Usage = dict[str, int]
 
 
+def _peer_closed(conn: socket.socket) -> bool:
+    """The client has closed or shut down its side (it sends nothing after its request)."""
+    readable, _, _ = select.select([conn], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 class WireServer:
     """A scripted provider on 127.0.0.1 (a free port)."""
 
     def __init__(self) -> None:
-        self.script: list[str | Error | ToolCalls | Parts | Trickle] = []
+        self.script: list[str | Error | ToolCalls | Parts | Trickle | Raw | Endless] = []
         self.stopping = threading.Event()
         #: bytes a trickled reply had sent when its reader went away (or when it ended)
         self.trickled: list[int] = []
@@ -99,6 +130,10 @@ class WireServer:
                     self._send(200, server.reply_body(step.parts, body), {})
                 elif isinstance(step, Trickle):
                     self._trickle(step, server.reply_body(step.text, body))
+                elif isinstance(step, Raw):
+                    self._raw(step)
+                elif isinstance(step, Endless):
+                    self._endless(step)
                 else:
                     self._send(200, server.reply_body(step, body), {})
 
@@ -120,6 +155,39 @@ class WireServer:
                         self.wfile.write((head + data)[i : i + 1])
                         self.wfile.flush()
                         sent += 1
+                except OSError:  # the reader went away
+                    pass
+                self.close_connection = True
+                server.trickled.append(sent)
+
+            def _raw(self, step: Raw) -> None:
+                self.send_response(step.status)
+                headers = {k.lower(): v for k, v in step.headers.items()}
+                headers.setdefault("content-length", str(len(step.body)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(step.body)
+
+            def _endless(self, step: Endless) -> None:
+                # no content-length: the body ends only when the connection does
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("connection", "close")
+                self.end_headers()
+                sent = 0
+                conn = self.connection
+                try:
+                    conn.sendall(b'{"choices": [{"message": {"content": "')
+                    # a reader that shuts its socket down sends FIN and stops the window: a
+                    # send may then block (rather than fail) until the kernel gives up
+                    conn.settimeout(0.2)
+                    while not server.stopping.is_set() and not _peer_closed(conn):
+                        try:
+                            conn.sendall(step.piece)
+                            sent += len(step.piece)
+                        except TimeoutError:
+                            pass
                 except OSError:  # the reader went away
                     pass
                 self.close_connection = True

@@ -22,6 +22,8 @@ from ptc.llm._openai import openai
 from ptc.llm.reply import (
     LLMError,
     LLMReply,
+    LLMReplyError,
+    LLMReplyTooLargeError,
     LLMTimeoutError,
     TransientLLMError,
     normalize_reply,
@@ -35,6 +37,8 @@ __all__ = [
     "AsyncScriptedLLM",
     "LLMError",
     "LLMReply",
+    "LLMReplyError",
+    "LLMReplyTooLargeError",
     "LLMTimeoutError",
     "Messages",
     "RetryPolicy",

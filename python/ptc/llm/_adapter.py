@@ -22,7 +22,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from ptc._aio import run_blocking
-from ptc.llm.reply import LLMError, LLMReply, LLMTimeoutError
+from ptc.llm._http import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_REPLY_BYTES,
+    Watch,
+    check_max_reply_bytes,
+    hook_client,
+    reply_json,
+)
+from ptc.llm.reply import (
+    MAX_COUNT,
+    LLMReply,
+    LLMReplyError,
+    LLMTimeoutError,
+    describe_value,
+    usage_count,
+)
 
 T = TypeVar("T")
 
@@ -94,10 +109,6 @@ def retry_after(exc: BaseException) -> float | None:
     return delay if delay is not None else _http_date(text)
 
 
-def _int(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-
 def _get(obj: Any, key: str) -> Any:
     if obj is None:
         return None
@@ -106,17 +117,23 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+def _count(usage: Any, key: str, path: str = "usage") -> int:
+    return usage_count(_get(usage, key), f"{path}.{key}")
+
+
 def openai_usage(raw: Any) -> dict[str, int]:
     """OpenAI's usage: ``prompt_tokens`` already includes the cached ones."""
     out = {
-        "input_tokens": _int(_get(raw, "prompt_tokens")),
-        "output_tokens": _int(_get(raw, "completion_tokens")),
+        "input_tokens": _count(raw, "prompt_tokens"),
+        "output_tokens": _count(raw, "completion_tokens"),
     }
-    cached = _int(_get(_get(raw, "prompt_tokens_details"), "cached_tokens"))
-    cached = cached or _int(_get(raw, "cache_read_input_tokens"))  # litellm, from Anthropic
+    cached = _count(
+        _get(raw, "prompt_tokens_details"), "cached_tokens", "usage.prompt_tokens_details"
+    )
+    cached = cached or _count(raw, "cache_read_input_tokens")  # litellm, from Anthropic
     if cached:
         out["cache_read_tokens"] = cached
-    written = _int(_get(raw, "cache_creation_input_tokens"))  # litellm, from Anthropic
+    written = _count(raw, "cache_creation_input_tokens")  # litellm, from Anthropic
     if written:
         out["cache_write_tokens"] = written
     return out
@@ -125,11 +142,11 @@ def openai_usage(raw: Any) -> dict[str, int]:
 def anthropic_usage(raw: Any) -> dict[str, int]:
     """Anthropic's usage: ``input_tokens`` excludes cache reads and writes, which are added so
     ``input_tokens`` means the whole prompt for every provider."""
-    read = _int(_get(raw, "cache_read_input_tokens"))
-    write = _int(_get(raw, "cache_creation_input_tokens"))
+    read = _count(raw, "cache_read_input_tokens")
+    write = _count(raw, "cache_creation_input_tokens")
     out = {
-        "input_tokens": _int(_get(raw, "input_tokens")) + read + write,
-        "output_tokens": _int(_get(raw, "output_tokens")),
+        "input_tokens": min(_count(raw, "input_tokens") + read + write, MAX_COUNT),
+        "output_tokens": _count(raw, "output_tokens"),
     }
     if read:
         out["cache_read_tokens"] = read
@@ -148,21 +165,73 @@ def _text_parts(parts: Any) -> str:
     )
 
 
+_SCALARS = (str, bytes, int, float, bool, list, tuple)
+
+
+def _is_object(value: Any) -> bool:
+    """A JSON object, or the SDK object one was read into."""
+    return isinstance(value, Mapping) or (value is not None and not isinstance(value, _SCALARS))
+
+
+def _wrong(path: str, expected: str, value: Any) -> LLMReplyError:
+    return LLMReplyError(f"{path}: expected {expected}, got {describe_value(value)}", path)
+
+
+def _not_a_reply(response: Any, what: str) -> LLMReplyError:
+    """The reply is no chat completion (or message); a provider's error object says why."""
+    error = _get(response, "error")
+    if error is not None:
+        message = _get(error, "message") if _is_object(error) else error
+        shown = message if isinstance(message, str) else describe_value(message)
+        return LLMReplyError(f"the reply is an error, not {what}: {shown[:500]}", "error")
+    return LLMReplyError(f"the reply is not {what}", "")
+
+
 def openai_reply(response: Any) -> LLMReply:
     """The text of a chat completion's first choice and its usage. The message's ``content``
-    is a string, or (as several OpenAI-compatible servers send it) a list of content parts."""
-    choices = _get(response, "choices") or []
+    is a string, null (a message with no text), or (as several OpenAI-compatible servers send
+    it) a list of content parts; anything else is an :class:`LLMReplyError` naming the field
+    (it was read as an empty reply, and the agent spent its turns on "no program found")."""
+    if not _is_object(response):
+        raise _wrong("the reply", "a chat completion object", response)
+    choices = _get(response, "choices")
+    if choices is None:
+        raise _not_a_reply(response, "a chat completion (it has no choices)")
+    if not isinstance(choices, list | tuple):
+        raise _wrong("choices", "a list", choices)
     if not choices:
-        raise LLMError("the chat completion has no choices")
-    content = _get(_get(choices[0], "message"), "content")
-    text = content if isinstance(content, str) else _text_parts(content)
-    return LLMReply(text, openai_usage(_get(response, "usage")))
+        raise LLMReplyError("the chat completion has no choices", "choices")
+    if not _is_object(choices[0]):
+        raise _wrong("choices[0]", "an object", choices[0])
+    message = _get(choices[0], "message")
+    if not _is_object(message):
+        raise _wrong("choices[0].message", "an object", message)
+    content = _get(message, "content")
+    if content is None or isinstance(content, str):
+        text = content or ""
+    elif isinstance(content, list | tuple):
+        text = _text_parts(content)
+    else:
+        raise _wrong("choices[0].message.content", "text or a list of parts", content)
+    usage = _get(response, "usage")
+    if usage is not None and not _is_object(usage):
+        raise _wrong("usage", "an object", usage)
+    return LLMReply(text, openai_usage(usage))
 
 
 def anthropic_reply(response: Any) -> LLMReply:
     """The text blocks of an Anthropic message, joined, and its usage."""
-    text = _text_parts(_get(response, "content"))
-    return LLMReply(text, anthropic_usage(_get(response, "usage")))
+    if not _is_object(response):
+        raise _wrong("the reply", "a message object", response)
+    content = _get(response, "content")
+    if content is None:
+        raise _not_a_reply(response, "a message (it has no content)")
+    if not isinstance(content, list | tuple):
+        raise _wrong("content", "a list of content blocks", content)
+    usage = _get(response, "usage")
+    if usage is not None and not _is_object(usage):
+        raise _wrong("usage", "an object", usage)
+    return LLMReply(_text_parts(content), anthropic_usage(usage))
 
 
 #: Seconds one LLM request may take in all (each retry has its own): the SDKs' read timeouts
@@ -191,6 +260,8 @@ class Adapter:
     seconds (``None``: no deadline of ptc's, only the SDK's read timeout)."""
 
     provider = "llm"
+    #: The bound on one reply's size (bytes after decompression); ``None``: none of ptc's.
+    max_reply_bytes: int | None = None
 
     def __init__(
         self, model: str, params: Mapping[str, Any], *, deadline: float | None = DEFAULT_DEADLINE
@@ -202,17 +273,22 @@ class Adapter:
     def __repr__(self) -> str:
         return f"ptc.llm.{self.provider}({self.model!r})"
 
+    def _watch(self) -> Watch:
+        return Watch(repr(self), self.max_reply_bytes)
+
     def __call__(self, messages: Messages) -> LLMReply:
-        return self._within_deadline(lambda: self._request(messages))
+        watch = self._watch()
+        return self._within_deadline(lambda: self._request(messages, watch), watch)
 
     async def acall(self, messages: Messages) -> LLMReply:
-        return await self._awithin_deadline(self._arequest(messages))
+        watch = self._watch()
+        return await self._awithin_deadline(self._arequest(messages, watch), watch)
 
-    def _request(self, messages: Messages) -> LLMReply:
-        """The request, sent and answered (no deadline of its own)."""
+    def _request(self, messages: Messages, watch: Watch) -> LLMReply:
+        """The request, sent and answered (no deadline of its own); ``watch`` bounds it."""
         raise NotImplementedError
 
-    async def _arequest(self, messages: Messages) -> LLMReply:
+    async def _arequest(self, messages: Messages, watch: Watch) -> LLMReply:
         raise NotImplementedError
 
     def _timed_out(self) -> LLMTimeoutError:
@@ -223,10 +299,11 @@ class Adapter:
             deadline=self.deadline,
         )
 
-    def _within_deadline(self, request: Callable[[], T]) -> T:
+    def _within_deadline(self, request: Callable[[], T], watch: Watch) -> T:
         """``request()`` on a thread of its own, waited for until the deadline. A blocking SDK
-        call cannot be interrupted: past the deadline the caller gets LLMTimeoutError, and the
-        thread (a daemon, never holding up exit) ends when the SDK's read does."""
+        call cannot be interrupted; past the deadline the caller gets LLMTimeoutError and the
+        request is abandoned: its sockets are shut down, so its thread (a daemon) stops reading
+        and ends as on a dropped connection (it went on reading an endless body, 350 MB/s)."""
         if self.deadline is None:
             return request()
         outcome: list[Any] = []  # [True, value] or [False, exception]
@@ -241,15 +318,17 @@ class Adapter:
             finally:
                 done.set()
 
-        threading.Thread(target=work, name=f"ptc-llm-{self.provider}", daemon=True).start()
+        thread = threading.Thread(target=work, name=f"ptc-llm-{self.provider}", daemon=True)
+        thread.start()
         if not done.wait(self.deadline):
+            watch.abandon(thread)
             raise self._timed_out()
         ok, value = outcome
         if ok:
             return cast(T, value)
         raise value
 
-    async def _awithin_deadline(self, request: Awaitable[T]) -> T:
+    async def _awithin_deadline(self, request: Awaitable[T], watch: Watch) -> T:
         """Awaits ``request`` until the deadline, then cancels it (which closes its
         connection) and raises LLMTimeoutError."""
         if self.deadline is None:
@@ -260,13 +339,16 @@ class Adapter:
                 return await request
         except TimeoutError:
             if scope.expired():
+                watch.abandon()
                 raise self._timed_out() from None
             raise
 
 
 class SDKAdapter(Adapter):
     """An adapter over a provider SDK with a sync and an async client class. A client the user
-    passes is used as given (either kind serves both paths), with its own retries off."""
+    passes is used as given (either kind serves both paths), with its own retries off and
+    ptc's response hook on its httpx client (:func:`ptc.llm._http.hook_client`: it acts only
+    on ptc's requests). Replies are read as JSON by ptc, within ``max_reply_bytes``."""
 
     module = ""  # the SDK's import name (also the extra that installs it)
     sync_class = ""
@@ -282,8 +364,10 @@ class SDKAdapter(Adapter):
         base_url: str | None,
         api_key: str | None,
         deadline: float | None = DEFAULT_DEADLINE,
+        max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         super().__init__(model, params, deadline=deadline)
+        self.max_reply_bytes = check_max_reply_bytes(max_reply_bytes)
         self._base_url = base_url
         self._api_key = api_key
         self._sync: Any = None
@@ -294,8 +378,10 @@ class SDKAdapter(Adapter):
             quiet = client.with_options(max_retries=0)
             if isinstance(client, getattr(sdk, self.async_class)):
                 self._async = quiet
+                hook_client(quiet, is_async=True)
             else:
                 self._sync = quiet
+                hook_client(quiet, is_async=False)
 
     def _options(self) -> dict[str, Any]:
         key = self._api_key or os.environ.get(self.key_variable)
@@ -306,21 +392,38 @@ class SDKAdapter(Adapter):
     def _client(self) -> Any:
         if self._sync is None:
             sdk = require(self.module, self.module)
-            self._sync = getattr(sdk, self.sync_class)(**self._options())
+            client = getattr(sdk, self.sync_class)(**self._options())
+            hook_client(client, is_async=False)
+            self._sync = client
         return self._sync
 
     def _aclient(self) -> Any:
         if self._async is None:
             sdk = require(self.module, self.module)
-            self._async = getattr(sdk, self.async_class)(**self._options())
+            client = getattr(sdk, self.async_class)(**self._options())
+            hook_client(client, is_async=True)
+            self._async = client
         return self._async
 
-    def _create(self, client: Any, messages: Messages) -> Any:
-        """The SDK call that sends ``messages`` (a coroutine for an async client)."""
+    def _kwargs(self, messages: Messages) -> dict[str, Any]:
+        """The SDK call's arguments for ``messages``."""
         raise NotImplementedError
 
-    def _reply(self, response: Any) -> LLMReply:
+    def _create(self, client: Any, kwargs: dict[str, Any]) -> Any:
+        """The SDK's raw-response call (a coroutine for an async client): its
+        ``.http_response`` is read by ptc."""
         raise NotImplementedError
+
+    def _reply(self, data: dict[str, Any]) -> LLMReply:
+        raise NotImplementedError
+
+    def _send_kwargs(self, messages: Messages) -> dict[str, Any]:
+        kwargs = self._kwargs(messages)
+        headers = dict(kwargs.pop("extra_headers", None) or {})
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = ACCEPT_ENCODING  # only what ptc decodes within bounds
+        kwargs["extra_headers"] = headers
+        return kwargs
 
     def __call__(self, messages: Messages) -> LLMReply:
         if self._sync is None and self._async is not None:
@@ -332,8 +435,22 @@ class SDKAdapter(Adapter):
             return await asyncio.to_thread(self, messages)  # only a sync client was given
         return await super().acall(messages)
 
-    def _request(self, messages: Messages) -> LLMReply:
-        return self._reply(self._create(self._client(), messages))
+    def _request(self, messages: Messages, watch: Watch) -> LLMReply:
+        client = self._client()
+        with watch.active():
+            try:
+                raw = self._create(client, self._send_kwargs(messages))
+            except Exception:
+                watch.raise_failure()  # ptc's own, when it stopped the reading
+                raise
+        return self._reply(reply_json(raw.http_response, watch))
 
-    async def _arequest(self, messages: Messages) -> LLMReply:
-        return self._reply(await self._create(self._aclient(), messages))
+    async def _arequest(self, messages: Messages, watch: Watch) -> LLMReply:
+        client = self._aclient()
+        with watch.active():
+            try:
+                raw = await self._create(client, self._send_kwargs(messages))
+            except Exception:
+                watch.raise_failure()  # ptc's own, when it stopped the reading
+                raise
+        return self._reply(reply_json(raw.http_response, watch))

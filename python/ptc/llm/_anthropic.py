@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, anthropic_reply
+from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
 from ptc.llm.reply import LLMReply
 
 #: Sent first when a conversation would otherwise open with an assistant message, which the
@@ -52,14 +53,21 @@ class AnthropicChat(SDKAdapter):
         max_tokens: int,
         cache: bool,
         deadline: float | None = DEFAULT_DEADLINE,
+        max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         super().__init__(
-            model, params, client=client, base_url=base_url, api_key=api_key, deadline=deadline
+            model,
+            params,
+            client=client,
+            base_url=base_url,
+            api_key=api_key,
+            deadline=deadline,
+            max_reply_bytes=max_reply_bytes,
         )
         self.max_tokens = max_tokens
         self.cache = cache
 
-    def _create(self, client: Any, messages: Messages) -> Any:
+    def _kwargs(self, messages: Messages) -> dict[str, Any]:
         system, rest = anthropic_request(messages, cache=self.cache)
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -69,10 +77,13 @@ class AnthropicChat(SDKAdapter):
         }
         if system is not None:
             kwargs["system"] = system
-        return client.messages.create(**kwargs)
+        return kwargs
 
-    def _reply(self, response: Any) -> LLMReply:
-        return anthropic_reply(response)
+    def _create(self, client: Any, kwargs: dict[str, Any]) -> Any:
+        return client.messages.with_raw_response.create(**kwargs)
+
+    def _reply(self, data: dict[str, Any]) -> LLMReply:
+        return anthropic_reply(data)
 
 
 def anthropic(
@@ -84,6 +95,7 @@ def anthropic(
     max_tokens: int = 4096,
     cache: bool = True,
     deadline: float | None = DEFAULT_DEADLINE,
+    max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
     **params: Any,
 ) -> AnthropicChat:
     """An LLM for an agent, on Anthropic's Messages API.
@@ -93,7 +105,11 @@ def anthropic(
     ``client`` may be an ``anthropic.Anthropic`` or ``AsyncAnthropic`` you configured; otherwise
     one is made from ``base_url`` and ``api_key`` (default: ``ANTHROPIC_API_KEY``). A request
     not answered within ``deadline`` seconds (default 600; each retry has its own; ``None``:
-    the SDK's read timeout only) raises :class:`~ptc.llm.LLMTimeoutError`. Requires
+    the SDK's read timeout only) raises :class:`~ptc.llm.LLMTimeoutError`. A reply larger
+    than ``max_reply_bytes`` (default 32 MiB, counted after decompression; ``None``: no bound)
+    is not read further and raises :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a
+    message raises :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook
+    to the httpx client of a ``client`` you pass, which acts only on ptc's requests. Requires
     ``pip install 'ptc-runtime[anthropic]'``.
     """
     return AnthropicChat(
@@ -105,4 +121,5 @@ def anthropic(
         max_tokens=max_tokens,
         cache=cache,
         deadline=deadline,
+        max_reply_bytes=max_reply_bytes,
     )

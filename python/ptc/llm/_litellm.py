@@ -5,17 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from ptc.llm._adapter import DEFAULT_DEADLINE, Adapter, Messages, openai_reply, require
+from ptc.llm._http import Watch
 from ptc.llm.reply import LLMReply
 
 
 class LiteLLMChat(Adapter):
+    """litellm reads replies in clients of its own: ptc bounds a request's time (and stops
+    its reading at the deadline, by shutting down its sockets), not a reply's size."""
+
     provider = "litellm"
 
-    def _request(self, messages: Messages) -> LLMReply:
+    def _request(self, messages: Messages, watch: Watch) -> LLMReply:
         sdk = require("litellm", "litellm")
         return openai_reply(sdk.completion(model=self.model, messages=messages, **self.params))
 
-    async def _arequest(self, messages: Messages) -> LLMReply:
+    async def _arequest(self, messages: Messages, watch: Watch) -> LLMReply:
         sdk = require("litellm", "litellm")
         response = await sdk.acompletion(model=self.model, messages=messages, **self.params)
         return openai_reply(response)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, openai_reply
+from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
 from ptc.llm.reply import LLMReply
 
 
@@ -14,11 +15,14 @@ class OpenAIChat(SDKAdapter):
     sync_class, async_class = "OpenAI", "AsyncOpenAI"
     key_variable = "OPENAI_API_KEY"
 
-    def _create(self, client: Any, messages: Messages) -> Any:
-        return client.chat.completions.create(model=self.model, messages=messages, **self.params)
+    def _kwargs(self, messages: Messages) -> dict[str, Any]:
+        return {"model": self.model, "messages": messages, **self.params}
 
-    def _reply(self, response: Any) -> LLMReply:
-        return openai_reply(response)
+    def _create(self, client: Any, kwargs: dict[str, Any]) -> Any:
+        return client.chat.completions.with_raw_response.create(**kwargs)
+
+    def _reply(self, data: dict[str, Any]) -> LLMReply:
+        return openai_reply(data)
 
 
 def openai(
@@ -28,6 +32,7 @@ def openai(
     base_url: str | None = None,
     api_key: str | None = None,
     deadline: float | None = DEFAULT_DEADLINE,
+    max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
     **params: Any,
 ) -> OpenAIChat:
     """An LLM for an agent, on OpenAI's chat completions or any server that speaks them.
@@ -37,8 +42,19 @@ def openai(
     at ``base_url`` needs none). ``params`` go to every request (``temperature=0``,
     ``max_tokens=...``). A request not answered within ``deadline`` seconds (default 600; each
     retry has its own; ``None``: the SDK's read timeout only) raises
-    :class:`~ptc.llm.LLMTimeoutError`. Requires ``pip install 'ptc-runtime[openai]'``.
+    :class:`~ptc.llm.LLMTimeoutError`. A reply larger than ``max_reply_bytes`` (default 32 MiB,
+    counted after decompression; ``None``: no bound) is not read further and raises
+    :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a chat completion raises
+    :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook to the httpx
+    client of a ``client`` you pass, which acts only on ptc's requests. Requires
+    ``pip install 'ptc-runtime[openai]'``.
     """
     return OpenAIChat(
-        model, params, client=client, base_url=base_url, api_key=api_key, deadline=deadline
+        model,
+        params,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        deadline=deadline,
+        max_reply_bytes=max_reply_bytes,
     )
