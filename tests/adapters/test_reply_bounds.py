@@ -220,6 +220,22 @@ def test_a_coding_ptc_does_not_decode_is_refused(openai_server: OpenAIServer) ->
     assert len(openai_server.received) == 1
 
 
+def test_a_body_coded_many_times_over_is_refused(openai_server: OpenAIServer) -> None:
+    """Each coding is a decoder: 10,000 of them in one header would be 10,000 decoders."""
+    body = OPENAI_OPEN + b"hello" + OPENAI_CLOSE
+    for _ in range(4):
+        body = gzip.compress(body)
+    four = {"content-type": "application/json", "content-encoding": "gzip, " * 3 + "gzip"}
+    many = {"content-type": "application/json", "content-encoding": "gzip, " * 9999 + "gzip"}
+    openai_server.script = [Raw(body, four), Raw(body, many)]
+    assert openai_llm(openai_server)(MESSAGES).content == "hello"
+    with pytest.raises(LLMReplyError) as info:
+        openai_llm(openai_server)(MESSAGES)
+    assert str(info.value) == (
+        "the reply's content-encoding lists 10000 codings; ptc undoes at most 4"
+    )
+
+
 def test_a_corrupt_or_cut_gzip_body_is_named(openai_server: OpenAIServer) -> None:
     header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
     whole = gzip.compress(OPENAI_OPEN + b"hello" + OPENAI_CLOSE)

@@ -249,6 +249,7 @@ class _Inflate:
 
 
 _CODINGS = ("gzip", "x-gzip", "deflate")
+_MAX_CODINGS = 4
 
 #: What ptc's requests accept: the codings it decodes within the bound (a server may still
 #: send another; it is refused, never decoded unbounded).
@@ -262,16 +263,19 @@ class _Body:
         self.watch = watch
         self.size = 0
         unknown = [c for c in codings if c not in _CODINGS]
-        self.refused = (
-            LLMReplyError(
-                f"the reply's content-encoding is {', '.join(codings)!r}; ptc decodes only"
+        self.refused: LLMReplyError | None = None
+        if unknown:
+            self.refused = LLMReplyError(
+                f"the reply's content-encoding is {', '.join(codings)[:200]!r}; ptc decodes only"
                 " gzip and deflate (within max_reply_bytes), and asks for no other"
             )
-            if unknown
-            else None
-        )
+        elif len(codings) > _MAX_CODINGS:  # each is a decoder, and a level of recursion
+            self.refused = LLMReplyError(
+                f"the reply's content-encoding lists {len(codings)} codings; ptc undoes at"
+                f" most {_MAX_CODINGS}"
+            )
         # applied in order by the server, so undone last first
-        self.decoders = [_Inflate(c) for c in reversed(codings)] if not unknown else []
+        self.decoders = [] if self.refused else [_Inflate(c) for c in reversed(codings)]
 
     def _check(self) -> None:
         if self.watch.abandoned:
