@@ -177,7 +177,21 @@ class RawSocketServer:
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
+                # Read the whole request body: closing with unread bytes makes the
+                # kernel send a reset, and the client then reports that instead.
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                while len(body) < length:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    body += chunk
                 conn.sendall(self.answer)
+                conn.shutdown(socket.SHUT_WR)
 
 
 def test_a_redirect_loop_says_so() -> None:
