@@ -50,7 +50,26 @@ from .errors import (  # noqa: E402
 if TYPE_CHECKING:
     from typing import Any
 
-    from . import history
+    # the submodules, imported on first use by __getattr__ (see _SUBMODULES)
+    from . import agent as agent
+    from . import checkpoint as checkpoint
+    from . import cli as cli
+    from . import compression as compression
+    from . import demo as demo
+    from . import history as history
+    from . import integrations as integrations
+    from . import limits as limits
+    from . import llm as llm
+    from . import observe as observe
+    from . import prompts as prompts
+    from . import reference as reference
+    from . import repl as repl
+    from . import session as session
+    from . import step as step
+    from . import tools as tools
+    from . import tooltypes as tooltypes
+    from . import trace as trace
+    from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
     from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
@@ -87,17 +106,49 @@ _LAZY = {
 }
 
 
+#: The public submodules: ``import ptc`` then ``ptc.llm.openai(...)`` imports ``ptc.llm`` on
+#: first use (an attribute the import system sets only once something imported the module).
+_SUBMODULES = frozenset(
+    {
+        "agent",
+        "checkpoint",
+        "cli",
+        "compression",
+        "demo",
+        "errors",
+        "history",
+        "integrations",
+        "limits",
+        "llm",
+        "observe",
+        "prompts",
+        "reference",
+        "repl",
+        "session",
+        "step",
+        "tools",
+        "tooltypes",
+        "trace",
+        "turn",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "history":
-        return importlib.import_module(".history", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ptc' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBMODULES})
 
 
 def to_clojure(
