@@ -32,6 +32,7 @@ from ptc.checkpoint import (
     check_resumable,
     data_fingerprint,
 )
+from ptc.checkpoint.base import finished
 from ptc.checkpoint.errors import shown_id
 from ptc.compression import (
     ChatMessage,
@@ -263,6 +264,8 @@ class SubAgent:
                 checkpoint=sink,
                 source=source,
             )
+            if runner.ended is not None:
+                return runner.ended
             return self._run_sync(runner)
 
     async def aresume(
@@ -286,6 +289,8 @@ class SubAgent:
                 checkpoint=sink,
                 source=source,
             )
+            if runner.ended is not None:
+                return runner.ended
             return await _drive_async(runner)
 
     def iter(self, data: Mapping[str, Any] | None = None) -> AgentRun:
@@ -399,6 +404,8 @@ class _Runner:
         self.past: Sequence[list[ChatMessage]] = ()
         self.usage = Usage()
         self.started = time.perf_counter()
+        #: the stored run, when the run resumed had already ended (nothing is left to run)
+        self.ended: Step | None = None
         if previous is not None:
             self._restore(previous, source)
 
@@ -488,9 +495,25 @@ class _Runner:
     def _restore(self, step: Step, source: object) -> None:
         # first: another agent's run is neither replayed nor continued under this one
         check_resumable(step.context, self.context, self.run_id if self._stored_id else None)
-        last = step.turns[-1] if step.turns else None
-        if last is not None and ((last.returned and last.success) or last.failed):
-            raise ValueError("this step already finished; nothing to resume")
+        # a run that ended (returned, failed, or used its last turn) is over: resume hands it
+        # back as it ended; only a run cut short (or stopped by an LLM error) goes on
+        ending = run_ending(step.context, step.turns)
+        if ending is not None:
+            if finished(step):
+                self.ended = step
+            else:  # a Step of the run so far (a sink's) whose last turn ended it
+                ok, value, error = ending
+                self.ended = Step(
+                    ok,
+                    value,
+                    error,
+                    step.turns,
+                    step.messages,
+                    step.usage,
+                    step.context,
+                    step.duration_ms,
+                )
+            return
         for turn in step.turns:
             ran = turn.error is None or turn.error.type == "validation_error"
             if turn.program is None or not ran:
@@ -747,7 +770,10 @@ def _drive_sync_turns(runner: _Runner) -> Generator[Turn, None, Step]:
 
 def _drive_sync_loop(runner: _Runner) -> Generator[Turn, None, Step]:
     gen = runner.loop()
-    request = next(gen)
+    try:
+        request = next(gen)
+    except StopIteration as stop:  # no turn left to take (a resumed run at its max_turns)
+        return cast(Step, stop.value)
     seen = len(runner.turns)
     while True:
         kind, payload = request
@@ -797,7 +823,11 @@ async def _drive_async_turns(runner: _Runner) -> AsyncGenerator[Turn | Step, Non
 async def _drive_async_loop(runner: _Runner) -> AsyncGenerator[Turn | Step, None]:
     runner.loop_ref = asyncio.get_running_loop()
     gen = runner.loop()
-    request = next(gen)
+    try:
+        request = next(gen)
+    except StopIteration as stop:  # no turn left to take (a resumed run at its max_turns)
+        yield stop.value
+        return
     seen = len(runner.turns)
     while True:
         kind, payload = request

@@ -122,8 +122,10 @@ def test_every_completed_turn_is_saved(tmp_path: Path, kind: str) -> None:
     assert step.ok and counts == [1, 2, 3]
     final, _ = cp.load()
     assert final.ok and final.value == 3
-    with pytest.raises(ValueError, match="already finished"):
-        ptc.SubAgent(prompt="p", llm=ScriptedLLM([])).resume(cp)
+    # a finished run is handed back as it ended, the model not asked again (issue 30)
+    llm = ScriptedLLM([])
+    again = ptc.SubAgent(prompt="p", llm=llm).resume(cp)
+    assert (again.ok, again.value, len(again.turns)) == (True, 3, 3) and llm.calls == []
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
@@ -463,9 +465,11 @@ print("not reached")
     step, _ = cp.load()
     assert (step.ok, step.value, step.error) == (ok, value, error)
     assert len(step.turns) == 2 and len(step.messages) == step.usage.llm_calls == 2
-    with pytest.raises(ValueError, match="already finished"):
-        same = {"lookup": count}  # the child's tool: same name and signature
-        ptc.SubAgent(prompt="Total stock of x1 and x2?", llm=ScriptedLLM([]), tools=same).resume(cp)
+    same = {"lookup": count}  # the child's tool: same name and signature
+    llm = ScriptedLLM([])
+    again = ptc.SubAgent(prompt="Total stock of x1 and x2?", llm=llm, tools=same).resume(cp)
+    assert (again.ok, again.value, again.error, len(again.turns)) == (ok, value, error, 2)
+    assert llm.calls == []  # the run had ended: nothing is asked again
 
 
 def test_a_run_out_of_turns_before_its_end_was_saved_loads_finished(tmp_path: Path) -> None:
