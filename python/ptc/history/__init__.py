@@ -14,7 +14,7 @@ Plus OpenAI/Anthropic conversion, a validator and repair for each provider, plug
 counting, and the searchable log: :class:`HistoryStore` on SQLite, :class:`PostgresStore` (and
 :class:`AsyncPostgresStore`) on PostgreSQL, chosen by URL with :func:`open_store`. This
 subpackage depends on the standard library only, except PostgreSQL, which needs psycopg
-(``pip install 'ptc-runtime[postgres]'``).
+(``pip install 'ptc-runtime[postgres]'``; from a clone: ``pip install '.[postgres]'``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The full history store on PostgreSQL (issue 13): what :class:`HistoryStore` does on SQLite,
 for agents that run as many workers.
 
-psycopg 3 with a connection pool (``pip install 'ptc-runtime[postgres]'``). The schema lives
+psycopg 3 with a connection pool (``pip install 'ptc-runtime[postgres]'``; from a clone:
+``pip install '.[postgres]'``). The schema lives
 in one PostgreSQL schema (``schema=``, default ``ptc``) and is migrated on first use under an
 advisory lock, so workers starting together migrate it once. Search has SQLite's semantics:
 a case-insensitive substring match (``ILIKE``), served by ``pg_trgm`` GIN indexes, newest
@@ -47,7 +48,9 @@ def _driver() -> Any:
         import psycopg_pool
     except ImportError as e:  # an optional extra
         raise ImportError(
-            "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]'"
+            "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]' (until"
+            " ptc-runtime is published, from the root of a clone of its repository: pip install"
+            " '.[postgres]')"
         ) from e
     return psycopg, psycopg_pool
 

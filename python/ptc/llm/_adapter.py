@@ -45,6 +45,15 @@ T = TypeVar("T")
 Messages = list[dict[str, str]]
 
 
+def install_hint(extra: str) -> str:
+    """How to install ptc with ``extra``: from PyPI, and from a clone until it is published
+    there (``ptc-runtime`` is not yet, so the first command alone would fail)."""
+    return (
+        f"pip install 'ptc-runtime[{extra}]' (until ptc-runtime is published, from the root of"
+        f" a clone of its repository: pip install '.[{extra}]')"
+    )
+
+
 def require(module: str, extra: str) -> Any:
     """Imports an optional SDK, or says which extra installs it."""
     try:
@@ -52,7 +61,7 @@ def require(module: str, extra: str) -> Any:
     except ImportError as exc:
         package = module.split(".")[0]
         raise ImportError(
-            f"the {package!r} package is needed for this: pip install 'ptc-runtime[{extra}]'"
+            f"the {package!r} package is needed for this: {install_hint(extra)}"
         ) from exc
 
 

@@ -110,7 +110,8 @@ def anthropic(
     is not read further and raises :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a
     message raises :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook
     to the httpx client of a ``client`` you pass, which acts only on ptc's requests. Requires
-    ``pip install 'ptc-runtime[anthropic]'``.
+    ``pip install 'ptc-runtime[anthropic]'`` (from a clone, at its root: ``pip install
+    '.[anthropic]'``).
     """
     return AnthropicChat(
         model,

@@ -29,6 +29,7 @@ def litellm(model: str, *, deadline: float | None = DEFAULT_DEADLINE, **params: 
     """An LLM for an agent through litellm (``model`` in its ``provider/name`` form; ``params``
     such as ``api_base=`` go to every request). A request not answered within ``deadline``
     seconds (default 600; each retry has its own; ``None``: litellm's ``timeout`` only) raises
-    :class:`~ptc.llm.LLMTimeoutError`. Requires ``pip install 'ptc-runtime[litellm]'``."""
+    :class:`~ptc.llm.LLMTimeoutError`. Requires ``pip install 'ptc-runtime[litellm]'`` (from a
+    clone, at its root: ``pip install '.[litellm]'``)."""
     # ptc's retry policy retries: litellm's own retries (and its client's) are switched off
     return LiteLLMChat(model, {"max_retries": 0, "num_retries": 0, **params}, deadline=deadline)

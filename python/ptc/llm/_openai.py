@@ -47,7 +47,7 @@ def openai(
     :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a chat completion raises
     :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook to the httpx
     client of a ``client`` you pass, which acts only on ptc's requests. Requires
-    ``pip install 'ptc-runtime[openai]'``.
+    ``pip install 'ptc-runtime[openai]'`` (from a clone, at its root: ``pip install '.[openai]'``).
     """
     return OpenAIChat(
         model,
