@@ -1,23 +1,25 @@
-"""docs/GETTING_STARTED.md: every Python block runs, in order, in one namespace, against a
-loopback server that speaks the OpenAI wire format (the guide's local base_url is pointed at
-it); the replies a model would give are scripted per block."""
+"""docs/GETTING_STARTED.md: the guide's Python blocks run, in order, in one new Python process as a
+user runs them (`import ptc` and nothing else imported before: issue 30 found `ptc.llm` failing
+there while it passed inside pytest, which had imported it), against a loopback server that
+speaks the OpenAI wire format (the guide's local base_url is pointed at it); the replies a model
+would give are scripted per block. The install line says how to install from a clone."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parent / "adapters"))
-from wire import OpenAIServer, serve
+from wire import Error, OpenAIServer, serve
 
-GUIDE = Path(__file__).parent.parent / "docs" / "GETTING_STARTED.md"
+ROOT = Path(__file__).parent.parent
+GUIDE = ROOT / "docs" / "GETTING_STARTED.md"
 GUIDE_URL = "http://localhost:11434/v1"
+MARK = "--- guide block {} ---"
 
 
 def clj(src: str) -> str:
@@ -25,7 +27,7 @@ def clj(src: str) -> str:
 
 
 # what the model answers in each block (blocks without a model call have none)
-REPLIES = [
+REPLIES: list[list[str | Error]] = [
     [],
     [
         clj('(def pending (filter #(= (:status %) "pending") data/orders))\n(count pending)'),
@@ -34,6 +36,9 @@ REPLIES = [
         ),
     ],
     [
+        # the first request fails with an error the retry policy does not retry: the run ends
+        # with llm_error, and the guide's condition resumes it
+        Error(400, {"error": {"message": "try again later", "type": "invalid_request_error"}}),
         clj(
             "(->> data/orders (group-by :customer)"
             " (map (fn [[c os]] [c (reduce + (map :total os))]))"
@@ -56,26 +61,53 @@ def test_the_guide_has_the_blocks_this_test_scripts() -> None:
     assert len(blocks()) == len(REPLIES)
 
 
-def test_every_block_runs_and_prints_what_it_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)  # the guide writes runs.jsonl in the working directory
+def test_every_block_runs_in_a_new_process_and_prints_what_it_says(tmp_path: Path) -> None:
     gen = serve(OpenAIServer)
     server = next(gen)
-    namespace: dict[str, object] = {"__name__": "guide"}
     try:
-        for (code, expected), replies in zip(blocks(), REPLIES, strict=True):
-            server.script = list(replies)
-            code = code.replace(GUIDE_URL, server.url + "/v1")
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(compile(code, str(GUIDE), "exec"), namespace)
-            assert server.script == [], "the block made fewer model calls than scripted"
-            printed = out.getvalue().splitlines()
-            for want in expected:
-                # "# turns taken, ..." comments describe, the others state the exact output
-                if re.fullmatch(r"[\w .\-]+", want) and "," not in want:
-                    assert want in printed, (want, printed)
+        server.script = [reply for replies in REPLIES for reply in replies]
+        script = "".join(
+            f"print({MARK.format(i)!r})\n" + code.replace(GUIDE_URL, server.url + "/v1")
+            for i, (code, _) in enumerate(blocks())
+        )
+        (tmp_path / "guide.py").write_text(script, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PYTHONPATH")}
+        # the guide writes runs.jsonl in the working directory
+        proc = subprocess.run(
+            [sys.executable, "guide.py"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert server.script == [], "the guide made fewer model calls than scripted"
+        assert len(server.received) == sum(len(r) for r in REPLIES)
     finally:
         gen.close()
-    assert os.path.exists(tmp_path / "runs.jsonl")
+    assert proc.stderr == ""
+    printed = re.split(r"^--- guide block \d+ ---\n", proc.stdout, flags=re.M)
+    assert printed[0] == "" and len(printed) == len(REPLIES) + 1
+    for (_, expected), out in zip(blocks(), printed[1:], strict=True):
+        lines = out.splitlines()
+        for want in expected:
+            # "# turns taken, ..." comments describe, the others state the exact output
+            if re.fullmatch(r"[\w .\-]+", want) and "," not in want:
+                assert want in lines, (want, lines)
+    # block 3: the first run stopped at the model error, was resumed, and answered
+    assert printed[3].splitlines() == ['turn 1 "ada"', "ada", "ada"]
+    assert (tmp_path / "runs.jsonl").exists()
+
+
+def test_the_install_line_works_from_a_clone_and_names_the_published_form() -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    install = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert install is not None
+    lines = install.group(1).splitlines()
+    assert lines[0].split("#")[0].strip() == "pip install '.[openai]'"
+    assert "pip install 'ptc-runtime[openai]'" in lines[1] and lines[1].startswith("#")
+    # the extra the line names is the project's
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == "ptc-runtime"
+    assert project["optional-dependencies"]["openai"] == ["openai>=1"]
