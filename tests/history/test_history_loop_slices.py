@@ -23,7 +23,7 @@ from ptc.history import (
     validate,
 )
 from ptc.history.loop_slices import MAX_CONTEXT_MESSAGES, find_turn_start, idle_reason
-from ptc.history.repair import CONTINUATION_TEXT, SYNTHETIC_RESULT_TEXT
+from ptc.history.repair import CONTINUATION_TEXT
 
 NUDGE_1 = "Continue your mission. Check notifications and coordinate with the swarm."
 NUDGE_2 = "You need to respond. Check your notifications and status."
@@ -318,13 +318,13 @@ def test_edge_only_tool_messages():
 
 
 def test_edge_parallel_calls_partly_answered():
+    """Issue 30, item 14: a parallel call with p3 unanswered is an incomplete loop. Seed 002
+    sends only complete loops, so it is dropped with the results it has: the prompt alone."""
     r = LoopSlices().apply(edge_cases()["parallel_partly_answered"])
-    # the seed's loop keeps the call as it is; the rendering answers the missing call
-    assert [m.tool_call_id for m in r.messages if m.role == "tool"] == ["p2", "p1"]
-    sent = r.for_provider("openai")
-    assert [m.tool_call_id for m in sent if m.role == "tool"] == ["p2", "p1", "p3"]
-    assert sent[-1].text == SYNTHETIC_RESULT_TEXT
-    assert r.stats.repairs_applied == 1
+    assert shape(r) == [("system", "You are a helpful agent."), ("user", "check both")]
+    assert validate(r.messages) == []
+    assert r.stats.messages_dropped == 3 and r.stats.repairs_applied == 0
+    assert r.for_provider("openai") == list(r.messages)
 
 
 def test_edge_orphaned_result_and_unanswered_call():
@@ -335,11 +335,10 @@ def test_edge_orphaned_result_and_unanswered_call():
         ("tool", "a"),
     ]
     assert r.stats.repairs.orphan_results_dropped == 1
+    # a call still waiting for its result is no loop to send: the prompt alone
     r = LoopSlices().apply(edge_cases()["unanswered_call"])
-    assert r.messages[-1].role == "assistant"
-    sent = r.for_provider("openai")
-    assert sent[-1].tool_call_id == "u1" and sent[-1].is_error
-    assert r.stats.repairs.results_synthesized == 1
+    assert shape(r) == [("system", "You are a helpful agent."), ("user", "run it")]
+    assert r.stats.messages_dropped == 1 and r.stats.repairs.results_synthesized == 0
 
 
 def test_edge_single_message_larger_than_any_budget_is_kept_whole():

@@ -125,10 +125,10 @@ def refusing(req: SummaryRequest) -> str:
     return "No earlier conversation to summarize."
 
 
-#: What a strategy's raw output may still hold: the seeds keep calls without results
-#: (004) and consecutive or assistant-first turns (002's turn-aware example, 003's kept
-#: user messages then the summary). Providers' constraints are applied when rendering.
-SEED_ALLOWED = {"unanswered_call", "consecutive_role", "first_not_user"}
+#: What a strategy's raw output may still hold: consecutive or assistant-first turns (002's
+#: turn-aware example, 003's kept user messages then the summary). Providers' constraints
+#: are applied when rendering. A call without its result is never in it (issue 30, item 14).
+SEED_ALLOWED = {"consecutive_role", "first_not_user"}
 
 
 def check(result, history, before, allowed=SEED_ALLOWED):
@@ -171,7 +171,7 @@ def test_loop_slices_always_valid(history, turn_aware, selection, window):
     check(r, history, before)
     non_system = [m for m in r.messages if m.role != "system"]
     if not turn_aware:
-        assert len(non_system) <= 1 + window + 3  # prompt + loop (calls may be synthesized)
+        assert len(non_system) <= 1 + window  # prompt + one complete loop
 
 
 @SETTINGS

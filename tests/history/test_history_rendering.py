@@ -11,10 +11,12 @@ from ptc.history import (
     CONTINUATION_TEXT,
     LoopSlices,
     SafeSplitSummarization,
+    TokenCompaction,
     strip_orphans,
     to_messages,
     validate,
 )
+from ptc.history.repair import SYNTHETIC_RESULT_TEXT
 
 
 def test_a_text_form_call_keeps_its_results_and_is_rendered_as_user_text():
@@ -59,8 +61,27 @@ def test_renderings_follow_the_messages_they_are_made_from():
 
 @pytest.mark.parametrize("policy", ["keep", "synthesize", "remove"])
 def test_unanswered_calls_are_answered_for_every_provider(policy):
-    r = LoopSlices(unanswered=policy).apply([user("go"), calls(call("c1"))])
-    assert r.messages[-1].tool_calls[0].id == "c1"  # the seed's output keeps the call
+    """Issue 30, item 14: no strategy's output holds a call without its result. Loop slices
+    drop the incomplete loop (seed 002); a history under the compaction threshold is returned
+    with the call answered by the ``unanswered`` policy ("keep" answers it too: no provider
+    takes a call without its result)."""
+    h = [user("go"), calls(call("c1"))]
+    r = LoopSlices(unanswered=policy).apply(h)
+    assert [(m.role, m.text) for m in r.messages] == [("user", "go")]
+    r = TokenCompaction(context_limit=10**6, unanswered=policy).apply(h)
+    assert not r.stats.triggered
+    if policy == "remove":
+        assert [(m.role, m.text) for m in r.messages] == [("user", "go")]
+        assert r.stats.repairs.calls_removed == 1
+    else:
+        assert [(m.role, m.tool_call_id, m.text) for m in r.messages] == [
+            ("user", None, "go"),
+            ("assistant", None, ""),
+            ("tool", "c1", SYNTHETIC_RESULT_TEXT),
+        ]
+        assert r.messages[1].tool_calls[0].id == "c1" and r.messages[2].is_error
+        assert r.stats.repairs.results_synthesized == 1
+    assert validate(r.messages) == []
     for provider in ("openai", "anthropic", "strict"):
         sent = r.for_provider(provider)
         assert validate(sent, provider=provider) == [], (policy, provider)
@@ -83,10 +104,13 @@ def test_safe_split_merges_text_after_a_call_left_without_its_result():
         "assistant",
         "user",
         "assistant",
+        "tool",
         "user",
         "assistant",
     ]
     merged = r.messages[3]
     assert merged.tool_calls[0].id == "c1" and merged.text == "gave up"
-    assert [i.kind for i in validate(r.messages)] == ["unanswered_call"]
+    # issue 30, item 14: the call the seed keeps is answered in the output itself
+    assert r.messages[4].tool_call_id == "c1" and r.messages[4].text == SYNTHETIC_RESULT_TEXT
+    assert validate(r.messages) == []
     assert validate(r.for_provider("strict")) == []

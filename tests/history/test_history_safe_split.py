@@ -27,6 +27,7 @@ from ptc.history import (
     validate,
 )
 from ptc.history.base import SNAPSHOT_CLOSE, SNAPSHOT_OPEN
+from ptc.history.repair import SYNTHETIC_RESULT_TEXT
 from ptc.history.safe_split import (
     DEFAULT_MAX_DEPTH,
     MESSAGE_SUMMARY_PREFIX,
@@ -427,10 +428,22 @@ def test_edge_parallel_partly_answered_and_unanswered():
     r = SafeSplitSummarization(token_threshold=10_000, summary_window=50, environ={}).apply(
         edge_cases()["unanswered_call"]
     )
-    # seed 004 keeps an incomplete call; the rendering answers it
-    assert r.messages[-1].role == "assistant" and r.messages[-1].tool_calls[0].id == "u1"
-    sent = r.for_provider("openai")
-    assert sent[-1].tool_call_id == "u1" and r.stats.repairs.results_synthesized == 1
+    # seed 004 keeps an incomplete call ("prefer to keep them"); issue 30, item 14: the output
+    # never holds a call without its result, so it is answered with the synthetic error
+    assert [(m.role, m.tool_call_id) for m in r.messages[-2:]] == [
+        ("assistant", None),
+        ("tool", "u1"),
+    ]
+    assert r.messages[-2].tool_calls[0].id == "u1"
+    assert r.messages[-1].text == SYNTHETIC_RESULT_TEXT and r.messages[-1].is_error
+    assert validate(r.messages) == []
+    assert r.for_provider("openai") == list(r.messages)
+    assert r.stats.repairs.results_synthesized == 1
+    removed = SafeSplitSummarization(
+        token_threshold=10_000, summary_window=50, environ={}, unanswered="remove"
+    ).apply(edge_cases()["unanswered_call"])
+    assert [m.role for m in removed.messages] == ["system", "user"]
+    assert removed.stats.repairs.calls_removed == 1
 
 
 def test_edge_orphaned_result_is_summarized_not_kept():

@@ -29,6 +29,7 @@ from .repair import (
     RepairReport,
     SystemPolicy,
     UnansweredPolicy,
+    answer_calls,
     provider_name,
     rendering_policy,
     repair,
@@ -299,10 +300,11 @@ class HistoryResult:
 
     ``messages`` is what the seed's algorithm produces (cleaned only of what no provider
     accepts and no seed keeps: orphaned results, empty messages, late system messages,
-    missing or repeated call ids). Provider constraints are applied when rendering:
-    :meth:`to_openai` answers unanswered calls; :meth:`to_anthropic` and
-    :meth:`for_provider` with ``"strict"`` also put a user message first and merge
-    consecutive roles.
+    missing or repeated call ids). It never holds a tool call without its result: loop
+    slices drop an incomplete loop, and a call another seed keeps is answered with a
+    synthetic error result (or removed, ``unanswered="remove"``). Provider constraints are
+    applied when rendering: :meth:`to_anthropic` and :meth:`for_provider` with ``"strict"``
+    put a user message first and merge consecutive roles.
     """
 
     messages: tuple[Message, ...]
@@ -391,12 +393,17 @@ def finish(
     """Clean the strategy's output and build the result with its stats.
 
     The output keeps what the seed's algorithm chose; only what no provider accepts is
-    removed (see :class:`HistoryResult`). ``stats.repairs`` adds up the fixes made to the
+    removed, and a call left without its result is answered by the ``unanswered`` policy
+    (see :class:`HistoryResult`). ``stats.repairs`` adds up the fixes made to the
     input (``pre_repairs``), that cleaning, and what the strict rendering would change.
     """
-    clean, cleaned = repair(
+    paired, cleaned = repair(
         output, unanswered="keep", misplaced_system=misplaced_system, alternate_roles=False
     )
+    # a call the seed keeps without its result (004's incomplete call, 003's history under
+    # its threshold) is answered here, so no strategy's output holds an unanswered call
+    clean, answered = answer_calls(paired, rendering_policy(unanswered))
+    cleaned = cleaned + answered
     strict, edge = repair(
         clean,
         unanswered=rendering_policy(unanswered),

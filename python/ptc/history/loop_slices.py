@@ -1,9 +1,10 @@
 """Loop slices and turn-aware composition (seed 002).
 
-Context = system prompt + the current turn's prompt source + the latest tool loop (the
-last assistant tool-call message and its consecutive results). The turn-aware variant
-keeps the current turn whole and reduces earlier history to its latest tool loop. The
-full history stays searchable in :mod:`ptc.history.store`.
+Context = system prompt + the current turn's prompt source + the latest complete tool loop
+(the last assistant tool-call message whose calls all have their results, and those results).
+The turn-aware variant keeps the current turn whole and reduces earlier history to its latest
+complete tool loop. A loop without all its results is never sent (seed 002: "Complete loops
+guaranteed"). The full history stays searchable in :mod:`ptc.history.store`.
 """
 
 from __future__ import annotations
@@ -133,14 +134,21 @@ def latest_tool_loop(messages: Sequence[Message]) -> tuple[int, int] | None:
 
 def is_complete_loop(messages: Sequence[Message]) -> bool:
     """A call message followed by a result for each of its calls (seed 002: "the most recent
-    complete tool loop"). A ``[TOOL_CALLS]`` text call has no ids: one result completes it."""
+    complete tool loop"). A ``[TOOL_CALLS]`` text call has no ids: one result completes it.
+
+    Results are paired as :func:`~ptc.history.repair.repair` pairs them: by id, and a call
+    without an id by a result without one, in order (a call with a result the repair would
+    not pair is unanswered for the provider, so the loop is not complete)."""
     if not messages or not is_tool_call_message(messages[0]):
         return False
     results = messages[1:]
     if not messages[0].tool_calls:
         return bool(results)
-    answered = {r.tool_call_id for r in results}
-    return all(tc.id in answered for tc in messages[0].tool_calls)
+    answered = {r.tool_call_id for r in results if r.tool_call_id}
+    blank_results = sum(1 for r in results if not r.tool_call_id)
+    blank_calls = sum(1 for tc in messages[0].tool_calls if not tc.id)
+    named = all(tc.id in answered for tc in messages[0].tool_calls if tc.id)
+    return named and blank_calls <= blank_results
 
 
 def latest_complete_tool_loop(messages: Sequence[Message]) -> tuple[int, int] | None:
@@ -162,6 +170,28 @@ def extract_latest_tool_loop(
     return list(messages[span[0] : span[1]]) if span else []
 
 
+def complete_units(messages: Sequence[Message]) -> tuple[list[Message], int]:
+    """``messages`` without their incomplete tool loops: a call message whose calls do not
+    all have their results right after it is dropped with the results it has (seed 002's
+    unit is the call and its results; providers reject a call without its result). Returns
+    the kept messages and how many loops were dropped."""
+    out: list[Message] = []
+    dropped = 0
+    i = 0
+    while i < len(messages):
+        if is_tool_call_message(messages[i]):
+            end = _loop_end(messages, i)
+            if is_complete_loop(messages[i:end]):
+                out.extend(messages[i:end])
+            else:
+                dropped += 1
+            i = end
+            continue
+        out.append(messages[i])
+        i += 1
+    return out, dropped
+
+
 # -- strategy -------------------------------------------------------------------------------
 
 
@@ -169,11 +199,13 @@ def extract_latest_tool_loop(
 class LoopSlices:
     """Seed 002 context composition.
 
-    ``turn_aware=False`` (v0.4): system + prompt source + latest tool loop, all found in the
-    last ``window`` non-system messages. ``turn_aware=True`` (v0.5): system + the latest tool
-    loop among the ``window`` messages before the turn + the current turn whole, from the
-    most recent user prompt to the end. ``encouragement`` picks the nudge wording when no
-    prompt source is found (see :class:`NudgeController`).
+    ``turn_aware=False`` (v0.4): system + prompt source + latest complete tool loop, all found
+    in the last ``window`` non-system messages. ``turn_aware=True`` (v0.5): system + the latest
+    complete tool loop among the ``window`` messages before the turn + the current turn, from
+    the most recent user prompt to the end, whole but for its incomplete loops. A loop whose
+    calls do not all have their results (a call in flight, a parallel call partly answered)
+    is never in the output: it is dropped with the results it has. ``encouragement`` picks
+    the nudge wording when no prompt source is found (see :class:`NudgeController`).
     """
 
     turn_aware: bool = False
@@ -222,18 +254,23 @@ class LoopSlices:
                 info["nudge"] = True
             else:
                 loop = extract_latest_tool_loop(window[:turn], complete=True)
-                picked = [*loop, *window[turn:]]
+                # the current turn whole, but for a loop still without all its results (a call
+                # in flight, or a parallel call partly answered): no provider takes it
+                current, _ = complete_units(window[turn:])
+                picked = [*loop, *current]
                 from_input = len(picked)
                 info["turn_start"] = at[start + turn]
         else:
-            # [system] + [prompt source or nudge] + [latest tool loop]
+            # [system] + [prompt source or nudge] + [latest complete tool loop]
             idx = select_prompt_source(window, self.selection)
             if idx is None:
                 prompt = synthetic_nudge(self.encouragement)
                 info["nudge"] = True
             else:
                 prompt = window[idx]
-            loop = extract_latest_tool_loop(window)
+            # seed 002: "Recent tool loops always complete"; a loop still waiting for a result
+            # is passed over for the latest one that has them all
+            loop = extract_latest_tool_loop(window, complete=True)
             picked = [prompt, *loop]
             # the nudge is not from the input, so it does not offset the dropped count
             from_input = len(loop) + (idx is not None)

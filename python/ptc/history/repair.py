@@ -331,6 +331,50 @@ def strip_orphans(history: Iterable[Message | Mapping[str, Any]]) -> tuple[list[
     return out, dropped
 
 
+def answer_calls(
+    messages: Sequence[Message], unanswered: UnansweredPolicy = "synthesize"
+) -> tuple[list[Message], RepairReport]:
+    """Answer every tool call of a paired history (the output of :func:`repair` with
+    ``unanswered="keep"``) that has no result: a synthetic error result after its message's
+    results (``"synthesize"``, and ``"keep"``, since no provider accepts a call without its
+    result), or the call removed (``"remove"``; a message left with nothing is dropped).
+    Nothing else changes: a ``[TOOL_CALLS]`` text call's results stay tool messages."""
+    out: list[Message] = []
+    synthesized = removed = empty = 0
+    i = 0
+    n = len(messages)
+    while i < n:
+        m = messages[i]
+        i += 1
+        if m.role != "assistant" or not m.tool_calls:
+            out.append(m)
+            continue
+        j = i
+        while j < n and messages[j].role == "tool":
+            j += 1
+        results = messages[i:j]
+        i = j
+        have = {r.tool_call_id for r in results}
+        missing = [tc for tc in m.tool_calls if tc.id not in have]
+        if missing and unanswered == "remove":
+            removed += len(missing)
+            m = replace(m, tool_calls=tuple(tc for tc in m.tool_calls if tc.id in have))
+            if m.is_empty:
+                empty += 1
+            else:
+                out.append(m)
+            out.extend(results)
+            continue
+        out.append(m)
+        out.extend(results)
+        out.extend(_synthetic_result(tc, m) for tc in missing)
+        synthesized += len(missing)
+    report = RepairReport(
+        empty_dropped=empty, results_synthesized=synthesized, calls_removed=removed
+    )
+    return out, report
+
+
 def for_provider(
     history: Iterable[Message | Mapping[str, Any]],
     provider: Provider,
