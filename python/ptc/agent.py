@@ -242,8 +242,14 @@ class SubAgent:
         ``SqliteCheckpoint``, ``PostgresCheckpoint``; ``run_id`` picks the run, default the last
         one), or ``resume(run_id, store=store)`` for a run saved in a history store (any
         worker sharing the store can continue it). The Session state is rebuilt by replaying
-        the programs of its turns with their recorded tool results (no tool is called again),
-        then the loop goes on, saving to this agent's checkpoint (the store's when it has none).
+        the programs of its saved turns with their recorded tool results (their tools are not
+        called again), then the loop goes on, saving to this agent's checkpoint (the store's
+        when it has none). The turn under way when the run stopped was not saved: the model is
+        asked for it again, and the tool calls its program makes are made again (at least
+        once, not exactly once).
+
+        A run that ended (returned, failed, or used its last turn) is returned as it ended:
+        nothing runs and the LLM is not called. A run stopped by an ``llm_error`` goes on.
 
         The run must be this agent's: its stored mission (the prompt, placeholders filled from
         ``data``), tools (names and signatures) and data (its fingerprint; pass the ``data`` the
