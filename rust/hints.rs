@@ -133,6 +133,9 @@ fn shape_hint(name: &str, candidates: &[String]) -> Option<String> {
     None
 }
 
+/// A misspelt foreign name is recognised only from this many characters on.
+const FOREIGN_TYPO_MIN: usize = 5;
+
 /// The hint for an undefined name: the idiom for a name from another language, a hint for a
 /// name written in another language's shape, else the nearest names among locals, definitions,
 /// builtins, tools and data keys (a misspelt foreign name gets its idiom).
@@ -151,15 +154,21 @@ pub fn undefined_hint(name: &str, candidates: &[String]) -> Option<String> {
         .iter()
         .filter_map(|(f, idiom)| typo_distance(b, f).map(|d| (d, *f, *idiom)))
         .min();
+    // Short names are too often the program's own (`top` is not a misspelt `pop`), and a
+    // name outside the language is never offered as the fix: only its idiom is.
     if let Some((d, f, idiom)) = foreign {
-        if best_own.map_or(true, |own| d < own) {
+        if b.chars().count() >= FOREIGN_TYPO_MIN && best_own.map_or(true, |own| d < own) {
             return Some(format!(
-                "did you mean {f}? {f} is not part of PTC-Lisp; {idiom}"
+                "{name} looks like {f}, which is not part of PTC-Lisp; {idiom}"
             ));
         }
     }
     if near.is_empty() {
-        None
+        (!name.contains('/')).then(|| {
+            format!(
+                "if {name} is your own name, define it before use: (def {name} ...) or (defn {name} [...] ...)"
+            )
+        })
     } else {
         Some(format!("Did you mean: {}", near.join(", ")))
     }

@@ -29,6 +29,8 @@ pub struct RunResult {
     pub value: Value,
     pub error: Option<Error>,
     pub prints: Vec<String>,
+    /// Notes for the host: `data/` names the run read that are not in the input.
+    pub warnings: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     /// Names defined or redefined by this run, in order of first definition in the run.
     pub defined: Vec<Str>,
@@ -142,6 +144,7 @@ pub fn error_result(e: Error) -> RunResult {
         value: Value::Nil,
         error: Some(e),
         prints: Vec::new(),
+        warnings: Vec::new(),
         tool_calls: Vec::new(),
         defined: Vec::new(),
         returns: Vec::new(),
@@ -204,6 +207,7 @@ fn evaluate(
         value,
         error,
         prints: records.prints,
+        warnings: records.warnings,
         tool_calls: records.tool_calls,
         defined: records.defined,
         returns: records.returns,

@@ -135,6 +135,8 @@ pub struct Interp<'a> {
     history: &'a [Value],
     limits: Limits,
     prints: Vec<String>,
+    /// Notes for the host (not the program): `data/` names read that are not in the input.
+    warnings: Vec<String>,
     tool_calls: Vec<ToolCallRecord>,
     defined: Vec<Str>,
     /// Type of the last value each named function returned in this run.
@@ -172,6 +174,7 @@ type ReturnTable = std::collections::HashMap<usize, ReturnType, BuildHasherDefau
 /// What a finished run leaves behind, taken from its interpreter.
 pub struct RunRecords {
     pub prints: Vec<String>,
+    pub warnings: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     /// Names defined, each once, in the order first defined.
     pub defined: Vec<Str>,
@@ -202,6 +205,7 @@ impl<'a> Interp<'a> {
         }
         RunRecords {
             prints: std::mem::take(&mut self.prints),
+            warnings: std::mem::take(&mut self.warnings),
             tool_calls: self.take_tool_calls(),
             defined,
             user: self.user.clone(),
@@ -225,6 +229,7 @@ impl<'a> Interp<'a> {
             history,
             limits,
             prints: Vec::new(),
+            warnings: Vec::new(),
             tool_calls: Vec::new(),
             defined: Vec::new(),
             returns: ReturnTable::default(),
@@ -313,7 +318,13 @@ impl<'a> Interp<'a> {
                 Some(d) => Ok(d.value.clone()),
                 None => Err(undefined_user(name, *pos)),
             },
-            Node::DataRef(k) => Ok(self.data_get(k).cloned().unwrap_or(Value::Nil)),
+            Node::DataRef(k) => Ok(match self.data_get(k) {
+                Some(v) => v.clone(),
+                None => {
+                    self.missing_data(k);
+                    Value::Nil
+                }
+            }),
             Node::ToolFn(t) => Ok(Value::Tool(t.clone())),
             Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
             Node::If(b) => {

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Warnings a run keeps at most (one per missing `data/` name).
+const MAX_WARNINGS: usize = 16;
+
 #[cold]
 pub(super) fn undefined_user(name: &str, pos: Pos) -> Flow {
     Error::new(
@@ -113,6 +116,49 @@ impl<'a> Interp<'a> {
         })
     }
 
+    /// Why `data/{name}` is nil (it is not in the input), with the nearest input names.
+    #[cold]
+    pub(super) fn no_such_input(&self, name: &str) -> String {
+        let inputs: Vec<String> = match self.data {
+            Value::Map(m) => m
+                .keys()
+                .filter_map(key_text)
+                .map(|k| format!("data/{k}"))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let near = crate::hints::closest(
+            &format!("data/{name}"),
+            inputs.iter().map(String::as_str),
+        );
+        match near {
+            Some(n) => format!("data/{name} is nil: there is no such input; did you mean {n}?"),
+            None if inputs.is_empty() => format!("data/{name} is nil: this run has no input data"),
+            None => format!(
+                "data/{name} is nil: there is no such input; inputs: {}",
+                inputs
+                    .iter()
+                    .take(8)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// Notes a `data/` name read that is not in the input (nil by the language's rule) as a
+    /// warning for the host, once per name and at most `MAX_WARNINGS` in all.
+    #[cold]
+    pub(super) fn missing_data(&mut self, name: &str) {
+        if self.warnings.len() >= MAX_WARNINGS {
+            return;
+        }
+        let text = self.no_such_input(name);
+        if !self.warnings.contains(&text) {
+            self.warnings.push(text);
+        }
+    }
+
     /// Why `node` is nil, if it is a lookup whose source can be read again.
     pub(super) fn nil_source(&self, node: &Node, ctx: &Ctx) -> Option<String> {
         let (key, src, shown) = match node {
@@ -120,35 +166,7 @@ impl<'a> Interp<'a> {
                 if self.data_get(name).is_some() {
                     return None;
                 }
-                let inputs: Vec<String> = match self.data {
-                    Value::Map(m) => m
-                        .keys()
-                        .filter_map(key_text)
-                        .map(|k| format!("data/{k}"))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                let near = crate::hints::closest(
-                    &format!("data/{name}"),
-                    inputs.iter().map(String::as_str),
-                );
-                return Some(match near {
-                    Some(n) => {
-                        format!("data/{name} is nil: there is no such input; did you mean {n}?")
-                    }
-                    None if inputs.is_empty() => {
-                        format!("data/{name} is nil: this run has no input data")
-                    }
-                    None => format!(
-                        "data/{name} is nil: there is no such input; inputs: {}",
-                        inputs
-                            .iter()
-                            .take(8)
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                });
+                return Some(self.no_such_input(name));
             }
             Node::KwGet(k, a, _) if a.len() == 1 => (k, &a[0], format!("({} ...)", printed(k))),
             Node::CallBuiltin(b, a, _) if b.name == "get" && a.len() == 2 => match &a[1] {

@@ -238,7 +238,8 @@ pub(super) fn run_outcome(
         defined,
         r.duration.as_secs_f64() * 1000.0,
         r.steps,
-    );
+    )
+    .with_warnings(r.warnings.clone());
     Ok((out, commit))
 }
 

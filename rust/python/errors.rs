@@ -67,5 +67,6 @@ pub(super) fn limit_outcome(
         Vec::new(),
         r.duration.as_secs_f64() * 1000.0,
         r.steps,
-    ))
+    )
+    .with_warnings(r.warnings.clone()))
 }

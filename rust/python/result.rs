@@ -327,13 +327,16 @@ impl Definition {
 }
 
 /// What one run produced. `ok` is true when the program finished without an error and
-/// without `(fail ...)`; `value` is the last value, the returned value or the fail reason.
+/// without `(fail ...)`; `value` is the last value, the returned value or the fail reason;
+/// `warnings` are notes for the host the program never sees (a `data/` name not in the input).
 #[pyclass(module = "ptc", name = "Result", frozen)]
 pub struct RunOutcome {
     pub outcome: Outcome,
     pub value: Py<LazyValue>,
     pub error: Option<Error>,
     pub prints: Vec<String>,
+    /// Notes for the host, not the program (a `data/` name read that is not in the input).
+    pub warnings: Vec<String>,
     pub tool_calls: Vec<Py<ToolCall>>,
     pub defined: Vec<Py<Definition>>,
     pub duration_ms: f64,
@@ -359,6 +362,7 @@ impl RunOutcome {
             value,
             error,
             prints,
+            warnings: Vec::new(),
             tool_calls,
             defined,
             duration_ms,
@@ -366,6 +370,12 @@ impl RunOutcome {
             error_py: PyOnceLock::new(),
             prints_py: PyOnceLock::new(),
         }
+    }
+
+    /// The same outcome with the run's warnings.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings = warnings;
+        self
     }
 }
 
@@ -417,6 +427,13 @@ impl RunOutcome {
             .prints_py
             .get_or_try_init(py, || PyList::new(py, &self.prints).map(Bound::unbind))?;
         Ok(list.bind(py).clone())
+    }
+
+    /// Notes for the host about this run, never shown to the program: each `data/` name the
+    /// run read that is not in the input (nil by the language's rule), with the nearest names.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, &self.warnings)
     }
 
     #[getter]

@@ -159,9 +159,9 @@ MISTAKES: list[Mistake] = [
     U('(str_join ", " ["a"])', "str_join", "use (join sep coll)"),
     U('(contains "abc" "a")', "contains", "use (contains? m k) for map keys and sets, (includes? s sub) for text"),
     # --- 1. typos far from any name of the program: the foreign name they misspell
-    M("(lenght [1])", UV, "lenght is not defined", "did you mean length? length is not part of PTC-Lisp; use (count coll)"),
-    M("(lenth [1])", UV, "lenth is not defined", "did you mean length? length is not part of PTC-Lisp; use (count coll)"),
-    M("(apend [1] 2)", UV, "apend is not defined", "did you mean append? append is not part of PTC-Lisp; use (conj v x)"),
+    M("(lenght [1])", UV, "lenght is not defined", "lenght looks like length, which is not part of PTC-Lisp; use (count coll)"),
+    M("(lenth [1])", UV, "lenth is not defined", "lenth looks like length, which is not part of PTC-Lisp; use (count coll)"),
+    M("(apend [1] 2)", UV, "apend is not defined", "apend looks like append, which is not part of PTC-Lisp; use (conj v x)"),
     # --- 1. shapes from other languages
     M('(f"total {1}")', PE, "f-strings are not supported", 'build text with str: (str "total: " x)'),
     M("[x for x in data/orders]", AE, "list comprehensions are not supported", "use (map (fn [x] ...) coll), and (filter pred coll) for an if clause"),
@@ -200,9 +200,13 @@ MISTAKES: list[Mistake] = [
     M("(frequences [1])", UV, "frequences is not defined", "Did you mean: frequencies"),
     M("(uppercase \"a\")", UV, "uppercase is not defined", "Did you mean: upper-case, upcase"),
     # --- 2. curated equivalents rank before edit distance and prefixes
-    # a short prefix is no suggestion: strip-str is not str
-    M("(strip-str 1)", UV, "strip-str is not defined", None),
-    M('(str-trim " a ")', UV, "str-trim is not defined", None),
+    # a short prefix is no suggestion: strip-str is not str; with nothing near, the name may be
+    # the program's own, not yet defined (issue 30)
+    M("(strip-str 1)", UV, "strip-str is not defined", "if strip-str is your own name, define it before use: (def strip-str ...) or (defn strip-str [...] ...)"),
+    M('(str-trim " a ")', UV, "str-trim is not defined", "if str-trim is your own name, define it before use: (def str-trim ...) or (defn str-trim [...] ...)"),
+    # a short name is not taken for a misspelt foreign one: top is not pop (issue 30)
+    M("(top [1 2])", UV, "top is not defined", "if top is your own name, define it before use: (def top ...) or (defn top [...] ...)"),
+    M("(defn f [xs] (top xs)) (f [1])", UV, "top is not defined", "if top is your own name, define it before use: (def top ...) or (defn top [...] ...)"),
     M("(println-line 1)", UV, "println-line is not defined", "Did you mean: println"),
     M("(filtr odd? [1])", UV, "filtr is not defined", "Did you mean: filter"),
     M("(sort-bye :a [])", UV, "sort-bye is not defined", "Did you mean: sort-by, sort"),
