@@ -127,10 +127,8 @@ impl<'a> Interp<'a> {
                 .collect(),
             _ => Vec::new(),
         };
-        let near = crate::hints::closest(
-            &format!("data/{name}"),
-            inputs.iter().map(String::as_str),
-        );
+        let near =
+            crate::hints::closest(&format!("data/{name}"), inputs.iter().map(String::as_str));
         match near {
             Some(n) => format!("data/{name} is nil: there is no such input; did you mean {n}?"),
             None if inputs.is_empty() => format!("data/{name} is nil: this run has no input data"),
