@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ptc
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -39,7 +40,7 @@ def test_run_example_with_data() -> None:
 
 @pytest.mark.timeout(90)
 def test_example_result_matches_the_data() -> None:
-    """`--json` prints the result as JSON: the revenue per region is what the data says."""
+    """`--json` prints one JSON document: the revenue per region is what the data says."""
     orders = json.loads((ROOT / "examples" / "orders.json").read_text(encoding="utf-8"))["orders"]
     revenue: dict[str, float] = {}
     for o in orders:
@@ -47,20 +48,20 @@ def test_example_result_matches_the_data() -> None:
             revenue[o["region"]] = revenue.get(o["region"], 0) + o["total"]
     proc = _ptc("run", "examples/orders.clj", "--data", "examples/orders.json", "--json")
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0] == "shipped orders: 4"
-    assert {row["region"]: row["revenue"] for row in json.loads(lines[1])} == revenue
+    doc = json.loads(proc.stdout)
+    assert (doc["ok"], doc["printed"], doc["error"]) == (True, ["shipped orders: 4"], None)
+    assert {row["region"]: row["revenue"] for row in doc["value"]} == revenue
 
 
 @pytest.mark.timeout(90)
 def test_program_error_exits_1_with_error_on_stderr(tmp_path: Path) -> None:
-    """LANGUAGE.md §10.1: a program error exits 1 and shows `Error: <message>` on stderr."""
+    """LANGUAGE.md §10.1: a program error exits 1 and shows `Error [type]: <message>` on
+    stderr."""
     program = tmp_path / "bad.clj"
     program.write_text('(println "start")\n(+ 1 (undefined-thing))\n', encoding="utf-8")
     proc = _ptc("run", str(program))
     assert proc.returncode == 1
-    assert proc.stderr.startswith("Error:")
-    assert "undefined-thing" in proc.stderr
+    assert proc.stderr.startswith("Error [undefined_variable]: undefined-thing is not defined")
     assert proc.stdout == "start\n"
 
 
@@ -90,7 +91,7 @@ def test_eval_an_expression() -> None:
 def test_exit_codes_for_error_and_fail() -> None:
     err = _ptc("eval", '(+ 1 "a")')
     assert err.returncode == 1 and err.stdout == "" and "Traceback" not in err.stderr
-    assert err.stderr.startswith("Error: ")
+    assert err.stderr.startswith("Error [type_error]: ")
     failed = _ptc("eval", '(fail "nope")')
     assert (failed.returncode, failed.stdout) == (2, 'failed: "nope"\n')
 
@@ -165,13 +166,18 @@ def test_input_problems_exit_65_or_66_without_a_traceback(tmp_path: Path) -> Non
 def test_json_output_is_always_valid_json(expr: str, expected: object) -> None:
     proc = _ptc("eval", expr, "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == expected
+    assert json.loads(proc.stdout) == {"ok": True, "value": expected, "printed": [], "error": None}
 
 
-JSON_HINT = (
-    "Hint: print it without --json, or give the map's keys one type (all strings, or all"
-    " keywords)\n"
-)
+HINT = "print it without --json, or give the map's keys one type (all strings, or all keywords)"
+JSON_HINT = f"Hint: {HINT}\n"
+
+
+def json_error(message: str, printed: list[str] | None = None) -> dict[str, object]:
+    """The document ``--json`` prints for a value it cannot write as JSON."""
+    error = {"type": "json_error", "message": message, "hint": HINT, "line": None}
+    error.update({"column": None, "limit": None, "value": None})
+    return {"ok": False, "value": None, "printed": printed or [], "error": error}
 
 
 @pytest.mark.parametrize(
@@ -190,19 +196,23 @@ def test_json_output_refuses_keys_that_would_merge(
     expr: str, first: str, second: str, key: str, where: str
 ) -> None:
     """``{1 :a "1" :b}`` printed ``{"1": "b"}``: the entry of 1 silently gone (second red-team
-    batch of issue 29). Now exit 1, nothing on stdout, and an error naming both keys."""
+    batch of issue 29). Now exit 1, no value, and an error naming both keys."""
     proc = _ptc("eval", expr, "--json")
-    assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == (
-        f"Error: --json cannot print the value: the map{where} has the keys {first} and"
-        f" {second}, which are both the JSON key {key} (one entry would be lost)\n{JSON_HINT}"
+    message = (
+        f"--json cannot print the value: the map{where} has the keys {first} and"
+        f" {second}, which are both the JSON key {key} (one entry would be lost)"
     )
+    assert (proc.returncode, json.loads(proc.stdout)) == (1, json_error(message))
+    assert proc.stderr == f"Error [json_error]: {message}\n{JSON_HINT}"
 
 
-def test_json_output_refusal_comes_after_what_the_program_printed() -> None:
+def test_json_output_refusal_keeps_what_the_program_printed() -> None:
     proc = _ptc("eval", '(println "before") {1 2 "1" 3}', "--json")
-    assert (proc.returncode, proc.stdout) == (1, "before\n")
-    assert proc.stderr.startswith("Error: --json cannot print the value: the map has the keys 1")
+    message = (
+        '--json cannot print the value: the map has the keys 1 and "1", which are both the JSON'
+        ' key "1" (one entry would be lost)'
+    )
+    assert (proc.returncode, json.loads(proc.stdout)) == (1, json_error(message, ["before"]))
 
 
 def test_json_output_shows_long_keys_cut() -> None:
@@ -210,11 +220,12 @@ def test_json_output_shows_long_keys_cut() -> None:
     vector = " ".join(str(i) for i in range(100))
     shown = f"[{vector}]"[:57] + "..."
     quoted = f'"[{vector}]'[:57] + "..."
-    assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == (
-        f"Error: --json cannot print the value: the map has the keys {shown} and {quoted},"
-        f" which are both the JSON key {quoted} (one entry would be lost)\n{JSON_HINT}"
+    message = (
+        f"--json cannot print the value: the map has the keys {shown} and {quoted},"
+        f" which are both the JSON key {quoted} (one entry would be lost)"
     )
+    assert (proc.returncode, json.loads(proc.stdout)) == (1, json_error(message))
+    assert proc.stderr == f"Error [json_error]: {message}\n{JSON_HINT}"
 
 
 def test_json_output_of_the_deepest_value_a_run_returns() -> None:
@@ -222,7 +233,8 @@ def test_json_output_of_the_deepest_value_a_run_returns() -> None:
     a RecursionError traceback."""
     proc = _ptc("eval", "(loop [v 1 i 0] (if (< i 899) (recur [v] (inc i)) v))", "--json")
     assert proc.returncode == 0, proc.stderr[-300:]
-    assert proc.stdout == "[" * 899 + "1" + "]" * 899 + "\n"
+    value = "[" * 899 + "1" + "]" * 899
+    assert proc.stdout == f'{{"ok": true, "value": {value}, "printed": [], "error": null}}\n'
 
 
 def test_the_demo_shows_each_turn_the_savings_and_the_trace_page(tmp_path: Path) -> None:
@@ -236,11 +248,17 @@ def test_the_demo_shows_each_turn_the_savings_and_the_trace_page(tmp_path: Path)
     assert 'tool:    restock("kettle" "south" 50)' in out
     assert "call  compressed  full history   saved" in out
     assert 'result: ok -> {:region "south"' in out
-    page = tmp_path / "ptc-demo-trace.html"
-    assert out.rstrip().endswith(f"trace page: {page}")
+    page, saved = tmp_path / "ptc-demo-trace.html", tmp_path / "ptc-demo-step.json"
+    assert out.endswith(
+        f"trace page: {page}\nstep:       {saved} (ptc trace {saved} prints every turn)\n"
+    )
     assert page.read_text().startswith("<!doctype html>")
+    assert ptc.Step.from_dict(json.loads(saved.read_text())).ok
 
 
 def test_the_demo_refuses_an_unknown_provider() -> None:
     proc = _ptc("demo", "--model", "acme:big")
-    assert proc.returncode == 64 and "expected openai:MODEL_NAME" in proc.stderr
+    assert (proc.returncode, proc.stdout) == (64, "")
+    assert proc.stderr == (
+        "ptc: --model 'acme:big': expected openai:MODEL_NAME (e.g. openai:gpt-4.1-mini)\n"
+    )

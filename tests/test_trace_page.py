@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import html
 import json
 import os
 import re
@@ -277,9 +278,11 @@ def test_every_field_of_a_loaded_step_is_text_in_the_browser(tmp_path: Path, ok:
     assert dom.title == "ptc trace: " + mission[:120]
     fields = FIELDS_FAILED
     if ok:  # a run that succeeded shows its value, not an error
-        fields = [f for f in fields if not f.startswith(".error")] + [".value"]
+        fields = [f for f in fields if not f.startswith(".error")]
     missing = [f for f in fields if marker(f) not in dom.text]
     assert missing == []
+    # its value as the core printed it, the last turn's result: in that turn, and as the value
+    assert dom.text.count(marker(".turns.2.result_text")) == (2 if ok else 1)
 
 
 @needs_browser
@@ -608,3 +611,19 @@ def test_a_bad_step_file_is_one_line_and_an_exit_code(tmp_path: Path, html: bool
         proc = trace(str(path), *out)
         assert (proc.returncode, proc.stderr, proc.stdout) == (code, f"ptc: {message}\n", "")
     assert not (tmp_path / "page.html").exists()
+
+
+def test_the_header_shows_why_a_run_failed_escaped_and_capped() -> None:
+    """Issue 30: the header showed only ``error: llm_error``; the reason was in the step's
+    message. It shows ``error [type]: message``, escaped like every field, cut after
+    ``HEADER_CHARS`` characters (the Error block below shows the rest)."""
+    d = run_step().to_dict()
+    message = "<script>alert(1)</script> & " + "y" * 400
+    d.update(ok=False, value=None, error={"type": "llm_error", "message": message})
+    page = ptc.Step.from_dict(d).to_html()
+    shown = f"error [llm_error]: {message}"[: ptc.trace.HEADER_CHARS - 1] + "…"
+    assert f"<p>3 turns · {html.escape(shown)} · no token usage reported by the LLM</p>" in page
+    assert "<script>alert" not in page
+    assert f'<pre class="bad">llm_error: {html.escape(message)}</pre>' in page
+    short = {**d, "error": {"type": "fail", "message": "gave up"}}
+    assert "<p>3 turns · error [fail]: gave up · " in ptc.Step.from_dict(short).to_html()

@@ -5,20 +5,26 @@ Exit codes (BSD ``sysexits``, so scripts can tell a program's failure from their
 
 =====  =============================================================
 0      the program ran and produced a value
-1      the program raised an error (its message and hint on stderr)
+1      the program raised an error (its type, message and hint on stderr)
 2      the program called ``(fail reason)``
-64     usage: a bad option, argument or tool spec
+64     usage: a bad option, argument, limit or tool spec (one line on stderr)
 65     bad input data: invalid JSON, a program that is not UTF-8 text
 66     an input file that does not exist or is a directory
+73     an output file that could not be written (disk full, ...)
 =====  =============================================================
 
-``--json`` prints the value as strict JSON, whatever it is: maps with string or keyword keys
-are objects (a keyword key loses its colon); a map with other keys is an object whose keys are
-those keys printed as PTC-Lisp (``{"1": ..., "[1 2]": ...}``); sets and vectors are arrays;
-``NaN`` and the infinities are the strings ``"##NaN"``, ``"##Inf"`` and ``"##-Inf"`` (their
-PTC-Lisp spelling); dates and datetimes are ISO strings. A map whose keys would not all be
-distinct JSON keys (``{1 :a "1" :b}``: both are ``"1"``) is never printed with one entry lost:
-``ptc`` exits 1 with an error naming the two keys and where the map is.
+Values are printed by the core's own printer (``Result.preview``): what a run shows is the
+program's value, string keys quoted and ``#'x`` for a var, never its Python conversion.
+
+With ``--json`` stdout is one JSON document, whatever the program printed and however it
+ended: ``{"ok", "value", "printed", "error"}`` (docs/CLI.md). The value is in this encoding:
+maps with string or keyword keys are objects (a keyword key loses its colon); a map with
+other keys is an object whose keys are those keys printed as PTC-Lisp (``{"1": ...,
+"[1 2]": ...}``); sets and vectors are arrays; ``NaN`` and the infinities are the strings
+``"##NaN"``, ``"##Inf"`` and ``"##-Inf"`` (their PTC-Lisp spelling); dates and datetimes are
+ISO strings. A map whose keys would not all be distinct JSON keys (``{1 :a "1" :b}``: both
+are ``"1"``) is never printed with one entry lost: the document's error is a ``json_error``
+naming the two keys and where the map is, and ``ptc`` exits 1.
 """
 
 from __future__ import annotations
@@ -27,16 +33,19 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .errors import LispError
 from .session import Session
 
 EX_OK, EX_ERROR, EX_FAIL = 0, 1, 2
-EX_USAGE, EX_DATAERR, EX_NOINPUT = 64, 65, 66
+EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
 
 
 class UsageError(Exception):
@@ -51,8 +60,10 @@ class InputError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        raise SystemExit(_fail(f"{self.prog}: {message}", EX_USAGE))
+        """One line, as every usage mistake (``--help`` has the rest)."""
+        raise SystemExit(
+            _fail(f"{self.prog}: {message} ({self.prog} --help lists the options)", EX_USAGE)
+        )
 
 
 def _fail(message: str, code: int) -> int:
@@ -60,20 +71,26 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _read(path: str, what: str) -> str:
-    """A file's text (``-``: stdin), with the problem named instead of a traceback."""
+def _read_bytes(path: str, what: str) -> bytes:
+    """A file's bytes (``-``: stdin), with the problem named instead of a traceback."""
     if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        p = Path(path)
-        if p.is_dir():
-            raise InputError(f"{what} {path}: is a directory, not a file", EX_NOINPUT)
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{what} {path}: no such file", EX_NOINPUT) from None
-        except OSError as e:
-            raise InputError(f"{what} {path}: {e.strerror}", EX_NOINPUT) from None
+        return sys.stdin.buffer.read()
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{what} {path}: is a directory, not a file", EX_NOINPUT)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path}: no such file", EX_NOINPUT) from None
+    except OSError as e:
+        raise InputError(f"{what} {path}: {e.strerror}", EX_NOINPUT) from None
+
+
+def _read(path: str, what: str, data: bytes | None = None) -> str:
+    """A file's text (``-``: stdin; ``data``: its bytes, already read), with the problem named
+    instead of a traceback."""
+    if data is None:
+        data = _read_bytes(path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -83,17 +100,35 @@ def _read(path: str, what: str) -> str:
         ) from None
 
 
+def _cwd_on_path() -> None:
+    """The current directory first on ``sys.path``, as ``python -m ptc`` has it, so that
+    ``--tool mytools:fn`` finds ``mytools.py`` there under the ``ptc`` script too (whose
+    ``sys.path[0]`` is the script's own folder). Not with ``-P`` / ``PYTHONSAFEPATH``, which
+    keep ``python -m`` from adding it as well."""
+    if sys.flags.safe_path:
+        return
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _load_tool(spec: str) -> Any:
-    """``module:function`` (or ``module:object.attr``) as a callable."""
+    """``module:function`` (or ``module:object.attr``) as a callable; the module is looked
+    for in the current directory first (:func:`_cwd_on_path`), then on ``sys.path``."""
     import importlib
 
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--tool {spec!r}: expected MODULE:FUNCTION")
+    _cwd_on_path()
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as e:
         raise UsageError(f"--tool {spec!r}: cannot import {module_name!r}: {e}") from None
+    except (Exception, SystemExit) as e:  # the module fails: a syntax error, a raise, an exit
+        raise UsageError(
+            f"--tool {spec!r}: importing {module_name!r} failed: {type(e).__name__}: {_one_line(e)}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"--tool {spec!r}: {module_name} has no {attr!r}")
@@ -103,7 +138,40 @@ def _load_tool(spec: str) -> Any:
     return obj
 
 
+def _tools(specs: list[str]) -> list[Any]:
+    """The ``--tool`` callables, each checked as a Session checks a tool, so a callable that
+    cannot be one, or two of one ``tool/`` name, is a usage error naming them."""
+    from .tools.adapter import normalize_tools
+
+    out: list[Any] = []
+    given: dict[str, str] = {}  # tool name -> the spec that gave it
+    for spec in specs:
+        obj = _load_tool(spec)
+        if getattr(obj, "__name__", None) == "<lambda>":
+            raise UsageError(
+                f"--tool {spec!r}: a lambda has no name to call it by; point --tool at a def"
+            )
+        try:
+            (name,) = normalize_tools([obj])
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"--tool {spec!r}: {e}") from None
+        if name in given:
+            raise UsageError(
+                f"--tool {given[name]!r} and --tool {spec!r} are both tool/{name} (a tool is"
+                " named after its function): wrap one in a function of another name"
+            )
+        given[name] = spec
+        out.append(obj)
+    return out
+
+
+#: The largest value a limit takes (the core holds them as unsigned 64-bit integers).
+_LIMIT_MAX = 2**64 - 1
+
+
 def _limits(pairs: list[str]) -> dict[str, int] | None:
+    """``NAME=VALUE`` pairs as limits, each checked as the core checks it (a whole number from
+    0 up to the limit's cap), so a bad one is a usage error naming it."""
     from .limits import Limits
 
     names = [f for f in Limits.__dataclass_fields__]
@@ -114,16 +182,32 @@ def _limits(pairs: list[str]) -> dict[str, int] | None:
             raise UsageError(f"--limit {pair!r}: expected NAME=VALUE (e.g. timeout_ms=500)")
         if name not in names:
             raise UsageError(f"--limit {pair!r}: no limit {name!r}; limits: {', '.join(names)}")
+        digits = value.replace("_", "").strip()
         try:
-            out[name] = int(value.replace("_", ""))
+            n = int(digits)
         except ValueError:
-            raise UsageError(f"--limit {pair!r}: {value!r} is not a whole number") from None
+            if not digits.lstrip("+-").isdecimal():
+                raise UsageError(
+                    f"--limit {_cut(pair)!r}: {_cut(value)!r} is not a whole number"
+                ) from None
+            n = -1 if digits.startswith("-") else _LIMIT_MAX + 1  # too long for int() to read
+        if n < 0:
+            raise UsageError(f"--limit {_cut(pair)!r}: a limit is 0 or more")
+        if n > _LIMIT_MAX:
+            raise UsageError(
+                f"--limit {_cut(pair)!r}: a limit is at most {_LIMIT_MAX:,} (2**64 - 1)"
+            )
+        try:  # the core's own caps (max_depth, timeout_ms, sizes): its message says why
+            Session(limits={name: n})
+        except ValueError as e:
+            raise UsageError(f"--limit {pair!r}: {e}") from None
+        out[name] = n
     return out or None
 
 
 def _session(args: argparse.Namespace) -> Session:
     """A Session over the JSON file (parsed straight into the core), with the tools."""
-    tools = [_load_tool(t) for t in getattr(args, "tool", [])]
+    tools = _tools(getattr(args, "tool", []))
     limits = _limits(getattr(args, "limit", []))
     if args.data is None:
         return Session(tools=tools, limits=limits)
@@ -254,29 +338,116 @@ def json_safe(value: Any) -> Any:
 _END = object()
 
 
+#: What a ``json_error`` suggests instead.
+_JSON_HINT = (
+    "print it without --json, or give the map's keys one type (all strings, or all keywords)"
+)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """An error (``LispError.to_dict()``, or ``--json``'s error) for a person:
+    ``Error [type]: message (line L, column C)``, and its hint on the next line."""
+    line, column = error.get("line"), error.get("column")
+    where = f" (line {line}, column {column})" if line is not None else ""
+    text = f"Error [{error['type']}]: {error['message']}{where}"
+    if error.get("hint"):
+        text += f"\nHint: {error['hint']}"
+    return text
+
+
+def core_text(result: Any, limit: int | None = None, printable_limit: int | None = None) -> str:
+    """A run's value as the core prints it (``Result.preview``; no limit by default): what
+    the program returned, not its Python conversion (which shows ``{"a" 1}`` as ``{:a 1}``)."""
+    try:  # map entries whose key starts with "_" are shown, where the core offers it
+        return str(result.preview(limit, printable_limit, hide_private=False))
+    except TypeError:  # a core whose preview always hides them (as it does for an LLM)
+        return str(result.preview(limit, printable_limit))
+
+
+def _error_json(
+    type_: str, message: str, hint: str | None = None, *, value: Any = None, **where: Any
+) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "message": message,
+        "hint": hint,
+        "line": where.get("line"),
+        "column": where.get("column"),
+        "limit": where.get("limit"),
+        "value": value,
+    }
+
+
+def _as_json(result: Any) -> tuple[Any, Any, dict[str, Any] | None]:
+    """``(python, encoded, None)``: the run's value converted, and encoded for ``--json``; or
+    ``(None, None, error)``, the ``json_error`` saying why it cannot be (a map whose keys would
+    merge, or a value Python cannot hold)."""
+    try:
+        python = result.value
+        return python, json_safe(python), None
+    except JsonKeysCollide as e:
+        return None, None, _error_json("json_error", str(e), _JSON_HINT)
+    except LispError as e:  # converting it: keys equal in Python ("a" and :a), a limit, ...
+        message = f"--json cannot print the value: {e.message}"
+        return None, None, _error_json("json_error", message, _JSON_HINT, limit=e.limit)
+
+
 def _show(result: Any, as_json: bool) -> int:
+    """What a run printed and how it ended, on stdout (errors on stderr); the exit code."""
+    if as_json:
+        return _show_json(result)
     for line in result.prints:
         print(line)
     if result.error is not None:
-        print(result.error.feedback(), file=sys.stderr)
+        print(error_text(result.error.to_dict()), file=sys.stderr)
         return EX_ERROR
-    if as_json:
-        try:
-            shown = json_safe(result.value)
-        except JsonKeysCollide as e:
-            print(
-                f"Error: {e}\nHint: print it without --json, or give the map's keys one type"
-                " (all strings, or all keywords)",
-                file=sys.stderr,
-            )
-            return EX_ERROR
-        print(json.dumps(shown, ensure_ascii=False, allow_nan=False))
-    else:
-        from . import to_clojure
-
-        text, _ = to_clojure(result.value)
-        print(("failed: " if result.failed else "") + text)
+    try:
+        text = core_text(result)
+    except LispError as e:  # printing it exceeded a limit of the run
+        print(error_text(e.to_dict()), file=sys.stderr)
+        return EX_ERROR
+    print(("failed: " if result.failed else "") + text)
     return EX_FAIL if result.failed else EX_OK
+
+
+def _show_json(result: Any) -> int:
+    """``--json``: stdout is exactly one JSON document, ``{"ok", "value", "printed",
+    "error"}``, however the run ended (docs/CLI.md); the error also goes to stderr."""
+    error: dict[str, Any] | None = None
+    value: Any = None
+    if result.error is not None:
+        e = result.error
+        error = _error_json(e.type, e.message, e.hint, line=e.line, column=e.column, limit=e.limit)
+        code = EX_ERROR
+    elif result.failed:  # the reason: as text in the message, as JSON in the error's value
+        raw, reason, _ = _as_json(result)
+        message = raw if type(raw) is str else core_text(result)
+        error = _error_json("fail", message, value=reason)
+        code = EX_FAIL
+    else:
+        _, value, error = _as_json(result)
+        code = EX_OK if error is None else EX_ERROR
+    doc = {"ok": error is None, "value": value, "printed": list(result.prints), "error": error}
+    print(json.dumps(doc, ensure_ascii=False, allow_nan=False))
+    if code == EX_ERROR and error is not None:
+        print(error_text(error), file=sys.stderr)
+    return code
+
+
+#: What MCP allows in a tool's name (SEP-986).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def _tool_name(text: str) -> str:
+    if not _TOOL_NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a tool name: 1 to 128 of A-Z a-z 0-9 _ - . (e.g. run_program)"
+        )
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -286,7 +457,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="ptc",
         description="Run PTC-Lisp programs over JSON data and Python tools.",
         epilog="exit codes: 0 ok, 1 program error, 2 (fail ...), 64 usage, 65 bad data, "
-        "66 missing input",
+        "66 missing input, 73 output not written",
     )
     parser.add_argument("--version", action="version", version=f"ptc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -311,12 +482,16 @@ def _parser() -> argparse.ArgumentParser:
     run_p = sub.add_parser("run", help="evaluate a program file (or - for stdin)")
     run_p.add_argument("program", help="path to a .clj file, or - to read stdin")
     common(run_p)
-    run_p.add_argument("--json", action="store_true", help="print the value as JSON")
+    run_p.add_argument(
+        "--json", action="store_true", help="print one JSON document: ok, value, printed, error"
+    )
 
     eval_p = sub.add_parser("eval", help="evaluate an expression given on the command line")
     eval_p.add_argument("expression", help="PTC-Lisp source, e.g. '(+ 1 2)'")
     common(eval_p)
-    eval_p.add_argument("--json", action="store_true", help="print the value as JSON")
+    eval_p.add_argument(
+        "--json", action="store_true", help="print one JSON document: ok, value, printed, error"
+    )
 
     repl_p = sub.add_parser("repl", help="an interactive session (definitions persist)")
     common(repl_p)
@@ -326,15 +501,31 @@ def _parser() -> argparse.ArgumentParser:
         "--model", metavar="openai:NAME", help="a real model instead of the recorded replies"
     )
     demo_p.add_argument("--base-url", help="an OpenAI-compatible server for --model")
-    demo_p.add_argument("--out", metavar="DIR", help="where to write the trace page (default: tmp)")
+    demo_p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="an existing folder for the trace page and the run's Step JSON (default: tmp)",
+    )
 
-    trace_p = sub.add_parser("trace", help="show a saved run (Step JSON), or write its page")
-    trace_p.add_argument("step", help="a file written by step.to_json()")
+    trace_p = sub.add_parser(
+        "trace", help="show a saved run (Step JSON or JSONL checkpoint), or write its page"
+    )
+    trace_p.add_argument(
+        "step", help="a file written by step.to_json(), or a JsonlCheckpoint's file"
+    )
+    trace_p.add_argument(
+        "--run", metavar="ID", help="the run to show, when the checkpoint file holds several"
+    )
     trace_p.add_argument("--html", metavar="OUT", help="write the run's HTML page to OUT")
 
     mcp_p = sub.add_parser("mcp", help="serve a run_program tool to MCP clients over stdio")
     common(mcp_p)
-    mcp_p.add_argument("--name", default="run_program", help="the tool's name")
+    mcp_p.add_argument(
+        "--name",
+        default="run_program",
+        type=_tool_name,
+        help="the tool's name (1-128 of A-Z a-z 0-9 _ - .)",
+    )
     return parser
 
 
@@ -342,8 +533,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except BrokenPipeError:  # `ptc ... | head`: the reader left; nothing more to say
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EX_OK
 
@@ -360,13 +549,7 @@ def _main(argv: list[str] | None) -> int:
 
             return main_repl(_session(args))
         if args.command == "demo":
-            from .demo import run_demo
-
-            try:
-                step = run_demo(args.model, args.base_url, args.out)
-            except ValueError as e:
-                raise UsageError(str(e)) from None
-            return EX_OK if step.ok else EX_ERROR
+            return _demo(args)
         if args.command == "eval":
             source = args.expression
         else:
@@ -374,8 +557,8 @@ def _main(argv: list[str] | None) -> int:
                 raise UsageError("the program and --data cannot both be read from stdin")
             source = _read(args.program, "program")
         session = _session(args)
-        try:
-            result = session.run(source)
+        try:  # lazy: the value stays a core value, printed by the core (converted for --json)
+            result = session.run(source, lazy=True)
         except ValueError as e:  # not valid Unicode text
             return _fail(str(e), EX_DATAERR)
         return _show(result, args.json)
@@ -385,42 +568,145 @@ def _main(argv: list[str] | None) -> int:
         return _fail(str(e), e.code)
 
 
-def _trace(args: argparse.Namespace) -> int:
-    """A saved Step as text, or its page. The file is untrusted: whatever it holds, a problem
-    is one line naming the file and an exit code, never a traceback."""
-    from .step import Step
+def _demo(args: argparse.Namespace) -> int:
+    from . import demo
 
-    where = f"step {args.step}"
-    text = _read(args.step, "step")
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise InputError(f"{where}: not JSON (nested too deeply)", EX_DATAERR) from None
+    try:  # every option is checked before the run, so a mistake costs no model calls
+        demo.check_options(args.model, args.base_url, args.out)
     except ValueError as e:
-        raise InputError(f"{where}: not JSON ({e})", EX_DATAERR) from None
+        raise UsageError(str(e)) from None
     try:
-        step = Step.from_dict(data)
-    except Exception as e:  # the loader names what is wrong; any failure is the file's
-        raise InputError(f"{where}: not a saved Step ({_why(e)})", EX_DATAERR) from None
+        step = demo.run_demo(args.model, args.base_url, args.out)
+    except ImportError as e:  # --model without the provider's SDK installed
+        raise UsageError(f"--model {args.model}: {_one_line(e)}") from None
+    except OSError as e:  # the page or the step could not be written
+        raise InputError(f"--out {args.out}: {e.strerror or e}", EX_CANTCREAT) from None
+    return EX_OK if step.ok else EX_ERROR
+
+
+def _output_path(option: str, path: str) -> Path:
+    """An output file's path, once its folder is known to exist (checked before any work)."""
+    out = Path(path)
+    folder = out.parent
+    if out.is_dir():
+        raise UsageError(f"{option} {path}: is a directory; name the file to write")
+    if not folder.exists():
+        raise UsageError(f"{option} {path}: no such directory {str(folder)!r}")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: {str(folder)!r} is not a directory")
+    return out
+
+
+_SPACE = re.compile(rb"\s*")
+
+
+def _checkpoint_events(data: bytes) -> bool:
+    """Whether a file's first line is a checkpoint event (``JsonlCheckpoint``'s lines all
+    start with ``{"run_id": ``), rather than a Step's JSON."""
+    space = _SPACE.match(data)
+    start = space.end() if space else 0
+    end = data.find(b"\n", start)
+    first = data[start : end if end >= 0 else len(data)].strip()
+    if first.startswith(b'{"run_id"'):
+        return True
+    if b'"run_id"' not in first or b'"event"' not in first:
+        return False  # not parsed: a Step's JSON may be one long line
     try:
-        shown = step.to_html() if args.html else step.render("full")
+        obj = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and "run_id" in obj and "event" in obj
+
+
+#: Run ids a message lists before saying how many more there are.
+_RUNS_LISTED = 20
+
+
+def _listed(runs: list[str]) -> str:
+    from .checkpoint.errors import shown_id
+
+    shown = ", ".join(shown_id(r) for r in runs[:_RUNS_LISTED])
+    more = len(runs) - _RUNS_LISTED
+    return shown + (f" and {more:,} more" if more > 0 else "")
+
+
+def _from_checkpoint(path: str, run: str | None) -> tuple[Any, str]:
+    """The Step of one run in a JSONL checkpoint file, and what to call it in messages: the
+    only run, or ``--run ID``'s. The file is untrusted: any problem is one line."""
+    from .checkpoint import CheckpointError, JsonlCheckpoint
+    from .checkpoint.errors import shown_id
+
+    if path == "-":
+        raise UsageError(
+            "step -: a checkpoint is read from its file, not from stdin; pass its path"
+        )
+    cp = JsonlCheckpoint(path)
+    try:
+        runs = cp.runs()
+    except OSError as e:
+        raise InputError(f"checkpoint {path}: {e.strerror or e}", EX_NOINPUT) from None
+    if not runs:
+        raise InputError(f"checkpoint {path}: no run saved (no 'start' line)", EX_DATAERR)
+    if run is None:
+        if len(runs) > 1:
+            raise UsageError(
+                f"checkpoint {path} holds {len(runs):,} runs; pass --run ID, one of: "
+                + _listed(runs)
+            )
+        run = runs[0]
+    elif run not in runs:
+        raise UsageError(f"--run {shown_id(run)}: no such run in {path}; its runs: {_listed(runs)}")
+    where = f"checkpoint {path} run {shown_id(run)}"
+    try:
+        step, _ = cp.load(run)
+    except CheckpointError as e:  # names the file, the line and the run
+        raise InputError(f"checkpoint {e}", EX_DATAERR) from None
+    except Exception as e:  # anything else the loader refuses is the file's, said in a line
+        raise InputError(f"{where}: not a saved run ({_why(e)})", EX_DATAERR) from None
+    return step, where
+
+
+def _trace(args: argparse.Namespace) -> int:
+    """A saved Step, or a run of a JSONL checkpoint file, as text or as its page. The file is
+    untrusted: whatever it holds, a problem is one line naming the file and an exit code, never
+    a traceback."""
+    from .step import Step
+    from .trace import terminal_safe, to_text
+
+    out = _output_path("--html", args.html) if args.html else None
+    raw = _read_bytes(args.step, "step")
+    if _checkpoint_events(raw):
+        step, where = _from_checkpoint(args.step, args.run)
+    else:
+        if args.run is not None:
+            raise UsageError(
+                f"--run {args.run}: {args.step} is a saved Step (one run), not a checkpoint file"
+            )
+        where = f"step {args.step}"
+        text = _read(args.step, "step", raw)
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise InputError(f"{where}: not JSON (nested too deeply)", EX_DATAERR) from None
+        except ValueError as e:
+            raise InputError(f"{where}: not JSON ({e})", EX_DATAERR) from None
+        try:
+            step = Step.from_dict(data)
+        except Exception as e:  # the loader names what is wrong; any failure is the file's
+            raise InputError(f"{where}: not a saved Step ({_why(e)})", EX_DATAERR) from None
+    try:
+        shown = step.to_html() if out is not None else to_text(step)
     except Exception as e:  # a step the loader let through but that cannot be shown
         raise InputError(f"{where}: cannot be shown ({_why(e)})", EX_DATAERR) from None
-    if args.html:
-        out = Path(args.html)
+    if out is not None:
         try:
             out.write_text(shown, encoding="utf-8")
         except OSError as e:
-            raise InputError(f"--html {args.html}: {e.strerror}", EX_NOINPUT) from None
+            raise InputError(f"--html {args.html}: {e.strerror or e}", EX_CANTCREAT) from None
         print(out.resolve())
-    else:  # a lone surrogate (JSON may spell one) cannot be printed: shown as its escape
-        print(shown.translate(_CONTROLS).encode("utf-8", "backslashreplace").decode("utf-8"))
+    else:  # control characters and lone surrogates shown as escapes
+        print(terminal_safe(shown))
     return EX_OK
-
-
-# Control characters other than newline and tab, shown as escapes: a step's text must not
-# drive the terminal it is printed to (clear it, retitle it, rewrite a line, set the clipboard).
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"}
 
 
 def _why(e: Exception) -> str:

@@ -6,11 +6,14 @@ to a real model through ``ptc.llm.openai``.
 
 Per turn it shows the program, what it printed and returned (or its error and the hint the
 LLM got), and the input tokens of what the LLM was sent with ``SingleUserCoalesced`` next to
-what the full history would have cost; at the end, the totals and the trace page's path.
+what the full history would have cost; at the end, the totals, how the run ended (its value,
+or its error's type and message), and the paths of the trace page and of the Step saved as
+JSON beside it (``ptc trace ptc-demo-step.json`` prints it again).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 from pathlib import Path
@@ -110,24 +113,60 @@ RECORDED = [
 ]
 
 
+#: What the demo writes in its folder: the run's trace page and its Step (for ``ptc trace``).
+PAGE_NAME = "ptc-demo-trace.html"
+STEP_NAME = "ptc-demo-step.json"
+
+
+def check_options(model: str | None, base_url: str | None, out_dir: str | None) -> Path:
+    """The folder the demo writes to, once the options are known to be usable; a
+    ``ValueError`` saying which option is wrong and what to pass otherwise (before anything
+    runs, so a mistyped folder costs no model calls)."""
+    if model is not None:
+        provider, _, name = model.partition(":")
+        if provider != "openai" or not name:
+            raise ValueError(
+                f"--model {model!r}: expected openai:MODEL_NAME (e.g. openai:gpt-4.1-mini)"
+            )
+    elif base_url is not None:
+        raise ValueError("--base-url needs --model openai:MODEL_NAME (the model to ask there)")
+    if out_dir is None:
+        return Path(tempfile.gettempdir())
+    folder = Path(out_dir)
+    if not folder.exists():
+        raise ValueError(f"--out {out_dir}: no such directory (create it, or pass an existing one)")
+    if not folder.is_dir():
+        raise ValueError(f"--out {out_dir}: not a directory (pass the folder to write the page in)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out_dir}: the directory is not writable by this user")
+    return folder
+
+
 def run_demo(
     model: str | None = None,
     base_url: str | None = None,
     out_dir: str | None = None,
     echo: Any = print,
 ) -> Any:
-    """Runs the task and reports each turn through ``echo``; returns the Step."""
+    """Runs the task and reports each turn through ``echo``; returns the Step. Writes the
+    trace page (:data:`PAGE_NAME`) and the Step as JSON (:data:`STEP_NAME`, for ``ptc trace``)
+    to ``out_dir`` (default: the system's temporary folder). Raises ``ValueError`` for an
+    unusable option (:func:`check_options`), before anything runs, and ``OSError`` when a file
+    cannot be written."""
     import ptc
     from ptc.llm import ScriptedLLM
-    from ptc.trace import token_series
+    from ptc.trace import error_line, terminal_safe, token_series, value_text
+
+    folder = check_options(model, base_url, out_dir)
+
+    def say(text: str) -> None:  # a real model's text must not drive the terminal
+        echo(terminal_safe(text))
 
     if model is None:
         llm: Any = ScriptedLLM(list(RECORDED))
         source = "recorded replies (replayed; no model is called)"
     else:
-        provider, _, name = model.partition(":")
-        if provider != "openai" or not name:
-            raise ValueError(f"--model {model!r}: expected openai:MODEL_NAME")
+        name = model.partition(":")[2]
         llm = ptc.llm.openai(name, base_url=base_url)
         source = f"{name} via {base_url or 'the OpenAI API'}"
 
@@ -140,36 +179,42 @@ def run_demo(
         max_turns=8,
         name="ptc-demo",
     )
-    echo(f"ptc demo: {MISSION}\nmodel: {source}\ndata: data/orders, 240 orders; tool: restock\n")
+    say(f"ptc demo: {MISSION}\nmodel: {source}\ndata: data/orders, 240 orders; tool: restock\n")
     run = agent.iter()
     for turn in run:
-        echo(f"── turn {turn.number} " + "─" * 60)
-        echo(turn.program if turn.program is not None else f"(no program) {turn.response}")
+        say(f"── turn {turn.number} " + "─" * 60)
+        say(turn.program if turn.program is not None else f"(no program) {turn.response}")
         for line in turn.prints:
-            echo(f"  printed: {line}")
+            say(f"  printed: {line}")
         for call in turn.tool_calls:
-            echo(f"  tool:    {call.name}({call.args_text})")
+            say(f"  tool:    {call.name}({call.args_text})")
         if turn.error is not None:
-            echo(f"  error:   {turn.error.message}")
+            say(f"  error:   {turn.error.message}")
             if turn.error.hint:
-                echo(f"  hint:    {turn.error.hint}")
+                say(f"  hint:    {turn.error.hint}")
         else:
-            echo(f"  =>       {turn.result_text}")
+            say(f"  =>       {turn.result_text}")
     step = run.step
     assert step is not None
     series = token_series(step)
-    echo("\n── what the LLM was sent (input tokens per call, o200k_base) " + "─" * 20)
-    echo(f"{'call':>6} {'compressed':>11} {'full history':>13} {'saved':>7}")
+    say("\n── what the LLM was sent (input tokens per call, o200k_base) " + "─" * 20)
+    say(f"{'call':>6} {'compressed':>11} {'full history':>13} {'saved':>7}")
     for s in series:
         saved = 1 - s["compressed"] / s["full"] if s["full"] else 0.0
-        echo(f"{s['call']:>6} {s['compressed']:>11} {s['full']:>13} {saved:>6.0%}")
+        say(f"{s['call']:>6} {s['compressed']:>11} {s['full']:>13} {saved:>6.0%}")
     total_c = sum(s["compressed"] for s in series)
     total_f = sum(s["full"] for s in series)
     saved = 1 - total_c / total_f if total_f else 0.0
-    echo(f"{'total':>6} {total_c:>11} {total_f:>13} {saved:>6.0%}")
-    echo(f"\nresult: {'ok' if step.ok else 'error'} -> {ptc.to_clojure(step.value)[0]}")
-    folder = Path(out_dir) if out_dir else Path(tempfile.gettempdir())
-    page = folder / "ptc-demo-trace.html"
+    say(f"{'total':>6} {total_c:>11} {total_f:>13} {saved:>6.0%}")
+    if step.ok:
+        say(f"\nresult: ok -> {value_text(step)}")
+    elif step.error is not None:  # why it failed: a dead server, no key, out of turns, ...
+        say(f"\nresult: {error_line(step.error)}")
+        if step.error.hint:
+            say(f"hint:   {step.error.hint}")
+    page, saved_step = folder / PAGE_NAME, folder / STEP_NAME
     step.to_html(page, title="ptc demo: " + MISSION[:70] + "...")
-    echo(f"trace page: {page}")
+    saved_step.write_text(step.to_json(), encoding="utf-8")
+    say(f"trace page: {page}")
+    say(f"step:       {saved_step} (ptc trace {saved_step} prints every turn)")
     return step

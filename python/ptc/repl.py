@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .errors import LispError
+
 HELP = """Type PTC-Lisp; an expression whose brackets are not closed continues on the next line.
   *1 *2 *3   the last three values
   :data      the data/ names, with their type and a sample
@@ -43,7 +45,7 @@ def depth(text: str) -> int:
 def repl(
     session: Any, read: Callable[[str], str] = input, write: Callable[[str], Any] = print
 ) -> int:
-    from . import to_clojure
+    from .cli import error_text
 
     try:  # line editing and history, where the platform has it
         import readline  # noqa: F401
@@ -85,8 +87,8 @@ def repl(
         if command.startswith(":"):
             write(f"unknown command {command}; :help lists them")
             continue
-        try:
-            result = session.run(text)
+        try:  # lazy: the value is printed by the core, never converted to Python
+            result = session.run(text, lazy=True)
         except KeyboardInterrupt:
             write("(interrupted)")
             continue
@@ -96,10 +98,26 @@ def repl(
         for line in result.prints:
             write(line)
         if result.error is not None:
-            write(result.error.feedback())
-        else:
-            shown, _ = to_clojure(result.value, 20, 400)
-            write(("failed: " if result.failed else "=> ") + shown)
+            write(error_text(result.error.to_dict()))
+            continue
+        try:
+            shown = _shown(result)
+        except LispError as e:  # printing it exceeded a limit of the session
+            write(error_text(e.to_dict()))
+            continue
+        write(("failed: " if result.failed else "=> ") + shown)
+
+
+#: Elements per collection and characters per string a value shows at the prompt.
+SHOWN_ELEMENTS, SHOWN_CHARS = 20, 400
+
+
+def _shown(result: Any) -> str:
+    """The value as the core prints it (string keys quoted, ``#'x`` for a var), cut to
+    :data:`SHOWN_ELEMENTS` and :data:`SHOWN_CHARS` (``*1`` holds all of it)."""
+    from .cli import core_text
+
+    return core_text(result, SHOWN_ELEMENTS, SHOWN_CHARS)
 
 
 def main_repl(session: Any) -> int:

@@ -54,6 +54,9 @@ DERIVE_WORK = 20_000_000
 TOKEN_CHARS = 65_536
 #: Characters counted exactly per page; past them counts are estimated from what was counted.
 TOKEN_BUDGET = 4_000_000
+#: Characters of a failed run's error message the page's header shows (the Error block below
+#: the chart shows up to FIELD_CHARS of it).
+HEADER_CHARS = 300
 
 #: What a turn's frame (headings, labels, the details element) is charged against PAGE_CHARS.
 _FRAME_CHARS = 600
@@ -362,6 +365,65 @@ def _history_work(turn: Any) -> int:
     return work
 
 
+def error_line(error: Any) -> str:
+    """A run's or a turn's error in one line: ``error [type]: message`` (the hint apart)."""
+    return f"error [{_text(error.type)}]: {_text(error.message)}"
+
+
+def value_text(step: Step) -> str:
+    """The value of a run that succeeded, as the core printed it when the run ended (the last
+    turn's result: string keys quoted, ``#'x`` for a var), not re-printed from its Python
+    form, which has lost those; a step with no such turn (built in Python) falls back to
+    :func:`ptc.to_clojure`."""
+    last = step.turns[-1] if step.turns else None
+    if last is not None and last.success and last.error is None and last.result_text:
+        return _text(last.result_text)
+    from ptc import to_clojure
+
+    return to_clojure(step.value, 20, 200)[0]
+
+
+# Control characters other than newline and tab, shown as escapes: text from a step or a
+# model must not drive the terminal it is printed to (clear it, retitle it, set the clipboard).
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` to print on a terminal: control characters other than newline and tab as
+    ``\\xNN`` escapes, a lone surrogate (JSON may spell one) as its ``\\udNNN`` escape."""
+    return text.translate(_CONTROLS).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def to_text(step: Step) -> str:
+    """Every turn of ``step`` as text (``ptc trace FILE``): the mission, then per turn its
+    program, tool calls, printed lines and result or error, then how the run ended, the
+    value as the core printed it or the error's type, message and hint."""
+    out = [f"mission: {_text(step.context.mission)}"]
+    for t in step.turns:
+        out.append(f"\n--- turn {t.number} ({'ok' if t.success else 'FAILED'}) ---")
+        out.append(_text(t.program) if t.program is not None else f"(no program) {t.response}")
+        for c in t.tool_calls:
+            tail = f" !! {_text(c.error)}" if c.error else ""
+            out.append(f";; tool {_text(c.name)}({_text(c.args_text)}){tail}")
+        for p in t.prints:
+            out.append(f";; println: {_text(p)}")
+        if t.error is not None:
+            out.append(f";; {error_line(t.error)}")
+        else:
+            out.append(f";; => {_text(t.result_text)}")
+        if t.defined:
+            out.append(";; defined: " + ", ".join(_text(d) for d in t.defined))
+    if step.ok:
+        out.append(f"\n=> ok: {value_text(step)}")
+    elif step.error is not None:
+        out.append(f"\n=> {error_line(step.error)}")
+        if step.error.hint:
+            out.append(f"   hint: {_text(step.error.hint)}")
+    else:
+        out.append("\n=> not finished (no error yet: the run was saved while it went on)")
+    return "\n".join(out)
+
+
 def to_html(step: Step, title: str | None = None) -> str:
     """The page for ``step`` (see the module docstring)."""
     page = _Page()
@@ -448,7 +510,11 @@ def to_html(step: Step, title: str | None = None) -> str:
     data = (
         json.dumps(series).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     )
-    status = "ok" if step.ok else "error: " + (_text(step.error.type) if step.error else "")
+    status = "ok" if step.ok else "not finished"  # a checkpoint saved while the run went on
+    if step.error is not None:
+        status = error_line(step.error)
+        if len(status) > HEADER_CHARS:
+            status = status[: HEADER_CHARS - 1] + "…"
     mission_lines = _text(step.context.mission).splitlines()
     head = _text(title) if title is not None else mission_lines[0] if mission_lines else ""
     head = head[:120] or "(no mission)"
@@ -461,9 +527,7 @@ def to_html(step: Step, title: str | None = None) -> str:
         reported = "no token usage reported by the LLM"
     summary = ""
     if step.ok:
-        from ptc import to_clojure
-
-        summary = f'<div class="label">Value</div>{page.block(to_clojure(step.value, 20, 200)[0])}'
+        summary = f'<div class="label">Value</div>{page.block(value_text(step))}'
     if step.error is not None:
         err = step.error
         text = f"{_text(err.type)}: {_text(err.message)}"
