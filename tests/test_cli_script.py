@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import socket
 import subprocess
 import sysconfig
@@ -216,6 +217,28 @@ def test_json_tells_a_failure_from_a_returned_string(tmp_path: Path) -> None:
     assert failed == _doc(False, None, [], _err("fail", "x", value="x"))
 
 
+def test_the_outputs_docs_cli_shows_are_what_ptc_prints(tmp_path: Path) -> None:
+    """docs/CLI.md's examples, run as it says (the orders example from the repository root)."""
+    doc = (ROOT / "docs" / "CLI.md").read_text()
+    block = re.search(r"```json\n(.*?)\n```", doc, re.S)
+    assert block is not None
+    orders = ptc_script(
+        "run", "examples/orders.clj", "--data", "examples/orders.json", "--json", cwd=ROOT
+    )
+    assert orders.stdout == block.group(1) + "\n"
+    stated = re.findall(r"`ptc eval '([^']*)' --json` prints `([^`]*)`", doc.replace("\n", " "))
+    assert [e for e, _ in stated] == ['"x"', '(fail "x")']
+    for expression, printed in stated:
+        assert ptc_script("eval", expression, "--json", cwd=tmp_path).stdout == printed + "\n"
+    error = re.search(
+        r"`ptc eval '([^']*)'` prints `start`, then on stderr:\n\n  ```text\n(.*?)```", doc, re.S
+    )
+    assert error is not None
+    stderr = error.group(2).replace("\n  ", "\n").lstrip()  # the block is indented in a list
+    proc = ptc_script("eval", error.group(1), cwd=tmp_path)
+    assert (proc.stdout, proc.stderr) == ("start\n", stderr)
+
+
 # ---- item 9: a failed run says why ----------------------------------------------------------
 
 
@@ -378,6 +401,17 @@ def test_trace_of_a_checkpoint_on_stdin_asks_for_its_file(tmp_path: Path) -> Non
     assert proc.stderr == (
         "ptc: step -: a checkpoint is read from its file, not from stdin; pass its path\n"
     )
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_73(tmp_path: Path) -> None:
+    (tmp_path / "step.json").write_text(_step("(return 1)").to_json())
+    full = ptc_script("trace", "step.json", "--html", "/dev/full", cwd=tmp_path)
+    assert (full.returncode, full.stdout) == (73, "")
+    assert full.stderr == "ptc: --html /dev/full: No space left on device\n"
+    (tmp_path / "ptc-demo-trace.html").mkdir()  # where the demo writes its page
+    demo = ptc_script("demo", "--out", ".", cwd=tmp_path)
+    assert demo.returncode == 73
+    assert demo.stderr == "ptc: --out .: cannot write ptc-demo-trace.html: Is a directory\n"
 
 
 # ---- item 10: usage mistakes are one line and exit 64 ---------------------------------------

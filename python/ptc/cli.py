@@ -580,7 +580,8 @@ def _demo(args: argparse.Namespace) -> int:
     except ImportError as e:  # --model without the provider's SDK installed
         raise UsageError(f"--model {args.model}: {_one_line(e)}") from None
     except OSError as e:  # the page or the step could not be written
-        raise InputError(f"--out {args.out}: {e.strerror or e}", EX_CANTCREAT) from None
+        what = f"cannot write {e.filename}: " if e.filename else ""
+        raise InputError(f"--out {args.out}: {what}{e.strerror or e}", EX_CANTCREAT) from None
     return EX_OK if step.ok else EX_ERROR
 
 
