@@ -3,14 +3,18 @@ the data and tools you give it, offered in the shapes other stacks take.
 
 - :meth:`ProgramTool.openai_schema` / :meth:`ProgramTool.openai_result`: OpenAI function
   calling (JSON schema in, a ``{"role": "tool", ...}`` message out);
+- :meth:`ProgramTool.anthropic_schema` / :meth:`ProgramTool.anthropic_result`: Anthropic tool
+  use (a ``tool_use`` block in, a ``tool_result`` block out, ``is_error`` set on errors);
 - :meth:`ProgramTool.pydantic_ai_tool`: a ``pydantic_ai.Tool``;
 - :meth:`ProgramTool.mcp_server`: an MCP server (the official ``mcp`` package), also started by
-  ``ptc mcp --data d.json --tool module:function`` on stdio.
+  ``ptc mcp --data d.json --tool module:function`` on stdio; errors come back with
+  ``isError: true`` and the server reports ptc's version.
 
-The model calling the tool sees the language guide and the ``tool/`` and ``data/`` namespaces in
-the tool's description, and gets back text: what the program printed, then its value (or its
-error with the hint that says how to fix it). Definitions persist between calls, as in a
-SubAgent, unless ``keep_definitions=False``.
+The model calling the tool reads the tool's description (:func:`ptc.prompts.tool_prompt`, then
+the ``tool/`` and ``data/`` namespaces): what the tool does, that its argument is one program,
+what a program can read, what comes back, and the language guide. It gets back text: what the
+program printed, then its value (or its error with the hint that says how to fix it).
+Definitions persist between calls, as in a SubAgent, unless ``keep_definitions=False``.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ import re
 import threading
 import traceback
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from ptc.compression._format import error_echo, namespace_sections
 from ptc.compression.base import DataEntry
 from ptc.limits import LimitsArg
-from ptc.prompts import system_prompt
+from ptc.prompts import tool_prompt
 from ptc.session import Result, Session
 from ptc.tools.adapter import normalize_tools
 from ptc.tools.declare import ToolsArg
@@ -36,6 +41,25 @@ from ptc.tools.declare import ToolsArg
 #: Characters of a value shown back to the calling model (the rest is elided). An error's
 #: message is cut at ``ERROR_ECHO_CHARS`` (4,000) characters, with a note of its length.
 RESULT_CHARS = 4_000
+
+#: What the ``program`` argument is, in the tool's input schema.
+PROGRAM_DESCRIPTION = (
+    "The source of one PTC-Lisp program, as plain text, e.g. (count data/orders). The value of"
+    " its last form is the answer."
+)
+
+#: What the description says when there are neither data nor tools.
+NOTHING_GIVEN = "No data and no tools are given here: a program works on the values it writes."
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramAnswer:
+    """A call's answer: ``text`` for the calling model (see :meth:`ProgramTool.text`), and
+    ``is_error``, true when the program raised an error or ended with ``(fail ...)``, or the
+    call itself was not one the tool can run (no program, a program that is not text)."""
+
+    text: str
+    is_error: bool
 
 
 class ProgramTool:
@@ -71,6 +95,9 @@ class ProgramTool:
 
     @property
     def description(self) -> str:
+        """What the calling model reads about the tool: :func:`ptc.prompts.tool_prompt` (what
+        it does, its argument, what comes back, the language guide), then the ``tool/`` and
+        ``data/`` sections listing what a program can call and read."""
         from ptc.agent import Tool
 
         specs = tuple(Tool(fn).spec(n) for n, fn in self.tools.items())
@@ -79,27 +106,14 @@ class ProgramTool:
             d = self._session.describe_data(key)
             data.append(DataEntry(key, d.type, None if key.startswith("_") else d.sample))
         sections = namespace_sections({"tools": specs, "data": tuple(data)})
-        return "\n\n".join(
-            [
-                "Run a PTC-Lisp program (a small, safe Clojure subset) over the data and tools"
-                " below; returns what it printed and its value. Definitions (def, defn) persist"
-                " between calls.",
-                system_prompt(),
-                *sections,
-            ]
-        )
+        return "\n\n".join([tool_prompt(self.keep_definitions), *(sections or [NOTHING_GIVEN])])
 
     @property
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the tool's arguments."""
         return {
             "type": "object",
-            "properties": {
-                "program": {
-                    "type": "string",
-                    "description": "PTC-Lisp source, e.g. (count data/orders)",
-                }
-            },
+            "properties": {"program": {"type": "string", "description": PROGRAM_DESCRIPTION}},
             "required": ["program"],
             "additionalProperties": False,
         }
@@ -107,27 +121,37 @@ class ProgramTool:
     # --- running ---------------------------------------------------------------------------
 
     def run(self, program: str) -> str:
-        """Runs ``program``; the text for the calling model."""
-        if not isinstance(program, str):
-            return f"error: the program must be a string, got {type(program).__name__}"
-        unreadable = _not_text(program)
-        if unreadable is not None:
-            return unreadable
-        with self._lock:
-            if not self.keep_definitions:
-                self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
-            return self.text(self._session.run(program, lazy=True))
+        """Runs ``program``; the text for the calling model (:meth:`answer` also says whether
+        it is an error)."""
+        return self.answer(program).text
 
     async def arun(self, program: str) -> str:
         """``run`` without blocking the event loop (async tools awaited on it)."""
-        if not isinstance(program, str):
-            return f"error: the program must be a string, got {type(program).__name__}"
-        unreadable = _not_text(program)
-        if unreadable is not None:
-            return unreadable
+        return (await self.aanswer(program)).text
+
+    def answer(self, program: str) -> ProgramAnswer:
+        """Runs ``program``: the text for the calling model, flagged when it is an error."""
+        refused = _refusal(program)
+        if refused is not None:
+            return refused
+        with self._lock:
+            if not self.keep_definitions:
+                self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
+            return self.answer_of(self._session.run(program, lazy=True))
+
+    async def aanswer(self, program: str) -> ProgramAnswer:
+        """``answer`` without blocking the event loop (async tools awaited on it)."""
+        refused = _refusal(program)
+        if refused is not None:
+            return refused
         if not self.keep_definitions:
             self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
-        return self.text(await self._session.arun(program, lazy=True))
+        return self.answer_of(await self._session.arun(program, lazy=True))
+
+    @classmethod
+    def answer_of(cls, result: Result) -> ProgramAnswer:
+        """A run's answer: :meth:`text`, an error when the run raised one or failed."""
+        return ProgramAnswer(cls.text(result), result.error is not None or result.failed)
 
     @staticmethod
     def text(result: Result) -> str:
@@ -170,50 +194,87 @@ class ProgramTool:
         Whatever the call holds, the answer is a ``tool`` message: a call that is not what the
         function-calling API sends (no ``function``, arguments that are not a JSON object text,
         JSON nested too deeply to read) is answered with text saying what is wrong, for the
-        model to read and correct."""
+        model to read and correct. OpenAI's tool message has no error flag (the API refuses
+        keys it does not know): an error is told by its text, which starts ``Error:``,
+        ``failed:`` or ``error:``; :meth:`openai_answer` gives the flag too."""
         call_id = _field(tool_call, "id")
-        content = self._openai_content(tool_call)
         return {
             "role": "tool",
             "tool_call_id": call_id if isinstance(call_id, str) else "",
-            "content": content,
+            "content": self.openai_answer(tool_call).text,
         }
 
-    def _openai_content(self, tool_call: Any) -> str:
+    def openai_answer(self, tool_call: Any) -> ProgramAnswer:
+        """The answer to an OpenAI tool call, flagged when it is an error (see
+        :meth:`openai_result`)."""
         fn = _field(tool_call, "function")
         if fn is None:
-            return "error: the tool call has no 'function' (its name and arguments)"
+            return _refused("error: the tool call has no 'function' (its name and arguments)")
         name = _field(fn, "name")
         if name != self.name:
-            return f"error: no tool named {_short(name)} here (this one is {self.name!r})"
+            return self._wrong_name(name)
         arguments = _field(fn, "arguments")
         if arguments is None or arguments == "":
-            return (
+            return _refused(
                 "error: the call has no arguments; send a JSON object with the program, e.g."
                 ' {"program": "(count data/orders)"}'
             )
         if not isinstance(arguments, str):
-            return (
+            return _refused(
                 "error: the arguments must be JSON text (a string holding a JSON object),"
                 f" got {type(arguments).__name__}"
             )
         try:
             args = json.loads(arguments)
         except json.JSONDecodeError as e:
-            return f"error: the arguments are not JSON: {e}"
+            return _refused(f"error: the arguments are not JSON: {e}")
         except RecursionError:
-            return "error: the arguments are JSON nested too deeply to read"
+            return _refused("error: the arguments are JSON nested too deeply to read")
+        return self._answer_args(args, "arguments")
+
+    def _wrong_name(self, name: Any) -> ProgramAnswer:
+        return _refused(f"error: no tool named {_short(name)} here (this one is {self.name!r})")
+
+    def _answer_args(self, args: Any, what: str) -> ProgramAnswer:
+        """Runs the program of a call's arguments (``what`` names them as its API does)."""
         if not isinstance(args, dict):
-            return (
-                'error: the arguments must be a JSON object like {"program": "..."}, got'
+            return _refused(
+                f'error: the {what} must be a JSON object like {{"program": "..."}}, got'
                 f" {_json_kind(args)}"
             )
         if "program" not in args:
-            return 'error: the arguments have no "program" (the PTC-Lisp source to run)'
+            have = "have" if what == "arguments" else "has"
+            return _refused(f'error: the {what} {have} no "program" (the PTC-Lisp source to run)')
         program = args["program"]
         if not isinstance(program, str):
-            return f'error: "program" must be a string of PTC-Lisp, got {_json_kind(program)}'
-        return self.run(program)
+            return _refused(
+                f'error: "program" must be a string of PTC-Lisp, got {_json_kind(program)}'
+            )
+        return self.answer(program)
+
+    # --- Anthropic tool use ----------------------------------------------------------------
+
+    def anthropic_schema(self) -> dict[str, Any]:
+        """The tool for ``tools=[...]`` of Anthropic's Messages API."""
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+    def anthropic_result(self, tool_use: Any) -> dict[str, Any]:
+        """Runs an Anthropic ``tool_use`` block (SDK object or dict) and returns its
+        ``tool_result`` block, with ``is_error`` true when the program raised an error or
+        failed, or the block holds no program to run (answered with text saying what is
+        wrong, as :meth:`openai_result` does)."""
+        use_id = _field(tool_use, "id")
+        name = _field(tool_use, "name")
+        if name != self.name:
+            answer = self._wrong_name(name)
+        else:
+            answer = self._answer_args(_field(tool_use, "input"), "input")
+        return {
+            "type": "tool_result",
+            "tool_use_id": use_id if isinstance(use_id, str) else "",
+            "content": answer.text,
+            "is_error": answer.is_error,
+        }
 
     # --- pydantic-ai -----------------------------------------------------------------------
 
@@ -230,11 +291,11 @@ class ProgramTool:
 
     # --- MCP -------------------------------------------------------------------------------
 
-    async def _served(self, program: str) -> str | BaseException:
-        """``arun(program)``, or the exception that is not an ``Exception`` it raised (only
+    async def _served(self, program: str) -> ProgramAnswer | BaseException:
+        """``aanswer(program)``, or the exception that is not an ``Exception`` it raised (only
         the cancellation of this call goes on: the client's, or the server stopping)."""
         try:
-            return await self.arun(program)
+            return await self.aanswer(program)
         except Exception:
             raise
         except BaseException as exc:
@@ -244,31 +305,51 @@ class ProgramTool:
             return exc
 
     def mcp_server(self, server_name: str = "ptc") -> Any:
-        """An MCP server (the ``mcp`` package) offering this tool; ``.run()`` serves stdio."""
+        """An MCP server (the ``mcp`` package) offering this tool; ``.run()`` serves stdio.
+
+        Its ``serverInfo.version`` is ptc's version. A call is answered with the program's text
+        (see :meth:`text`), with ``isError: true`` when the program raised an error or
+        failed, or a tool stopped the run (see below)."""
+        from ptc import __version__
         from ptc.llm._adapter import require
 
+        mcp_types = require("mcp.types", "mcp")
         try:
             server_cls = require("mcp.server.mcpserver", "mcp").MCPServer
         except ImportError:  # mcp 1.x
             server_cls = require("mcp.server.fastmcp", "mcp").FastMCP
         try:
-            tool_error = require("mcp.server.mcpserver.exceptions", "mcp").ToolError
-        except ImportError:  # mcp 1.x
-            tool_error = require("mcp.server.fastmcp.exceptions", "mcp").ToolError
-        server = server_cls(server_name)
+            server = server_cls(server_name, version=__version__)
+        except TypeError:  # mcp 1.x: FastMCP takes no version; its low-level server holds it
+            server = server_cls(server_name)
+            server._mcp_server.version = __version__
+        from pydantic import Field
 
-        async def run_program(program: str) -> str:
+        def reply(answer: ProgramAnswer) -> Any:
+            # a result of its own: the SDK's text result has no error flag, and its ToolError
+            # puts "Error executing tool ..." before the text the model should read
+            return mcp_types.CallToolResult.model_validate(
+                {"content": [{"type": "text", "text": answer.text}], "isError": answer.is_error}
+            )
+
+        async def run_program(program: str) -> Any:
             # The server is the host: a tool's SystemExit or KeyboardInterrupt (or any other
             # BaseException) ends this call, never the server and its other clients. The run
             # goes in a task of its own, which hands such an exception back as a value: caught
             # in the server's own (anyio) task instead, a GeneratorExit still failed its task
             # group and ended the server.
             outcome = await asyncio.ensure_future(self._served(program))
-            if isinstance(outcome, str):
-                return outcome
+            if isinstance(outcome, ProgramAnswer):
+                return reply(outcome)
             _log.warning("a tool stopped a run of %s", self.name, exc_info=outcome)
-            raise tool_error(_stopped(outcome))
+            return reply(ProgramAnswer(f"Error: {_stopped(outcome)}", True))
 
+        # real types, not the module's string annotations: the SDK reads the argument's
+        # description from them, and a CallToolResult return declares no output schema
+        run_program.__annotations__ = {
+            "program": Annotated[str, Field(description=PROGRAM_DESCRIPTION)],
+            "return": mcp_types.CallToolResult,
+        }
         server.add_tool(run_program, name=self.name, description=self.description)
         return server
 
@@ -299,6 +380,20 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "an object" if isinstance(value, dict) else "an array"
+
+
+def _refused(text: str) -> ProgramAnswer:
+    """The answer to a call the tool cannot run: an error, saying what is wrong."""
+    return ProgramAnswer(text, True)
+
+
+def _refusal(program: Any) -> ProgramAnswer | None:
+    """The answer to a ``program`` that cannot be run (not a string, not Unicode text);
+    ``None`` for one that can."""
+    if not isinstance(program, str):
+        return _refused(f"error: the program must be a string, got {type(program).__name__}")
+    unreadable = _not_text(program)
+    return None if unreadable is None else _refused(unreadable)
 
 
 def _not_text(program: str) -> str | None:

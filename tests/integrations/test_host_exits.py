@@ -129,10 +129,9 @@ def test_ptc_mcp_answers_a_tools_exit_with_an_error_and_keeps_serving() -> None:
             return out
 
     answers = asyncio.run(asyncio.wait_for(main(), 60))
-    stopped = (  # mcp's prefix, then ptc's message
-        "Error executing tool run_program: the run was stopped: a tool raised {exc} (in {fn},"
-        " exiting_tools.py line {line}). Nothing the run defined was kept; the server goes on"
-        " serving."
+    stopped = (  # an error like a program's, flagged (issue 30, item 11)
+        "Error: the run was stopped: a tool raised {exc} (in {fn}, exiting_tools.py line"
+        " {line}). Nothing the run defined was kept; the server goes on serving."
     )
     assert answers[0] == (False, "=> #'kept")
     assert answers[1] == (True, stopped.format(exc="SystemExit(3)", fn="quit", line=8))
@@ -142,8 +141,8 @@ def test_ptc_mcp_answers_a_tools_exit_with_an_error_and_keeps_serving() -> None:
     assert answers[5] == (True, stopped.format(exc="SystemExit(4)", fn="aquit", line=18))
     assert answers[6] == (False, "=> 6")
     assert answers[7] == (True, stopped.format(exc="KeyboardInterrupt()", fn="ainterrupt", line=23))
-    # the run that raised defined nothing: `lost` is unknown
-    assert not answers[8][0] and "lost" in answers[8][1] and not answers[8][1].startswith("=>")
+    # the run that raised defined nothing: `lost` is unknown, an error flagged as one
+    assert answers[8][0] and answers[8][1].startswith("Error: lost is not defined (line 1,")
     assert answers[9] == (
         True,
         stopped.format(exc="GeneratorExit()", fn="generator_exit", line=44),

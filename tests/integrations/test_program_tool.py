@@ -30,11 +30,242 @@ def tool() -> ProgramTool:
     return ProgramTool(data={"orders": ORDERS}, tools=[restock])
 
 
-def test_the_description_shows_the_language_and_namespaces() -> None:
+#: The start of the description (issue 30, item 11): for a caller, not the agent's prompt.
+CALLER_HEAD = """\
+Runs one PTC-Lisp program and returns what it printed and its value. PTC-Lisp is a small, safe
+Clojure subset; the program runs in a sandbox over the data and host tools listed at the end. One
+call can filter and aggregate the data, call the tools and combine their results.
+
+# The argument
+`program`: the source of one PTC-Lisp program, as plain text (no code fences, no prose). It may
+hold several forms: they run in order, and the value of the last one is the answer.
+
+# What a program can use
+- `data/name`: the input data (read-only), listed under `;; === data/ ===` with type and sample.
+  A name that is not listed reads as nil.
+- `(tool/name args...)`: the host's tools, listed under `;; === tool/ ===` with their signatures.
+  Named arguments: `(tool/search {:query "x" :limit 5})`.
+- your own names: `def` and `defn` define them, and they persist from one call to the next,
+  so a later program can use them.
+
+# What comes back
+Text: each line the program printed with `println`, then `=> value`, the value of the last form
+(or of `(return value)`, which ends the program early). `(fail "reason")` ends it with
+`failed: "reason"`. An error comes back as `Error: message (line L, column C)` with a `Hint:`
+line saying how to fix it. A failure and an error are flagged as errors where the protocol has a
+flag (MCP's `isError`, Anthropic's `is_error`). A program that raises an error keeps none of its
+definitions: fix it and call again.
+
+# Language
+"""
+FRESH_DEFINITIONS = """\
+- your own names: `def` and `defn` define them for this program only; each call starts
+  afresh.
+"""
+#: The namespaces of `tool()`, last.
+CALLER_TAIL = """
+
+;; === tool/ ===
+(tool/restock sku qty)          ; (sku :string, qty :int) -> :map - "Order more of a sku."
+
+;; === data/ ===
+data/orders                     ; list[3], sample: {:id 1, :total 50.0}"""
+#: What the agent's own system prompt tells its model, which contradicts tool calling.
+AGENT_WORDS = [
+    "You are a programming agent",
+    "Reply with",
+    "```",
+    "ends the task",
+    "USER message",
+    "next turn",
+    "each turn",
+    "prelude",
+]
+
+
+def test_the_description_is_written_for_a_caller() -> None:
+    """Issue 30, item 11: the description was "Run a PTC-Lisp program..." followed by the
+    agent's system prompt ("Reply with one PTC-Lisp program in a ```clojure block ...
+    `(return value)` ends the task")."""
+    from ptc import _core
+
     d = tool().description
-    assert d.startswith("Run a PTC-Lisp program")
-    assert ";; === tool/ ===" in d and "(tool/restock sku qty)" in d
-    assert ";; === data/ ===" in d and "data/orders" in d and "sample: {:id 1, :total 50.0}" in d
+    assert d.startswith(CALLER_HEAD)
+    assert d.endswith(CALLER_TAIL)
+    for words in AGENT_WORDS:
+        assert words not in d, words
+    # the language guide the caller's model writes programs with, its functions from the core
+    guide = d[len(CALLER_HEAD) : -len(CALLER_TAIL)]
+    assert guide.startswith("- Literals: `nil true false 42 2.5")
+    useful = guide[guide.index("- Useful functions: `") :].split("`")[1].split()
+    assert useful == list(_core.prompt_functions())
+    assert "\n# Common mistakes\n- No `for`, `atom`, `try`" in guide
+    assert "\n# Example\n" in guide
+
+
+def test_the_description_says_when_definitions_do_not_persist() -> None:
+    fresh = ProgramTool(data={"orders": ORDERS}, tools=[restock], keep_definitions=False)
+    kept = CALLER_HEAD[CALLER_HEAD.index("- your own names") : CALLER_HEAD.index("\n# What comes")]
+    assert kept in tool().description and kept not in fresh.description
+    assert fresh.description == tool().description.replace(kept, FRESH_DEFINITIONS)
+    assert fresh.run("(def x 1)") == "=> #'x"
+    assert fresh.run("x").startswith("Error: x is not defined (line 1, column 1)")
+
+
+def test_the_description_without_data_or_tools_says_so() -> None:
+    d = ProgramTool().description
+    assert d.endswith(
+        "\n\nNo data and no tools are given here: a program works on the values it writes."
+    )
+    assert ";; === " not in d.split("# Example")[1]
+
+
+def test_the_example_of_the_description_runs_as_it_says() -> None:
+    """The description's example, run over the data it names, gives the answer it shows."""
+    d = tool().description
+    example = d[d.index("# Example\n") :].split("\n")
+    program = "\n".join(line.strip() for line in example[2:5])
+    shown = "\n".join(line.strip() for line in example[6:8])
+    data = [{"id": 1, "total": 50}, {"id": 2, "total": 150}, {"id": 3, "total": 300}]
+    assert example[1] == (
+        "With `data/orders` = `[{:id 1 :total 50} {:id 2 :total 150} {:id 3 :total 300}]`, the"
+        " program"
+    )
+    assert ProgramTool(data={"orders": data}).run(program) == shown == "big orders: 2\n=> [2 3]"
+
+
+def test_answers_flag_errors_and_failures() -> None:
+    from ptc.integrations import ProgramAnswer
+
+    t = tool()
+    assert t.answer("(count data/orders)") == ProgramAnswer("=> 3", False)
+    assert t.answer('(println "hi") (return 4) 5') == ProgramAnswer("hi\n=> 4", False)
+    assert t.answer('(fail "no such order")') == ProgramAnswer('failed: "no such order"', True)
+    assert t.answer("(get-in)") == ProgramAnswer(
+        "Error: get-in expects 2 or 3 argument(s), got 0 (line 1, column 1)", True
+    )
+    assert t.answer(None) == ProgramAnswer(  # type: ignore[arg-type]
+        "error: the program must be a string, got NoneType", True
+    )
+    assert asyncio.run(t.aanswer('(fail "x")')) == ProgramAnswer('failed: "x"', True)
+    assert asyncio.run(t.aanswer("(+ 1 2)")) == ProgramAnswer("=> 3", False)
+    # run() and arun() give the text alone, as before
+    assert t.run('(fail "x")') == 'failed: "x"' and asyncio.run(t.arun("(+ 1 2)")) == "=> 3"
+
+
+def test_openai_answer_flags_what_the_tool_message_cannot() -> None:
+    from ptc.integrations import ProgramAnswer
+
+    def fn_call(arguments: str) -> dict[str, Any]:
+        return {"id": "c", "function": {"name": "run_program", "arguments": arguments}}
+
+    t = tool()
+    assert t.openai_answer(fn_call('{"program": "(+ 1 2)"}')) == ProgramAnswer("=> 3", False)
+    assert t.openai_answer(fn_call('{"program": "(fail 1)"}')) == ProgramAnswer("failed: 1", True)
+    assert t.openai_answer(fn_call("{}")) == ProgramAnswer(
+        'error: the arguments have no "program" (the PTC-Lisp source to run)', True
+    )
+    assert t.openai_answer({"id": "c"}).is_error
+    # the message itself carries no flag: OpenAI refuses keys it does not know
+    assert t.openai_result(fn_call('{"program": "(fail 1)"}')) == {
+        "role": "tool",
+        "tool_call_id": "c",
+        "content": "failed: 1",
+    }
+
+
+def test_anthropic_schema_and_results() -> None:
+    t = tool()
+    assert t.anthropic_schema() == {
+        "name": "run_program",
+        "description": t.description,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "program": {
+                    "type": "string",
+                    "description": "The source of one PTC-Lisp program, as plain text, e.g."
+                    " (count data/orders). The value of its last form is the answer.",
+                }
+            },
+            "required": ["program"],
+            "additionalProperties": False,
+        },
+    }
+
+    def use(input: Any, name: Any = "run_program", id: Any = "toolu_1") -> dict[str, Any]:
+        return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+    def answer(content: str, is_error: bool, id: str = "toolu_1") -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error}
+
+    assert t.anthropic_result(use({"program": "(count data/orders)"})) == answer("=> 3", False)
+    assert t.anthropic_result(use({"program": '(fail "none")'})) == answer('failed: "none"', True)
+    assert t.anthropic_result(use({"program": "(get-in)"})) == answer(
+        "Error: get-in expects 2 or 3 argument(s), got 0 (line 1, column 1)", True
+    )
+    assert t.anthropic_result(use({})) == answer(
+        'error: the input has no "program" (the PTC-Lisp source to run)', True
+    )
+    assert t.anthropic_result(use(None)) == answer(
+        'error: the input must be a JSON object like {"program": "..."}, got null', True
+    )
+    assert t.anthropic_result(use(["(+ 1 2)"])) == answer(
+        'error: the input must be a JSON object like {"program": "..."}, got an array', True
+    )
+    assert t.anthropic_result(use({"program": 5})) == answer(
+        'error: "program" must be a string of PTC-Lisp, got a number', True
+    )
+    assert t.anthropic_result(use({"program": "1"}, name="other")) == answer(
+        "error: no tool named 'other' here (this one is 'run_program')", True
+    )
+    assert t.anthropic_result(use({"program": "1"}, id=None)) == answer("=> 1", False, id="")
+    assert t.anthropic_result(None) == answer(
+        "error: no tool named None here (this one is 'run_program')", True, id=""
+    )
+
+
+def test_anthropic_tool_use_round_trip_with_the_real_sdk() -> None:
+    """The schema goes out in a real request; the model's tool_use block comes back through
+    the SDK and is answered with a tool_result block, flagged when it is an error."""
+    import anthropic
+    from wire import AnthropicServer
+
+    gen = serve(AnthropicServer)
+    server = next(gen)
+    try:
+        t = tool()
+        uses = [
+            {"type": "tool_use", "id": "toolu_1", "name": "run_program", "input": {"program": p}}
+            for p in ["(reduce + (map :total data/orders))", '(fail "no such order")']
+        ]
+        server.script = [uses]  # type: ignore[list-item]
+        client = anthropic.Anthropic(base_url=server.url, api_key="k")
+        response = client.messages.create(
+            model="m",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "What is the total?"}],
+            tools=[t.anthropic_schema()],  # type: ignore[list-item]
+        )
+        sent = server.received[0].body["tools"][0]
+        assert sent == t.anthropic_schema()
+        blocks = [b for b in response.content if b.type == "tool_use"]
+        assert [t.anthropic_result(b) for b in blocks] == [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": "=> 500.0",
+                "is_error": False,
+            },
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": 'failed: "no such order"',
+                "is_error": True,
+            },
+        ]
+    finally:
+        gen.close()
 
 
 def test_runs_keep_definitions_and_report_prints_values_and_errors() -> None:

@@ -27,11 +27,9 @@ def _function_list(first_line_room: int) -> str:
     return "\n  ".join(lines)
 
 
-@cache
-def system_prompt() -> str:
-    """The default SYSTEM message: a concise PTC-Lisp guide, identical on every turn (MSG-006).
-    Its list of useful functions is generated from the core's builtins module."""
-    text = resources.files(__package__).joinpath("system.md").read_text("utf-8").strip()
+def _render(name: str) -> str:
+    """A prompt file of this package with its list of functions filled in."""
+    text = resources.files(__package__).joinpath(name).read_text("utf-8").strip()
     at = text.find(FUNCTIONS_SLOT)
     if at < 0:
         return text
@@ -39,4 +37,33 @@ def system_prompt() -> str:
     return text.replace(FUNCTIONS_SLOT, _function_list(100 - column))
 
 
-__all__ = ["system_prompt"]
+@cache
+def system_prompt() -> str:
+    """The default SYSTEM message: a concise PTC-Lisp guide, identical on every turn (MSG-006).
+    Its list of useful functions is generated from the core's builtins module."""
+    return _render("system.md")
+
+
+#: Where tool.md says whether definitions outlive a call.
+DEFINITIONS_SLOT = "{{definitions}}"
+_KEPT = (
+    "your own names: `def` and `defn` define them, and they persist from one call to the next,"
+    "\n  so a later program can use them."
+)
+_FRESH = (
+    "your own names: `def` and `defn` define them for this program only; each call starts"
+    "\n  afresh."
+)
+
+
+@cache
+def tool_prompt(keep_definitions: bool = True) -> str:
+    """The description of a tool that runs PTC-Lisp programs, for the model calling it (MCP
+    ``tools/list``, a function-calling schema): what the tool does, its one argument, what a
+    program can read, what comes back and the language guide. The ``tool/`` and ``data/``
+    sections go after it. Unlike :func:`system_prompt` it asks for no reply format: the caller
+    sends the program as the tool's argument."""
+    return _render("tool.md").replace(DEFINITIONS_SLOT, _KEPT if keep_definitions else _FRESH)
+
+
+__all__ = ["system_prompt", "tool_prompt"]
