@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import ptc
+from ptc import _agent_args as checks
 from ptc import _core, _records
 from ptc.checkpoint import (
     CheckpointSink,
@@ -60,13 +61,15 @@ from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
 from ptc.step import RunContext, Step, StepError, Usage, joined
 from ptc.tools.declare import AgentTool, Tool, ToolsArg, tool_entries
+from ptc.tools.rich_types import check_tool_name
 from ptc.tools.signature import (
     ANY,
     Param,
     Signature,
     SigType,
+    check_against,
     check_value,
-    parse_signature,
+    signature_of,
 )
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
 
@@ -141,9 +144,14 @@ _DEFAULT_CONFIG = _Config(None, (None, {}), None, RetryPolicy())
 class SubAgent:
     """An LLM agent that answers a mission by writing PTC-Lisp over ``data`` and ``tools``.
 
+    ``llm`` is a callable taking the chat messages (``ptc.llm.openai(...)``, your function) or a
+    ``"provider:model"`` string (``"openai:gpt-4.1-mini"``, see :func:`ptc.llm.from_string`).
+    ``signature`` checks the returned value: a signature string (``"{name :string}"``) or a
+    Pydantic model, dataclass or ``TypedDict`` class, whose own validation runs too.
     Options left unset (``llm``, ``compression``, ``limits``, ``retry``) are inherited from the
     parent when this agent runs as another agent's tool, else take their defaults:
-    no compression, default limits, 3 LLM attempts.
+    no compression, default limits, 3 LLM attempts. Every argument is checked here: a wrong
+    one is a ``TypeError`` or ``ValueError`` naming it and what to pass.
     """
 
     def __init__(
@@ -155,7 +163,7 @@ class SubAgent:
         data: Mapping[str, Any] | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         compression: CompressionArg | _Unset = UNSET,
-        signature: str | None = None,
+        signature: str | type | None = None,
         limits: LimitsArg = None,
         retry: RetryPolicy | None = None,
         system_prompt: str | None = None,
@@ -170,27 +178,43 @@ class SubAgent:
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
             # run without one would start the USER message with a blank line and ask nothing.
             raise ValueError(f"SubAgent needs a non-empty mission prompt, got {prompt!r}")
-        if not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+        # every argument is checked here, so a wrong one fails where it is given, not mid-run
         self.prompt = prompt
-        self.llm = llm
+        self.llm = checks.llm_arg(llm)
         self.tools = tool_entries(tools, unnamed="tool")
-        self.data = dict(data or {})
-        self.max_turns = max_turns
+        self.data = dict(checks.data_arg(data, "SubAgent(data=...)") or {})
+        self.max_turns = checks.max_turns_arg(max_turns)
         self.signature = signature
-        self._signature = parse_signature(signature) if signature else None
-        self.limits = limits
-        self.retry = retry
-        self.system_prompt = system_prompt
-        self.name = name
+        self._signature: Signature | None = None
+        #: the class given as signature=, which validates returned values (None for a string)
+        self._returns_class: type | None = None
+        if signature is not None:
+            self._signature, self._returns_class = signature_of(signature)
+        self.limits = checks.limits_arg(limits)
+        self.retry = checks.retry_arg(retry)
+        self.system_prompt = checks.text_arg(system_prompt, "system_prompt")
+        self.name = checks.name_arg(name)
         # what a run reports to while it happens (ptc.observe), and where turns are saved
-        self.hooks = Hooks(on_turn, on_llm_call, on_tool_call, checkpoint, telemetry)
+        self.hooks = Hooks(
+            checks.callback_arg(on_turn, "on_turn", "Turn"),
+            checks.callback_arg(on_llm_call, "on_llm_call", "ptc.observe.LLMCall"),
+            checks.callback_arg(on_tool_call, "on_tool_call", "ptc.observe.ToolCallEvent"),
+            checks.checkpoint_arg(checkpoint),
+            checks.bool_arg(telemetry, "telemetry"),
+        )
         self._compression_spec = compression
         # Normalize now so a bad option fails at construction, not mid-run.
         self._compression = None if isinstance(compression, _Unset) else normalize(compression)
 
     def __repr__(self) -> str:
         return f"SubAgent(prompt={self.prompt!r}, max_turns={self.max_turns})"
+
+    def _signature_text(self) -> str | None:
+        """The signature as a run records it: the string given, or a class's fields as a type
+        of the signature language (``{name :string, total :float}``)."""
+        if self._signature is None:
+            return None
+        return self.signature if isinstance(self.signature, str) else str(self._signature)
 
     def tool_signature(self) -> Signature:
         """This agent's signature as a tool: the explicit signature's parameters, followed by
@@ -209,6 +233,11 @@ class SubAgent:
         """Offer this agent to another agent as ``(tool/name {...})``. The call's named
         arguments become this agent's ``data`` (and fill ``{{name}}`` placeholders of its prompt);
         the tool returns the value this agent returns, or fails with its error."""
+        check_tool_name(name)
+        if description is not None and not isinstance(description, str):
+            raise TypeError(
+                f"as_tool(description=...) takes a string, got {checks.shown(description)}"
+            )
         return AgentTool(self, name, description)
 
     def _config(self, parent: _Config | None) -> _Config:
@@ -223,11 +252,14 @@ class SubAgent:
     # --- public entry points ---------------------------------------------------------
 
     def run(self, data: Mapping[str, Any] | None = None) -> Step:
-        """Run the loop to completion (a coroutine LLM is driven with ``asyncio.run``)."""
+        """Run the loop to completion (a coroutine LLM is driven with ``asyncio.run``).
+        ``data`` (names to values, read as ``data/<name>``) is added to the agent's own."""
+        data = checks.data_arg(data, "run(data=...)")
         return self._run_sync(_Runner(self, self._config(None), data))
 
     async def arun(self, data: Mapping[str, Any] | None = None) -> Step:
         """Async twin of :meth:`run`; sync LLM callables and programs run in worker threads."""
+        data = checks.data_arg(data, "arun(data=...)")
         return await _drive_async(_Runner(self, self._config(None), data))
 
     def resume(
@@ -258,6 +290,7 @@ class SubAgent:
 
         While it runs, the run is locked when the checkpoint can lock it: a second worker
         resuming the same run gets ``ptc.checkpoint.RunLockedError``."""
+        data = checks.data_arg(data, "resume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
@@ -283,6 +316,7 @@ class SubAgent:
         data: Mapping[str, Any] | None = None,
     ) -> Step:
         """Async twin of :meth:`resume`."""
+        data = checks.data_arg(data, "aresume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
             step, run_id = _resume_point(source, run_id)
@@ -302,13 +336,14 @@ class SubAgent:
     def iter(self, data: Mapping[str, Any] | None = None) -> AgentRun:
         """Runs the loop, yielding each Turn as it completes; the Step is ``.step`` after the
         last one (``for turn in agent.iter(): ...``)."""
-        runner = _Runner(self, self._config(None), data)
+        runner = _Runner(self, self._config(None), checks.data_arg(data, "iter(data=...)"))
         if is_async_llm(runner.llm):
             raise RuntimeError("this agent's LLM is async; use 'async for turn in agent.aiter()'")
         return AgentRun(_drive_sync_turns(runner))
 
     def aiter(self, data: Mapping[str, Any] | None = None) -> AsyncAgentRun:
         """Async twin of :meth:`iter`: ``async for turn in agent.aiter(): ...``."""
+        data = checks.data_arg(data, "aiter(data=...)")
         return AsyncAgentRun(_drive_async_turns(_Runner(self, self._config(None), data)))
 
     def _run_sync(self, runner: _Runner) -> Step:
@@ -398,7 +433,7 @@ class _Runner:
             data=tuple(self._data_entry(k) for k in self.session.data_keys),
             compression=self.strategy.name if self.strategy is not None else None,
             compression_opts=dict(opts),
-            signature=agent.signature,
+            signature=agent._signature_text(),
             # read once, and only where a resume may compare it (it reads all the data)
             data_fingerprint=(
                 data_fingerprint(merged) if self.sink is not None or previous is not None else None
@@ -669,11 +704,15 @@ class _Runner:
         sig = self.agent._signature
         if sig is None:
             return None
+        cls = self.agent._returns_class
         problem = check_value(value, sig.returns)
+        if problem is None and cls is not None:  # the class's own checks (validators, ranges)
+            problem = check_against(value, cls)
         if problem is None:
             return None
+        shape = str(sig.returns) if cls is None else f"{cls.__name__} {sig.returns}"
         message = (
-            f"Returned value does not match the signature {sig.returns}: {problem}. "
+            f"Returned value does not match the signature {shape}: {problem}. "
             "Fix the value and return again."
         )
         return TurnError("validation_error", message)

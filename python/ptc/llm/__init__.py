@@ -12,7 +12,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from ptc._aio import call_async, call_sync, is_async_callable
 from ptc.llm._adapter import Messages, retry_after
@@ -49,6 +49,7 @@ __all__ = [
     "anthropic",
     "attempts_of",
     "call_llm",
+    "from_string",
     "is_async_llm",
     "is_transient",
     "litellm",
@@ -110,6 +111,41 @@ class RetryPolicy:
         if asked > self.max_retry_after:
             return None
         return max(asked, backoff)
+
+
+#: The providers a ``"provider:model"`` string may name, with the adapter each one makes.
+PROVIDERS: dict[str, Callable[..., Any]] = {
+    "openai": openai,
+    "anthropic": anthropic,
+    "litellm": litellm,
+}
+
+
+def from_string(spec: str, **options: Any) -> LLM:
+    """The LLM a ``"provider:model"`` string names, as the CLI's ``--model`` takes it:
+    ``from_string("openai:gpt-4.1-mini")`` is ``openai("gpt-4.1-mini")``; the providers are
+    ``openai``, ``anthropic`` and ``litellm`` (``"litellm:anthropic/claude-..."``: the rest
+    after the first ``:`` is the model). ``options`` go to the adapter (``base_url=...``).
+    ``SubAgent(llm="openai:gpt-4.1-mini")`` calls this. Raises ``TypeError`` for a value
+    that is not a string, ``ValueError`` naming the providers for one of another form."""
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"an LLM name is a 'provider:model' string, got {type(spec).__name__} {spec!r}"
+        )
+    provider, colon, model = spec.partition(":")
+    make = PROVIDERS.get(provider.strip().lower())
+    if not colon or make is None or not model.strip():
+        names = ", ".join(PROVIDERS)
+        raise ValueError(
+            f"{_shown(spec)} is not a 'provider:model' string: expected one of {names}, a colon"
+            " and the model's name (e.g. 'openai:gpt-4.1-mini'); for a server of your own, pass"
+            " an adapter: ptc.llm.openai('MODEL', base_url='http://localhost:11434/v1')"
+        )
+    return cast(LLM, make(model.strip(), **options))
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"
 
 
 def is_async_llm(llm: Any) -> bool:

@@ -177,6 +177,62 @@ def parse_signature(text: str) -> Signature:
     return _Parser(text).signature()
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+def is_record_class(obj: Any) -> bool:
+    """A Pydantic model class, a dataclass (the class) or a ``TypedDict``: the classes a
+    ``signature=`` may be, whose fields make a map type."""
+    if not isinstance(obj, type):
+        return False
+    is_model = hasattr(obj, "model_validate") and hasattr(obj, "model_fields")
+    return is_model or dataclasses.is_dataclass(obj) or typing.is_typeddict(obj)
+
+
+def signature_of(spec: Any) -> tuple[Signature, type | None]:
+    """What ``SubAgent(signature=spec)`` means: a signature string parsed, or a Pydantic model,
+    dataclass or ``TypedDict`` class, whose fields are the return type (a map) and which is
+    returned too, to validate the returned value with (:func:`check_against`). Raises
+    ``TypeError`` for anything else, ``ValueError`` (:class:`SignatureError`) for a string
+    that is not a signature."""
+    if isinstance(spec, str):
+        if not spec.strip():
+            raise SignatureError(
+                "signature is empty: pass a type such as '{name :string}' or"
+                " '(topic :string) -> :string', or leave it out"
+            )
+        return parse_signature(spec), None
+    if is_record_class(spec):
+        return Signature(None, type_from_hint(spec)), spec
+    forms = (
+        "a signature string such as '{name :string, total :float}' or '(topic :string) ->"
+        " :string', a Pydantic model class, a dataclass or a TypedDict"
+    )
+    if is_record_class(type(spec)):
+        raise TypeError(
+            f"signature takes the class, not an instance of it: pass {type(spec).__name__},"
+            f" got {_shown(spec)}; signature is {forms}"
+        )
+    raise TypeError(f"signature must be {forms}, got {type(spec).__name__} {_shown(spec)}")
+
+
+def check_against(value: Any, cls: type) -> str | None:
+    """None when ``value`` (a program's data: a map whose keys may be keywords, written
+    ``zip-code`` or ``zip_code``) makes an instance of ``cls`` (a Pydantic model, a dataclass or
+    a ``TypedDict``: its own validation runs), else what is wrong, naming where."""
+    from ptc.tools.rich_types import ToolValueError, convert_in
+
+    try:
+        convert_in(value, cls, "value")
+    except ToolValueError as exc:
+        return str(exc)
+    except Exception as exc:  # the class's own check (a dataclass's __post_init__) refused it
+        return f"value: {cls.__name__} refused it: {type(exc).__name__}: {exc}"
+    return None
+
+
 # --- deriving a signature from Python type hints -------------------------------------------
 
 _PY_PRIMS: dict[Any, str] = {
