@@ -65,6 +65,7 @@ def clj(src: str) -> str:
         ("(/ 0.0 0)", "##NaN", 0),
         ("(range 25)", "[" + " ".join(str(i) for i in range(25)) + "]", 0),  # not cut
         ('(fail {"a" 1})', 'failed: {"a" 1}', 2),
+        ("{:_x 1 :a 2}", "{:_x 1, :a 2}", 0),  # "_" keys are hidden from the LLM, not here
     ],
 )
 def test_eval_prints_the_value_as_the_core_does(
@@ -98,6 +99,25 @@ def test_the_repl_shows_an_errors_type() -> None:
         "Hint: arithmetic takes numbers; to join text use (str a b); to read a number use"
         " (parse-long s) or (parse-double s)"
     )
+
+
+def test_a_data_name_not_in_the_input_is_warned_on_stderr(tmp_path: Path) -> None:
+    """Issue 30, item 13: nil by the language's rule, and the user is told, on stderr."""
+    data = tmp_path / "d.json"
+    data.write_text('{"orders": [1, 2]}')
+    warned = "warning: data/ordrs is nil: there is no such input; did you mean data/orders?\n"
+    proc = ptc_script("eval", "(count data/ordrs)", "--data", str(data), cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "0\n", warned)
+    as_json = ptc_script("eval", "(count data/ordrs)", "--data", str(data), "--json", cwd=tmp_path)
+    assert json.loads(as_json.stdout) == _doc(True, 0, [], None)
+    assert as_json.stderr == warned
+
+
+def test_the_repl_shows_warnings() -> None:
+    lines = iter(["data/x", ":quit"])
+    out: list[str] = []
+    repl(ptc.Session(), lambda _prompt: next(lines), out.append)
+    assert out[1:] == ["warning: data/x is nil: this run has no input data", "=> nil"]
 
 
 # ---- item 2: --json is one JSON document ----------------------------------------------------

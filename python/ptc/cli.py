@@ -362,10 +362,8 @@ def error_text(error: Mapping[str, Any]) -> str:
 def core_text(result: Any, limit: int | None = None, printable_limit: int | None = None) -> str:
     """A run's value as the core prints it (``Result.preview``; no limit by default): what
     the program returned, not its Python conversion (which shows ``{"a" 1}`` as ``{:a 1}``)."""
-    try:  # map entries whose key starts with "_" are shown, where the core offers it
-        return str(result.preview(limit, printable_limit, hide_private=False))
-    except TypeError:  # a core whose preview always hides them (as it does for an LLM)
-        return str(result.preview(limit, printable_limit))
+    # map entries whose key starts with "_" are shown: they are hidden only from the LLM
+    return str(result.preview(limit, printable_limit, hide_private=False))
 
 
 def _error_json(
@@ -397,7 +395,10 @@ def _as_json(result: Any) -> tuple[Any, Any, dict[str, Any] | None]:
 
 
 def _show(result: Any, as_json: bool) -> int:
-    """What a run printed and how it ended, on stdout (errors on stderr); the exit code."""
+    """What a run printed and how it ended, on stdout (errors and warnings on stderr); the
+    exit code."""
+    for warning in result.warnings:  # a data/ name not in the input: nil, but likely a typo
+        print(f"warning: {warning}", file=sys.stderr)
     if as_json:
         return _show_json(result)
     for line in result.prints:

@@ -97,6 +97,8 @@ def repl(
             continue
         for line in result.prints:
             write(line)
+        for warning in result.warnings:
+            write(f"warning: {warning}")
         if result.error is not None:
             write(error_text(result.error.to_dict()))
             continue

@@ -20,11 +20,17 @@ fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let spread = match &a[n - 1] {
         Value::Vector(xs) => xs.len(),
         Value::Set(s) => s.len(),
-        // a map spreads as its `[k v]` entries, as in Clojure (`(apply max-key val m)`)
-        Value::Map(m) => m.len(),
+        // the reference keeps maps out (§7.13); Clojure programs spread one's entries
+        Value::Map(_) => {
+            return Err(
+                type_error("apply", "a vector or set as its last argument", &a[n - 1])
+                    .with_hint("a map is spread as its [k v] pairs with (apply f (entries m))")
+                    .into(),
+            )
+        }
         other => {
             return Err(
-                type_error("apply", "a vector, set or map as its last argument", other)
+                type_error("apply", "a vector or set as its last argument", other)
                     .with_hint("(apply f coll), e.g. (apply max [3 1 2])")
                     .into(),
             )
@@ -34,18 +40,12 @@ fn apply(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     // memory charged) before it is made, as parallel branches may be making theirs too
     let total = spread + (n - 2);
     it.check_coll_size(total)?;
-    let mut bytes = total.saturating_mul(std::mem::size_of::<Value>());
-    if let Value::Map(_) = &a[n - 1] {
-        // each entry is a two-element vector of its own
-        bytes = bytes.saturating_add(spread.saturating_mul(4 * std::mem::size_of::<Value>()));
-    }
-    it.reserve(bytes)?;
+    it.reserve(total.saturating_mul(std::mem::size_of::<Value>()))?;
     let mut args: Vec<Value> = Vec::with_capacity(total);
     args.extend(a[1..n - 1].iter_mut().map(std::mem::take));
     match &a[n - 1] {
         Value::Vector(xs) => args.extend(xs.iter().cloned()),
         Value::Set(s) => args.extend(s.iter().cloned()),
-        Value::Map(m) => args.extend(m.iter().map(|(k, v)| entry(k, v))),
         _ => {}
     }
     let f = std::mem::take(&mut a[0]);

@@ -20,12 +20,10 @@ pub(super) fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResu
         if v.is_none() {
             continue;
         }
-        let n: u64 = v.extract().map_err(|_| {
-            PyValueError::new_err(format!("limit {key} must be a non-negative integer"))
-        })?;
         let Some(name) = crate::error::LimitName::named(&key) else {
             return Err(PyValueError::new_err(format!("unknown limit {key:?}")));
         };
+        let n: u64 = v.extract().map_err(|_| bad_limit(&key, name, &v))?;
         if let Some(cap) = crate::limits::cap(name) {
             if n > cap.max {
                 return Err(PyValueError::new_err(format!(
@@ -37,6 +35,29 @@ pub(super) fn limits_from(base: Limits, d: Option<&Bound<'_, PyDict>>) -> PyResu
         l.set(name, n);
     }
     Ok(l)
+}
+
+/// Why a limit's value is refused: too large for the limit, negative, or not an integer.
+fn bad_limit(key: &str, name: crate::error::LimitName, v: &Bound<'_, PyAny>) -> PyErr {
+    let shown = v
+        .repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shown: String = if shown.chars().count() > 40 {
+        shown.chars().take(40).chain("...".chars()).collect()
+    } else {
+        shown
+    };
+    let is_int =
+        v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<pyo3::types::PyBool>();
+    let positive = is_int && v.gt(0).unwrap_or(false);
+    if positive {
+        let max = crate::limits::cap(name).map_or(u64::MAX, |c| c.max);
+        return PyValueError::new_err(format!("limit {key} is too large: {shown} (at most {max})"));
+    }
+    PyValueError::new_err(format!(
+        "limit {key} must be a non-negative integer, got {shown}"
+    ))
 }
 
 /// The sample shown next to a type label (seed 000): the first element of a vector or set,

@@ -60,11 +60,16 @@ fn text_repr(py: Python<'_>, s: Option<&str>) -> String {
     }
 }
 
-fn render(v: &Value, limit: Option<usize>, printable_limit: Option<usize>) -> String {
+fn render(
+    v: &Value,
+    limit: Option<usize>,
+    printable_limit: Option<usize>,
+    hide_private: bool,
+) -> String {
     let opts = PrintOpts {
         limit,
         printable_limit,
-        hide_private: true,
+        hide_private,
     };
     print(&v, opts).0
 }
@@ -130,16 +135,18 @@ impl LazyValue {
     }
 
     /// The value in Clojure syntax, at most `limit` elements per collection and
-    /// `printable_limit` characters per string (private `_` keys hidden).
-    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT)))]
-    fn preview(
+    /// `printable_limit` characters per string (`None`: no bound); map entries whose key
+    /// starts with `_` are hidden unless `hide_private=False`.
+    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT), hide_private=true))]
+    pub fn preview(
         &self,
         py: Python<'_>,
         limit: Option<usize>,
         printable_limit: Option<usize>,
+        hide_private: bool,
     ) -> PyResult<String> {
         bounded(py, self.limits, || {
-            Ok(render(&self.value, limit, printable_limit))
+            Ok(render(&self.value, limit, printable_limit, hide_private))
         })
     }
 
@@ -152,7 +159,7 @@ impl LazyValue {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "LazyValue({})",
-            self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT))?
+            self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT), true)?
         ))
     }
 }
@@ -273,7 +280,7 @@ impl ToolCall {
             let parts: Vec<String> = self
                 .args
                 .iter()
-                .map(|a| render(a, limit, printable_limit))
+                .map(|a| render(a, limit, printable_limit, true))
                 .collect();
             Ok(parts.join(" "))
         })
@@ -467,15 +474,19 @@ impl RunOutcome {
         }
     }
 
-    /// The value in Clojure syntax, rendered from the core value without converting it.
-    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT)))]
+    /// The value in Clojure syntax, rendered from the core value without converting it (as
+    /// `LazyValue.preview`).
+    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT), hide_private=true))]
     fn preview(
         &self,
         py: Python<'_>,
         limit: Option<usize>,
         printable_limit: Option<usize>,
+        hide_private: bool,
     ) -> PyResult<String> {
-        self.value.get().preview(py, limit, printable_limit)
+        self.value
+            .get()
+            .preview(py, limit, printable_limit, hide_private)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -483,7 +494,7 @@ impl RunOutcome {
             Some(e) => format!("error={}", text_repr(py, Some(&e.message))),
             None => format!(
                 "value={}",
-                self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT))?
+                self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT), true)?
             ),
         };
         Ok(format!(
