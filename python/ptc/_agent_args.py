@@ -5,7 +5,7 @@ callable`` from an LLM given as a string)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ptc.checkpoint import CheckpointSink
@@ -65,6 +65,21 @@ def data_arg(data: Any, where: str) -> Mapping[str, Any] | None:
                 f" key {shown(key)}"
             )
     return data
+
+
+def tools_arg(tools: Any) -> Any:
+    """``tools=``: a list (or other iterable) of tools, a mapping of names to tools, or None;
+    a string or a single callable is not a list of tools (a string's characters were taken
+    for tools: "tool 'a' is not callable")."""
+    if tools is None or isinstance(tools, Mapping):
+        return tools
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        one = " (one tool is a list of one: tools=[fn])" if callable(tools) else ""
+        raise TypeError(
+            "SubAgent(tools=...) takes a list of tools (callables, Tool(...), (fn, signature)"
+            f" tuples, agent.as_tool(...)) or a dict of names to tools, got {shown(tools)}{one}"
+        )
+    return tools
 
 
 def max_turns_arg(max_turns: Any) -> int:

@@ -181,7 +181,7 @@ class SubAgent:
         # every argument is checked here, so a wrong one fails where it is given, not mid-run
         self.prompt = prompt
         self.llm = checks.llm_arg(llm)
-        self.tools = tool_entries(tools, unnamed="tool")
+        self.tools = tool_entries(checks.tools_arg(tools), unnamed="tool")
         self.data = dict(checks.data_arg(data, "SubAgent(data=...)") or {})
         self.max_turns = checks.max_turns_arg(max_turns)
         self.signature = signature

@@ -363,3 +363,36 @@ def test_import_ptc_and_a_string_signature_import_no_pydantic() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "True False\n"
+
+
+TOOLS = (
+    "SubAgent(tools=...) takes a list of tools (callables, Tool(...), (fn, signature) tuples,"
+    " agent.as_tool(...)) or a dict of names to tools, got "
+)
+
+
+def refund(order: int) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+@pytest.mark.parametrize(
+    ("tools", "tail"),
+    [
+        # a string's characters were taken for tools: "tool 'a' is not callable"
+        ("refund", "str 'refund'"),
+        (5, "int 5"),  # was "'int' object is not iterable"
+        (refund, f"function {refund!r} (one tool is a list of one: tools=[fn])"),
+    ],
+    ids=["str", "int", "one-callable"],
+)
+def test_tools_that_are_not_a_list_or_dict_of_tools_are_refused(tools: Any, tail: str) -> None:
+    with pytest.raises(TypeError) as caught:
+        ptc.SubAgent("p", llm=llm(), tools=tools)
+    assert str(caught.value) == TOOLS + tail
+
+
+def test_tools_as_a_list_a_tuple_or_a_dict_are_accepted() -> None:
+    for tools in ([refund], (refund,), {"refund": refund}):
+        agent = ptc.SubAgent("p", llm=ScriptedLLM([clj("(return (tool/refund 7))")]), tools=tools)
+        assert agent.run().value == "refunded 7"
