@@ -4,6 +4,7 @@ both sides, sets through a checkpoint's replay, and the CLI's ``--json`` view of
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -159,7 +160,10 @@ def case_json_output_never_merges_keys(tmp: Path) -> None:
             text=True,
             cwd=tmp,
         )
-        assert done.returncode == 1 and done.stdout == "", (program, done)
-        assert done.stderr.startswith(
-            f"Error: --json cannot print the value: the map has {keys}, which are both the JSON"
-        ), (program, done.stderr)
+        # stdout is one JSON document whatever happens (issue 30): here its error
+        doc = json.loads(done.stdout)
+        assert done.returncode == 1 and doc["ok"] is False and doc["value"] is None, (program, done)
+        message = f"--json cannot print the value: the map has {keys}, which are both the JSON"
+        assert doc["error"]["type"] == "json_error", doc
+        assert doc["error"]["message"].startswith(message), doc
+        assert done.stderr.startswith(f"Error [json_error]: {message}"), (program, done.stderr)
