@@ -764,7 +764,10 @@ def run_ending(
     last = turns[-1] if turns else None
     if last is not None and last.failed:
         reason = last.result
-        return False, None, StepError("fail", _text(reason), value=reason)
+        # a reason that is not text reads as the core printed it when the turn ended
+        # ({"a" 1} keeps its string key), falling back to a conversion for an older record
+        shown = reason if isinstance(reason, str) else last.result_text or _text(reason)
+        return False, None, StepError("fail", shown, value=reason)
     if last is not None and last.success and (last.returned or context.max_turns == 1):
         return True, last.result, None
     if len(turns) >= context.max_turns:

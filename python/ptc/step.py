@@ -202,24 +202,10 @@ class Step:
         return render_messages(messages, include_system=include_system)
 
     def _render_full(self) -> str:
-        out = [f"mission: {self.context.mission}"]
-        for t in self.turns:
-            status = "ok" if t.success else "FAILED"
-            out.append(f"\n--- turn {t.number} ({status}) ---")
-            out.append(t.program if t.program is not None else f"(no program) {t.response}")
-            for c in t.tool_calls:
-                tail = f" !! {c.error}" if c.error else ""
-                out.append(f";; tool {c.name}({c.args_text}){tail}")
-            for p in t.prints:
-                out.append(f";; println: {p}")
-            if t.error is not None:
-                out.append(f";; error [{t.error.type}]: {t.error.message}")
-            else:
-                out.append(f";; => {t.result_text}")
-            if t.defined:
-                out.append(";; defined: " + ", ".join(t.defined))
-        out.append(f"\n=> ok={self.ok} value={self.value!r} error={self.error}")
-        return "\n".join(out)
+        # one text of a run, the one `ptc trace` prints: values as the core printed them
+        from ptc.trace import to_text
+
+        return to_text(self)
 
     def to_html(
         self, path: str | os.PathLike[str] | None = None, *, title: str | None = None

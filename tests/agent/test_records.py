@@ -6,10 +6,12 @@ import dataclasses
 import json
 import math
 
+import ptc
 import pytest
 from agent_helpers import DATA, MISSION, SYSTEM, TOOLS, call, turn, value
 from ptc.compression import SingleUserCoalesced
 from ptc.step import RunContext, Step, StepError, Usage
+from ptc.trace import to_text
 from ptc.turn import Turn, decode_value, encode_value
 
 
@@ -81,6 +83,9 @@ def test_render_compressed_and_full():
     assert SYSTEM in step.render("compressed", include_system=True)
     full = step.render("full")
     assert "--- turn 1 (ok) ---\n(def x 1)" in full and "--- turn 2 (FAILED) ---" in full
+    # the same text as `ptc trace` prints: the end as the core printed it, not a Python repr
+    assert full == to_text(step)
+    assert "value=" not in full
     with pytest.raises(ValueError):
         step.render("nope")  # type: ignore[arg-type]
 
@@ -355,3 +360,15 @@ def test_a_stored_step_naming_an_unknown_strategy_says_so_on_load():
     assert str(e.value).startswith(
         "step.context.compression: unknown compression strategy 'nope' (known: "
     )
+
+
+def test_a_fail_reason_reads_as_the_core_printed_it() -> None:
+    """Issue 30: a reason that is not text was shown through its Python conversion, so
+    ``{"a" 1}`` read ``{:a 1}``; the message is the core's text, the value the data."""
+    from ptc.llm.scripted import ScriptedLLM
+
+    llm = ScriptedLLM(['```clojure\n(fail {"a" 1 :b [1 2]})\n```'])
+    step = ptc.SubAgent("x", llm=llm).run()
+    assert step.error is not None
+    assert (step.error.type, step.error.message) == ("fail", '{"a" 1, :b [1 2]}')
+    assert step.error.value == {"a": 1, "b": [1, 2]}
