@@ -16,7 +16,7 @@ Exit codes (BSD ``sysexits``, so scripts can tell a program's failure from their
 Values are printed by the core's own printer (``Result.preview``): what a run shows is the
 program's value, string keys quoted and ``#'x`` for a var, never its Python conversion.
 
-How a run is shown (the core's printer, ``--json``'s one document) is in ``cli_output``.
+How a run is shown (the core's printer, ``--json``'s one document) is in ``_cli_output``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .cli_output import (
+from ._cli_output import (
     EX_ERROR,
     EX_OK,
     cut_text,

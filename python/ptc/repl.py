@@ -45,7 +45,7 @@ def depth(text: str) -> int:
 def repl(
     session: Any, read: Callable[[str], str] = input, write: Callable[[str], Any] = print
 ) -> int:
-    from .cli_output import error_text
+    from ._cli_output import error_text
 
     try:  # line editing and history, where the platform has it
         import readline  # noqa: F401
@@ -117,7 +117,7 @@ SHOWN_ELEMENTS, SHOWN_CHARS = 20, 400
 def _shown(result: Any) -> str:
     """The value as the core prints it (string keys quoted, ``#'x`` for a var), cut to
     :data:`SHOWN_ELEMENTS` and :data:`SHOWN_CHARS` (``*1`` holds all of it)."""
-    from .cli_output import core_text
+    from ._cli_output import core_text
 
     return core_text(result, SHOWN_ELEMENTS, SHOWN_CHARS)
 
