@@ -215,11 +215,15 @@ pub enum LimitName {
     Symbols,
     Nesting,
     Memory,
+    ToolCalls,
+    /// A tool's own cap on its calls in one run (`Tool(max_calls=...)`): reported by limit
+    /// errors, not a run limit a host sets (so not in `ALL`).
+    ToolMaxCalls,
 }
 
 impl LimitName {
     /// Every limit, in the order hosts see them (`ptc._core.DEFAULT_LIMITS`).
-    pub const ALL: [LimitName; 10] = [
+    pub const ALL: [LimitName; 11] = [
         LimitName::Fuel,
         LimitName::Timeout,
         LimitName::Depth,
@@ -230,6 +234,7 @@ impl LimitName {
         LimitName::Loop,
         LimitName::Nesting,
         LimitName::Symbols,
+        LimitName::ToolCalls,
     ];
 
     /// The limit a host names (`"timeout_ms"`, ...).
@@ -250,6 +255,8 @@ impl LimitName {
             LimitName::Symbols => "max_symbols",
             LimitName::Nesting => "max_nesting",
             LimitName::Memory => "max_memory",
+            LimitName::ToolCalls => "max_tool_calls",
+            LimitName::ToolMaxCalls => "max_calls",
         }
     }
 }

@@ -79,6 +79,10 @@ pub struct Budget {
     /// What the background thread frees for the run (`dropper`), credited to its memory; made
     /// by the run's first hand-off (most runs have none).
     freeing: std::sync::OnceLock<Arc<Freeing>>,
+    /// Tool calls admitted so far, every branch of the run included.
+    tool_calls: AtomicU64,
+    /// Calls admitted per tool that caps its own (`max_calls`); few tools, so a list.
+    capped_calls: Mutex<Vec<(String, u64)>>,
 }
 
 /// The run's large values handed to the background thread to free, and the bytes freed so far.
@@ -135,6 +139,10 @@ impl Freeing {
     }
 }
 
+/// What to do when a cap on tool calls is reached.
+const TOOL_CAP_HINT: &str =
+    "make fewer calls: pass many items to one call where the tool takes them, or work on fewer items";
+
 impl Budget {
     pub fn new(limits: Limits, poll: Arc<dyn Poll>, cancel: Option<CancelFlag>) -> Self {
         let started = Instant::now();
@@ -154,7 +162,68 @@ impl Budget {
             next_poll: Mutex::new(started + POLL_EVERY),
             process_cap: std::sync::OnceLock::new(),
             freeing: std::sync::OnceLock::new(),
+            tool_calls: AtomicU64::new(0),
+            capped_calls: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Admits one call of tool `name` (whose own cap is `own_cap`) or refuses it: past
+    /// `max_tool_calls` for the run, or past the tool's cap. A refused call is not made and
+    /// not counted; the error names the tool, the cap and the calls that ran.
+    pub fn admit_tool_call(&self, name: &str, own_cap: Option<u64>) -> Result<(), Error> {
+        let cap = self.limits.max_tool_calls;
+        // counted first, taken back if refused: two branches cannot both take the last call
+        let made = self.tool_calls.fetch_add(1, Relaxed);
+        if made >= cap {
+            self.tool_calls.fetch_sub(1, Relaxed);
+            return Err(Error::limit(
+                ErrorKind::Tool,
+                LimitName::ToolCalls,
+                format!(
+                    "tool call limit reached: a run may make {cap} tool calls (max_tool_calls), \
+                     {made} were made; tool/{name} was not called"
+                ),
+            )
+            .with_hint(TOOL_CAP_HINT));
+        }
+        let Some(own) = own_cap else { return Ok(()) };
+        let mut counts = self.capped_calls.lock().unwrap_or_else(|p| p.into_inner());
+        let i = match counts.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                counts.push((name.to_string(), 0));
+                counts.len() - 1
+            }
+        };
+        let calls = counts[i].1;
+        if calls >= own {
+            drop(counts);
+            self.tool_calls.fetch_sub(1, Relaxed);
+            let message = match own {
+                0 => format!(
+                    "tool call limit reached: tool/{name} may not be called (its max_calls is 0)"
+                ),
+                1 => format!(
+                    "tool call limit reached: tool/{name} may be called once per run (its \
+                     max_calls), and 1 call of it was made"
+                ),
+                _ => format!(
+                    "tool call limit reached: tool/{name} may be called {own} times per run \
+                     (its max_calls), and {calls} calls of it were made"
+                ),
+            };
+            return Err(
+                Error::limit(ErrorKind::Tool, LimitName::ToolMaxCalls, message)
+                    .with_hint(TOOL_CAP_HINT),
+            );
+        }
+        counts[i].1 += 1;
+        Ok(())
+    }
+
+    /// Tool calls admitted so far in the run.
+    pub fn tool_calls_made(&self) -> u64 {
+        self.tool_calls.load(Relaxed)
     }
 
     /// Adds `n` steps; returns the run's total.

@@ -25,6 +25,8 @@ pub struct Limits {
     pub max_nesting: usize,
     /// Distinct symbols and keywords in one program.
     pub max_symbols: usize,
+    /// Tool calls per run, all tools together and parallel branches included.
+    pub max_tool_calls: u64,
 }
 
 impl Default for Limits {
@@ -40,6 +42,7 @@ impl Default for Limits {
             loop_limit: 1_000_000,
             max_nesting: 512,
             max_symbols: 10_000,
+            max_tool_calls: 1_000,
         }
     }
 }
@@ -59,6 +62,9 @@ impl Limits {
             LimitName::Loop => self.loop_limit,
             LimitName::Nesting => size(self.max_nesting),
             LimitName::Symbols => size(self.max_symbols),
+            LimitName::ToolCalls => self.max_tool_calls,
+            // each tool's own; the run has none
+            LimitName::ToolMaxCalls => u64::MAX,
         }
     }
 
@@ -76,6 +82,8 @@ impl Limits {
             LimitName::Loop => self.loop_limit = n,
             LimitName::Nesting => self.max_nesting = size,
             LimitName::Symbols => self.max_symbols = size,
+            LimitName::ToolCalls => self.max_tool_calls = n,
+            LimitName::ToolMaxCalls => {}
         }
     }
 }

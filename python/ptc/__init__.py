@@ -42,6 +42,7 @@ from .errors import (  # noqa: E402
     SymbolLimitExceeded,
     TimeoutExceeded,
     ToolError,
+    ToolLimitError,
     UndefinedVariable,
     UnknownTool,
     ValidationError,
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from .session import Definition, Description, Memory, Result, Session, ToolCall, run
     from .session import eval as eval  # ptc.eval: kept out of __all__ (it would shadow eval)
     from .step import Step, StepError, Usage
+    from .tools.declare import tool
     from .turn import Turn
 
 __version__: str = _core.__version__
@@ -97,6 +99,7 @@ _LAZY = {
     "SubAgent": "agent",
     "SubAgentError": "agent",
     "Tool": "agent",
+    "tool": "tools.declare",
     "CheckpointError": "checkpoint",
     "RunMismatchError": "checkpoint",
     "Step": "step",
@@ -224,6 +227,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolError",
+    "ToolLimitError",
     "Turn",
     "UndefinedVariable",
     "UnknownTool",
@@ -234,5 +238,6 @@ __all__ = [
     "language_reference",
     "run",
     "to_clojure",
+    "tool",
     "type_label",
 ]

@@ -148,6 +148,7 @@ class CoreSession:
         tools: dict[str, Any] | None = None,
         limits: dict[str, int] | None = None,
         data_json: str | None = None,
+        tool_caps: dict[str, int] | None = None,
     ) -> CoreSession: ...
     def run(
         self,

@@ -418,7 +418,14 @@ class _Runner:
         self.strategy, opts = config.compression
         self.opts = opts or normalize(True)[1]  # sample/arg limits apply even without compression
         merged = {**agent.data, **(data or {})}
-        tools = {name: self._wrap(name, tool) for name, tool in agent.tools}
+        tools: dict[str, Any] = {}
+        for name, tool in agent.tools:
+            wrapped = self._wrap(name, tool)
+            if isinstance(tool, Tool) and tool.max_calls is not None:
+                # the cap goes to the core with the wrapper, which is what the session calls
+                tools[name] = Tool(wrapped, max_calls=tool.max_calls)
+            else:
+                tools[name] = wrapped
         self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
         # a turn's last value stays in the core unless read; with one turn it is the answer
         self.lazy = agent.max_turns != 1

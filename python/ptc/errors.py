@@ -222,6 +222,11 @@ class ExecutionLimitError(ExecutionError, LimitError):
     """A limit ended the run during evaluation: fuel, call depth or println output."""
 
 
+class ToolLimitError(ToolError, LimitError):
+    """A tool call past a cap on calls ended the run: ``max_tool_calls`` (all tools of one
+    run) or ``max_calls`` (one tool's own). The calls made before it are on the Result."""
+
+
 def error_from_core(
     raw: tuple[str, str, str | None, int | None, int | None, str | None],
 ) -> LispError:
@@ -237,4 +242,5 @@ def error_from_core(
 _LIMIT_CLASSES: dict[type[LispError], type[LispError]] = {
     ParseError: NestingLimitError,
     ExecutionError: ExecutionLimitError,
+    ToolError: ToolLimitError,
 }

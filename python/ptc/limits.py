@@ -25,6 +25,9 @@ class Limits:
     - ``loop_limit``: ``recur``/``doseq`` iterations per function invocation.
     - ``max_nesting``: bracket nesting depth of the program text.
     - ``max_symbols``: distinct symbols and keywords in one program.
+    - ``max_tool_calls``: tool calls of one run, all tools together (parallel branches'
+      included; a nested agent's runs count on their own). A tool may also cap its own
+      calls (``Tool(max_calls=...)``).
     """
 
     fuel: int = _DEFAULTS["fuel"]
@@ -37,6 +40,7 @@ class Limits:
     loop_limit: int = _DEFAULTS["loop_limit"]
     max_nesting: int = _DEFAULTS["max_nesting"]
     max_symbols: int = _DEFAULTS["max_symbols"]
+    max_tool_calls: int = _DEFAULTS["max_tool_calls"]
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)

@@ -16,7 +16,7 @@ from ._core import CancelToken
 from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
-from .tools.declare import ToolsArg
+from .tools.declare import ToolsArg, tool_caps
 
 # No tool call starts once the interpreter exits; calls abandoned at their runs' deadlines do not
 # delay the exit (their threads are parked for good if they return while Python shuts down: see
@@ -82,7 +82,10 @@ class Session(_core.SessionBase):
         self._loop_ref = EventLoopRef()
         self._attach(
             _core.CoreSession(
-                dict(data) if data is not None else None, self._adapters(), limits_dict(limits)
+                dict(data) if data is not None else None,
+                self._adapters(),
+                limits_dict(limits),
+                tool_caps=tool_caps(tools) or None,
             )
         )
 
@@ -151,7 +154,11 @@ class Session(_core.SessionBase):
         self = cls.__new__(cls)
         self._tools = normalize_tools(tools)
         self._loop_ref = EventLoopRef()
-        self._attach(_core.CoreSession(None, self._adapters(), limits_dict(limits), text))
+        self._attach(
+            _core.CoreSession(
+                None, self._adapters(), limits_dict(limits), text, tool_caps(tools) or None
+            )
+        )
         return self
 
     # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without

@@ -31,6 +31,10 @@ pub struct ToolCtx<'c> {
 pub trait Host: Sync {
     fn has_tool(&self, name: &str) -> bool;
     fn tool_names(&self) -> Vec<String>;
+    /// The most calls of `name` one run may make, when the tool caps its own.
+    fn max_calls(&self, _name: &str) -> Option<u64> {
+        None
+    }
     fn call_tool(
         &self,
         name: &str,
@@ -100,6 +104,8 @@ impl<'a> Interp<'a> {
             }
             return Err(e.into());
         }
+        self.budget
+            .admit_tool_call(name, self.host.max_calls(name))?;
         let started = Instant::now();
         let args: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
         self.publish_steps();

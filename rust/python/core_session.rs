@@ -596,15 +596,30 @@ impl CoreSession {
 #[pymethods]
 impl CoreSession {
     #[new]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None))]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None))]
     pub(super) fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyDict>>,
         limits: Option<&Bound<'_, PyDict>>,
         data_json: Option<&str>,
+        tool_caps: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        guarded(py, || Self::create(py, data, tools, limits, data_json))
+        guarded(py, || {
+            let mut s = Self::create(py, data, tools, limits, data_json)?;
+            if let Some(caps) = tool_caps {
+                // a new session's host has no other owner yet
+                match Arc::get_mut(&mut s.host) {
+                    Some(host) => host.set_caps(caps)?,
+                    None => {
+                        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                            "the session's host is shared already",
+                        ))
+                    }
+                }
+            }
+            Ok(s)
+        })
     }
 
     /// Runs a program; returns its `ptc.Result`.

@@ -20,6 +20,8 @@ pub struct PyHost {
     /// (Lisp name, adapter) in registration order. The adapter (`ptc._tools.ToolAdapter`) is
     /// called as `adapter(positional_args, named_args_or_None)`.
     tools: Vec<(String, Py<PyAny>)>,
+    /// The tools that cap their own calls per run (`Tool(max_calls=...)`).
+    caps: Vec<(String, u64)>,
 }
 
 impl PyHost {
@@ -30,7 +32,34 @@ impl PyHost {
                 out.push((k.extract::<String>()?, v.unbind()));
             }
         }
-        Ok(PyHost { tools: out })
+        Ok(PyHost {
+            tools: out,
+            caps: Vec::new(),
+        })
+    }
+
+    /// Takes the tools' own caps (name -> calls per run); a name must be one of the tools.
+    pub fn set_caps(&mut self, caps: &Bound<'_, PyDict>) -> PyResult<()> {
+        for (k, v) in caps.iter() {
+            let name: String = k.extract()?;
+            if self.find(&name).is_none() {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "tool_caps names {name:?}, which is not a tool of this session"
+                )));
+            }
+            let cap: u64 = v.extract().map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "the max_calls of tool {name:?} must be a non-negative integer"
+                ))
+            })?;
+            self.caps.push((name, cap));
+        }
+        Ok(())
+    }
+
+    /// The tool's own cap on calls per run, if it has one.
+    pub fn cap(&self, name: &str) -> Option<u64> {
+        self.caps.iter().find(|(n, _)| n == name).map(|(_, c)| *c)
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -535,6 +564,10 @@ impl Host for RunHost {
 
     fn tool_names(&self) -> Vec<String> {
         self.tools.names()
+    }
+
+    fn max_calls(&self, name: &str) -> Option<u64> {
+        self.tools.cap(name)
     }
 
     fn call_tool(

@@ -414,3 +414,60 @@ fn builtins_check_what_they_build() {
         e.message
     );
 }
+
+/// Counts its calls; `capped` caps its own at 2.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl Host for Counting {
+    fn has_tool(&self, name: &str) -> bool {
+        name == "free" || name == "capped"
+    }
+    fn tool_names(&self) -> Vec<String> {
+        vec!["free".into(), "capped".into()]
+    }
+    fn max_calls(&self, name: &str) -> Option<u64> {
+        (name == "capped").then_some(2)
+    }
+    fn call_tool(&self, _: &str, _: &[Value], _: &ToolCtx<'_>) -> Result<Value, ToolFailure> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Value::Int(1))
+    }
+}
+
+#[test]
+fn tool_calls_past_a_cap_are_refused_before_they_are_made() {
+    let state = SessionState::new(Value::empty_map());
+    let host = Counting(Default::default());
+    let limits = Limits {
+        max_tool_calls: 4,
+        ..Limits::default()
+    };
+    let r = run_source(
+        "(mapv (fn [_] (tool/free)) (range 9))",
+        &state,
+        &host,
+        &limits,
+    )
+    .0;
+    let e = r.error.expect("past max_tool_calls");
+    assert_eq!(
+        (e.kind, e.limit),
+        (ErrorKind::Tool, Some(LimitName::ToolCalls))
+    );
+    assert_eq!(host.0.load(std::sync::atomic::Ordering::SeqCst), 4);
+    assert_eq!(r.tool_calls.len(), 4);
+
+    let host = Counting(Default::default());
+    let r = run_source(
+        "(tool/free) (tool/capped) (tool/capped) (tool/capped)",
+        &state,
+        &host,
+        &limits,
+    )
+    .0;
+    let e = r.error.expect("past the tool's own cap");
+    assert_eq!(e.limit, Some(LimitName::ToolMaxCalls));
+    assert_eq!(host.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+    // a refused call is not counted: the run's other calls still fit
+    assert_eq!(r.tool_calls.len(), 3);
+}

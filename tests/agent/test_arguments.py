@@ -300,7 +300,8 @@ def test_a_mapping_and_none_are_data() -> None:
             ValueError,
             "SubAgent(limits=...): unknown limit(s) ['speed']; known limits: ['fuel',"
             " 'loop_limit', 'max_collection_size', 'max_depth', 'max_memory', 'max_nesting',"
-            " 'max_output', 'max_string_size', 'max_symbols', 'timeout_ms']",
+            " 'max_output', 'max_string_size', 'max_symbols', 'max_tool_calls',"
+            " 'timeout_ms']",
         ),
     ],
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ptc.tools.rich_types import callable_name, check_tool_name
 from ptc.tools.signature import (
@@ -38,12 +38,43 @@ def tool_name(fn: Callable[..., Any]) -> str:
 @dataclass(frozen=True)
 class Tool:
     """A host function with an optional explicit signature (``(category :string) -> :string``)
-    and description; without them both come from type hints and the docstring's first line."""
+    and description; without them both come from type hints and the docstring's first line.
+
+    What the tool does to the world is declared here too, for the host (none of it is shown
+    to the LLM): ``effect`` is ``"read"`` (the default) or ``"write"`` (it changes something
+    outside the run); ``max_calls`` caps its calls in one run (past it the run ends with a
+    ``ToolLimitError`` whose ``limit`` is ``"max_calls"``); ``approval``, ``deferred`` and
+    ``idempotent`` are declared for approvals and replay. ``approval=True`` on a read tool is
+    allowed: some reads are sensitive. A ``Tool`` is callable, as its function is.
+    """
 
     fn: Callable[..., Any]
     name: str | None = None
     signature: str | None = None
     description: str | None = None
+    effect: Literal["read", "write"] = "read"
+    max_calls: int | None = None
+    approval: bool = False
+    deferred: bool = False
+    idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise TypeError(f"Tool(fn=...) takes a callable, got {type(self.fn).__name__}")
+        if self.effect not in ("read", "write"):
+            raise ValueError(f"Tool(effect=...) is 'read' or 'write', got {self.effect!r}")
+        cap = self.max_calls
+        if cap is not None and (type(cap) is not int or cap < 0):
+            raise ValueError(
+                "Tool(max_calls=...) is a whole number of calls per run, 0 or more (None: no"
+                f" cap of its own), got {cap!r}"
+            )
+        for flag in ("approval", "deferred", "idempotent"):
+            if type(getattr(self, flag)) is not bool:
+                raise TypeError(f"Tool({flag}=...) is True or False, got {getattr(self, flag)!r}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
 
     def spec(self, name: str) -> ToolSpec:
         from ptc.compression import ToolSpec  # the prompt's layer: loaded by agents only
@@ -119,3 +150,64 @@ def tool_entries(
                 name = tool_name(value.fn)
         add(name, value)
     return out
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    signature: str | None = None,
+    description: str | None = None,
+    effect: Literal["read", "write"] = "read",
+    max_calls: int | None = None,
+    approval: bool = False,
+    deferred: bool = False,
+    idempotent: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    signature: str | None = None,
+    description: str | None = None,
+    effect: Literal["read", "write"] = "read",
+    max_calls: int | None = None,
+    approval: bool = False,
+    deferred: bool = False,
+    idempotent: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Declares a function as a :class:`Tool`: ``@ptc.tool`` alone, or with the Tool's
+    fields, ``@ptc.tool(effect="write", max_calls=3)``. The result is still callable."""
+
+    def make(f: Callable[..., Any]) -> Tool:
+        return Tool(
+            f,
+            name,
+            signature,
+            description,
+            effect=effect,
+            max_calls=max_calls,
+            approval=approval,
+            deferred=deferred,
+            idempotent=idempotent,
+        )
+
+    return make(fn) if fn is not None else make
+
+
+def tool_caps(tools: ToolsArg) -> dict[str, int]:
+    """The ``max_calls`` of each tool that declares one, by its Lisp name."""
+    if tools is None or isinstance(tools, (str, bytes)):
+        return {}
+    return {
+        name: t.max_calls
+        for name, t in tool_entries(tools)
+        if isinstance(t, Tool) and t.max_calls is not None
+    }
