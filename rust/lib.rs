@@ -23,6 +23,7 @@ pub mod meant;
 pub mod reader;
 pub mod regex_search;
 pub mod session;
+pub mod sites;
 pub mod sysmem;
 pub mod text;
 mod thin;

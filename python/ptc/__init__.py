@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     # the submodules, imported on first use by __getattr__ (see _SUBMODULES)
     from . import agent as agent
+    from . import checking as checking
     from . import checkpoint as checkpoint
     from . import cli as cli
     from . import compression as compression
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from . import trace as trace
     from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
+    from .checking import UNKNOWN, CallSite, Check, check
     from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
     from .session import Definition, Description, Memory, Result, Session, ToolCall, run
@@ -99,6 +101,10 @@ _LAZY = {
     "SubAgent": "agent",
     "SubAgentError": "agent",
     "Tool": "agent",
+    "check": "checking",
+    "Check": "checking",
+    "CallSite": "checking",
+    "UNKNOWN": "checking",
     "tool": "tools.declare",
     "CheckpointError": "checkpoint",
     "RunMismatchError": "checkpoint",
@@ -114,6 +120,7 @@ _LAZY = {
 _SUBMODULES = frozenset(
     {
         "agent",
+        "checking",
         "checkpoint",
         "cli",
         "compression",
@@ -182,14 +189,17 @@ def type_label(value: Any) -> str:
 
 
 __all__ = [
+    "UNKNOWN",
     "AgentTool",
     "AmbiguousReference",
     "AnalysisError",
     "ArgumentError",
     "ArityError",
+    "CallSite",
     "CancelToken",
     "Cancelled",
     "CannotShadowBuiltin",
+    "Check",
     "CheckpointError",
     "Definition",
     "Description",
@@ -234,6 +244,7 @@ __all__ = [
     "Usage",
     "ValidationError",
     "__version__",
+    "check",
     "history",
     "language_reference",
     "run",

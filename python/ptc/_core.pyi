@@ -28,6 +28,7 @@ __all__ = [
     "_panic_for_tests",
     "_split_conversions",
     "_tool_lineage",
+    "_tool_sites",
     "_tool_time_left",
     "_two_thread_conversions",
     "builtin_names",
@@ -213,6 +214,15 @@ def _split_conversions() -> tuple[int, int, int]: ...
 def _at_exit() -> None: ...
 def _tool_time_left() -> float | None: ...
 def _tool_lineage() -> Lineage | None: ...
+def _tool_sites(
+    source: str, unknown: Any, limits: dict[str, int] | None = None
+) -> tuple[
+    tuple[str, str, str | None, int | None, int | None, str | None] | None,
+    list[tuple[str, tuple[Any, ...], int, int, bool, bool]],
+    list[str],
+    list[tuple[str, int, int]],
+    list[str],
+]: ...
 
 @final
 class Lineage:

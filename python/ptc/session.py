@@ -9,7 +9,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import CancelToken
@@ -17,6 +17,9 @@ from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
 from .tools.declare import ToolsArg, tool_caps
+
+if TYPE_CHECKING:
+    from .checking import Check
 
 # No tool call starts once the interpreter exits; calls abandoned at their runs' deadlines do not
 # delay the exit (their threads are parked for good if they return while Python shuts down: see
@@ -79,6 +82,7 @@ class Session(_core.SessionBase):
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
         self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
+        self._tools_arg = tools
         self._loop_ref = EventLoopRef()
         self._attach(
             _core.CoreSession(
@@ -153,6 +157,7 @@ class Session(_core.SessionBase):
     def _from_text(cls, text: str, tools: ToolsArg, limits: LimitsArg) -> Session:
         self = cls.__new__(cls)
         self._tools = normalize_tools(tools)
+        self._tools_arg = tools
         self._loop_ref = EventLoopRef()
         self._attach(
             _core.CoreSession(
@@ -160,6 +165,13 @@ class Session(_core.SessionBase):
             )
         )
         return self
+
+    def check(self, source: str, *, limits: LimitsArg = None) -> Check:
+        """Checks a program against this session's tools and data without running it (see
+        :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined."""
+        from .checking import check_with, declared_tools
+
+        return check_with(source, declared_tools(self._tools_arg), self.data_keys, limits)
 
     # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without
     # `limits` goes straight to the core, anything else comes here to be checked first

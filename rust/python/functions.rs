@@ -2,6 +2,7 @@
 //! and test hooks.
 
 use super::*;
+use pyo3::types::PyList;
 
 /// `to_clojure(value, limit=None, printable_limit=None, hide_private=False) -> (text, truncated)`,
 /// printing Python objects in place (O(output), the list is never walked past `limit`).
@@ -168,4 +169,101 @@ pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
 pub(super) fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
     #[allow(clippy::panic)]
     guarded(py, || panic!("deliberate panic at the boundary"))
+}
+
+/// An argument as Python sees it: the value, `unknown` where the source does not show it.
+fn arg_to_py<'py>(
+    py: Python<'py>,
+    a: &crate::sites::Arg,
+    unknown: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use crate::sites::Arg;
+    Ok(match a {
+        Arg::Known(v) => LazyValue::new(v.clone(), Limits::default()).get_bound(py)?,
+        Arg::Unknown => unknown.clone(),
+        Arg::Vector(items) => {
+            let items = items
+                .iter()
+                .map(|i| arg_to_py(py, i, unknown))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Arg::Map(pairs) => {
+            let d = PyDict::new(py);
+            for (k, v) in pairs {
+                let key = LazyValue::new(k.clone(), Limits::default()).get_bound(py)?;
+                d.set_item(key, arg_to_py(py, v, unknown)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// `_tool_sites(source, unknown, limits=None)`: reads and analyzes a program without running it
+/// and returns `(error, calls, tool_values, globals, data)`: the parse or analysis error (as
+/// the core error tuple) or None; each written tool call as `(tool, args, line, column,
+/// conditional, repeats)` with `unknown` for arguments computed at run time; tools used as
+/// values; bare names resolved at run time with their positions; `data/` names read.
+#[pyfunction]
+#[pyo3(signature = (source, unknown, limits=None))]
+pub(super) fn _tool_sites<'py>(
+    py: Python<'py>,
+    source: &str,
+    unknown: &Bound<'py, PyAny>,
+    limits: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    guarded(py, || {
+        let limits = core_session::limits_from(Limits::default(), limits)?;
+        let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
+        let program = match py.detach(|| crate::session::prepare(source, &budget)) {
+            Ok(p) => p,
+            Err(r) => {
+                let e = r.error.clone().unwrap_or_else(|| {
+                    Error::new(ErrorKind::Internal, "the program could not be read")
+                });
+                let empty = PyList::empty(py);
+                return PyTuple::new(
+                    py,
+                    [
+                        errors::error_tuple(py, &e)?.into_any(),
+                        empty.clone().into_any(),
+                        empty.clone().into_any(),
+                        empty.clone().into_any(),
+                        empty.into_any(),
+                    ],
+                );
+            }
+        };
+        let found = crate::sites::sites(&program);
+        let calls = PyList::empty(py);
+        for s in &found.calls {
+            let args = s
+                .args
+                .iter()
+                .map(|a| arg_to_py(py, a, unknown))
+                .collect::<PyResult<Vec<_>>>()?;
+            calls.append((
+                &s.tool,
+                PyTuple::new(py, args)?,
+                s.pos.line,
+                s.pos.col,
+                s.conditional,
+                s.repeats,
+            ))?;
+        }
+        let globals = PyList::empty(py);
+        for (name, pos) in &found.globals {
+            globals.append((name, pos.line, pos.col))?;
+        }
+        PyTuple::new(
+            py,
+            [
+                py.None().into_bound(py),
+                calls.into_any(),
+                PyList::new(py, &found.tool_values)?.into_any(),
+                globals.into_any(),
+                PyList::new(py, &found.data)?.into_any(),
+            ],
+        )
+    })
 }

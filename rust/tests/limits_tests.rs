@@ -471,3 +471,26 @@ fn tool_calls_past_a_cap_are_refused_before_they_are_made() {
     // a refused call is not counted: the run's other calls still fit
     assert_eq!(r.tool_calls.len(), 3);
 }
+
+#[test]
+fn sites_walk_a_deep_program_without_recursion() {
+    // nested as deep as a host may allow: the walk keeps its own stack
+    let depth = 20_000;
+    let src = format!("{}(tool/t 1){}", "(str ".repeat(depth), ")".repeat(depth));
+    let limits = Limits {
+        max_nesting: 100_000,
+        ..Limits::default()
+    };
+    let budget = _core::guard::Budget::new(
+        limits,
+        std::sync::Arc::new(_core::guard::NeverInterrupted),
+        None,
+    );
+    let program = _core::session::prepare(&src, &budget).unwrap_or_else(|_| panic!("reads"));
+    let found = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || _core::sites::sites(&program).calls.len())
+        .unwrap()
+        .join();
+    assert_eq!(found.ok(), Some(1));
+}

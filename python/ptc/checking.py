@@ -1,0 +1,280 @@
+"""Checking a program before it runs (issue 31): every written tool call against the session's
+tools and their signatures, every ``data/`` name against the input. Nothing is evaluated and no
+tool is called.
+
+What the core reads from the source (``_core._tool_sites``): the parse or analysis error, each
+written call ``(tool/name args...)`` with the arguments the source shows as literals, the tools
+used as values, and the ``data/`` names. This module judges them against the host's
+declarations, so the messages say what a signature says.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _core
+from .errors import ArityError, LispError, LispTypeError, UnknownTool, error_from_core
+from .limits import LimitsArg, limits_dict
+from .tools.declare import Tool, ToolsArg, tool_entries
+from .tools.signature import Signature, check_value, parse_signature, signature_from_callable
+
+
+class _Unknown:
+    """An argument the source does not show: computed when the program runs."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ptc.UNKNOWN"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+#: Marks an argument whose value is known only when the program runs.
+UNKNOWN: Any = _Unknown()
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One written tool call: the tool, the arguments as far as the source shows them
+    (:data:`UNKNOWN` where not), where it is, and whether it may not run (``conditional``:
+    under ``if``/``when``/``and``/..., or in a function) or may run several times
+    (``repeats``: in a function, ``loop`` or ``doseq``)."""
+
+    tool: str
+    args: tuple[Any, ...]
+    line: int
+    column: int
+    conditional: bool
+    repeats: bool
+
+
+@dataclass(frozen=True)
+class Check:
+    """What :func:`check` found: ``ok`` when there are no errors; ``errors`` are LispErrors
+    in source order (all of them), ``warnings`` notes that do not stop a run (a ``data/``
+    name not in the input is nil), ``calls`` the written tool calls."""
+
+    errors: tuple[LispError, ...] = ()
+    warnings: tuple[str, ...] = ()
+    calls: tuple[CallSite, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def feedback(self) -> str:
+        """The errors as the LLM reads them, one after another."""
+        return "\n\n".join(e.feedback() for e in self.errors)
+
+
+def _near(name: str, names: Sequence[str]) -> str | None:
+    found = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _unknown_tool(name: str, names: Sequence[str], line: int | None, col: int | None) -> LispError:
+    listed = ", ".join(names) if names else "none"
+    near = _near(name, names)
+    hint = f"did you mean tool/{near}?" if near else None
+    return UnknownTool(
+        "unknown_tool", f"Unknown tool: {name}. Available tools: {listed}", hint, line, col, None
+    )
+
+
+def _signature(tool: Tool) -> Signature | None:
+    try:
+        sig = parse_signature(tool.signature) if tool.signature else None
+        if sig is None or sig.params is None:
+            sig = Signature(signature_from_callable(tool.fn).params, ANY_RETURN)
+    except (ValueError, TypeError):
+        return None
+    return sig
+
+
+ANY_RETURN = parse_signature(":any").returns
+
+
+def _key(k: Any) -> str | None:
+    return k if isinstance(k, str) else None
+
+
+def _named(args: tuple[Any, ...], sig: Signature) -> dict[str, Any] | None:
+    """The named arguments of a call (one map literal, or keyword/value pairs), when the
+    call is named for this signature; None for a positional call."""
+    params = sig.params or ()
+    if len(args) == 1 and isinstance(args[0], Mapping):
+        # one map to a tool whose only parameter takes a map is a positional argument
+        if len(params) == 1 and params[0].type.kind in ("map", "fields", "any"):
+            return None
+        keys = [_key(k) for k in args[0]]
+        if all(k is not None and type(k).__name__ == "Keyword" for k in keys):
+            return {str(k): v for k, v in args[0].items()}
+        return None
+    if args and len(args) % 2 == 0:
+        names = args[::2]
+        if all(type(k).__name__ == "Keyword" for k in names):
+            return {str(k): v for k, v in zip(names, args[1::2], strict=True)}
+    return None
+
+
+def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
+    params = sig.params or ()
+    where = (site.line, site.column)
+    shown = " ".join(str(p) for p in params)
+    hint = f"its signature: ({shown})" if params else "it takes no arguments"
+    named = _named(site.args, sig)
+    out: list[LispError] = []
+    if named is not None:
+        by_name = {p.name: p for p in params}
+        for key, value in named.items():
+            p = by_name.get(key)
+            if p is None:
+                known = ", ".join(f":{n}" for n in by_name) or "none"
+                out.append(
+                    ArityError(
+                        "arity_error",
+                        f"tool/{site.tool} has no argument :{key}; its arguments: {known}",
+                        hint,
+                        *where,
+                        None,
+                    )
+                )
+            elif value is not UNKNOWN and not _has_unknown(value):
+                problem = check_value(value, p.type, p.name)
+                if problem:
+                    out.append(_type_error(site, problem, value, hint))
+        for p in params:
+            if p.name not in named and not p.type.optional:
+                out.append(
+                    ArityError(
+                        "arity_error",
+                        f"tool/{site.tool} needs :{p.name} ({p.type})",
+                        hint,
+                        *where,
+                        None,
+                    )
+                )
+        return out
+    required = sum(1 for p in params if not p.type.optional)
+    if len(site.args) > len(params) or len(site.args) < required:
+        count = str(len(params)) if required == len(params) else f"{required} to {len(params)}"
+        out.append(
+            ArityError(
+                "arity_error",
+                f"tool/{site.tool} takes {count} argument{'s' if len(params) != 1 else ''},"
+                f" got {len(site.args)}",
+                hint,
+                *where,
+                None,
+            )
+        )
+        return out
+    for p, value in zip(params, site.args, strict=False):
+        if value is not UNKNOWN and not _has_unknown(value):
+            problem = check_value(value, p.type, p.name)
+            if problem:
+                out.append(_type_error(site, problem, value, hint))
+    return out
+
+
+def _has_unknown(value: Any) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_unknown(v) for v in value)
+    return False
+
+
+def _type_error(site: CallSite, problem: str, value: Any, hint: str) -> LispError:
+    # the argument itself is shown as the core shows values (`string "x"`, not `str`)
+    head, sep, got = problem.rpartition(": expected ")
+    if sep and got.endswith(f", got {type(value).__name__}"):
+        expected = got[: -len(f", got {type(value).__name__}")]
+        shown = _core.to_clojure(value, 3, 40, False)[0]
+        problem = f"{head}: expected {expected}, got {_core.type_label(value)} {shown}"
+    return LispTypeError(
+        "type_error", f"tool/{site.tool} argument {problem}", hint, site.line, site.column, None
+    )
+
+
+def check_with(
+    source: str,
+    tools: Mapping[str, Tool],
+    data_keys: Sequence[str] | None,
+    limits: LimitsArg = None,
+) -> Check:
+    """Checks ``source`` against tools (by Lisp name) and the input's keys (None: not known).
+    Used by :func:`check` and ``Session.check``."""
+    if not isinstance(source, str):
+        raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
+    error, raw_calls, tool_values, _globals, data = _core._tool_sites(
+        source, UNKNOWN, limits_dict(limits)
+    )
+    if error is not None:
+        return Check(errors=(error_from_core(error),))
+    names = list(tools)
+    calls = tuple(CallSite(t, tuple(a), line, col, c, r) for t, a, line, col, c, r in raw_calls)
+    errors: list[LispError] = []
+    for site in calls:
+        tool = tools.get(site.tool)
+        if tool is None:
+            errors.append(_unknown_tool(site.tool, names, site.line, site.column))
+            continue
+        sig = _signature(tool)
+        if sig is not None and sig.params is not None:
+            errors.extend(_call_errors(site, sig))
+    for name in dict.fromkeys(tool_values):
+        if name not in tools:
+            errors.append(_unknown_tool(name, names, None, None))
+    errors.sort(key=lambda e: (e.line is None, e.line or 0, e.column or 0))
+    warnings: list[str] = []
+    if data_keys is not None:
+        present = list(data_keys)
+        for name in data:
+            if name in present:
+                continue
+            if not present:
+                warnings.append(f"data/{name} is nil: this run has no input data")
+                continue
+            near = _near(name, present)
+            warnings.append(
+                f"data/{name} is nil: there is no such input; did you mean data/{near}?"
+                if near
+                else f"data/{name} is nil: there is no such input; inputs: "
+                + ", ".join(f"data/{k}" for k in present[:8])
+            )
+    return Check(errors=tuple(errors), warnings=tuple(warnings), calls=calls)
+
+
+def declared_tools(tools: ToolsArg) -> dict[str, Tool]:
+    """The tools of a ``tools=`` argument as Tools by Lisp name (agents as tools excluded)."""
+    if tools is None:
+        return {}
+    return {name: t for name, t in tool_entries(tools) if isinstance(t, Tool)}
+
+
+def check(
+    source: str,
+    *,
+    tools: ToolsArg = None,
+    data: Mapping[str, Any] | None = None,
+    limits: LimitsArg = None,
+) -> Check:
+    """Checks a program without running it: parse and analysis errors, each written tool call
+    against the tools (an unknown tool, the wrong number of arguments, an argument the tool
+    does not take, a literal of the wrong type), and, when ``data`` is given, ``data/`` names
+    not in it (warnings). Nothing is evaluated and no tool is called."""
+    keys = [str(k) for k in data] if data is not None else None
+    return check_with(source, declared_tools(tools), keys, limits)
