@@ -269,6 +269,15 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON document: ok, value, printed, error"
     )
 
+    check_p = sub.add_parser(
+        "check", help="check a program file without running it (tools, arguments, data names)"
+    )
+    check_p.add_argument("program", help="path to a .clj file, or - to read stdin")
+    common(check_p)
+    check_p.add_argument(
+        "--json", action="store_true", help="print one JSON document: ok, errors, warnings"
+    )
+
     repl_p = sub.add_parser("repl", help="an interactive session (definitions persist)")
     common(repl_p)
 
@@ -326,6 +335,8 @@ def _main(argv: list[str] | None) -> int:
             return main_repl(_session(args))
         if args.command == "demo":
             return _demo(args)
+        if args.command == "check":
+            return _check(args)
         if args.command == "eval":
             source = args.expression
         else:
@@ -342,6 +353,36 @@ def _main(argv: list[str] | None) -> int:
         return _fail(str(e), EX_USAGE)
     except InputError as e:
         return _fail(str(e), e.code)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``ptc check``: nothing runs; each error one line on stdout (or one JSON document),
+    warnings on stderr; exit 0 when the program can run, 1 when not."""
+    if args.program == "-" and args.data == "-":
+        raise UsageError("the program and --data cannot both be read from stdin")
+    source = _read(args.program, "program")
+    found = _session(args).check(source)
+    for warning in found.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        errors = [
+            {
+                "type": e.type,
+                "message": e.message,
+                "hint": e.hint,
+                "line": e.line,
+                "column": e.column,
+            }
+            for e in found.errors
+        ]
+        doc = {"ok": found.ok, "errors": errors, "warnings": list(found.warnings)}
+        print(json.dumps(doc, ensure_ascii=False))
+    else:
+        for e in found.errors:
+            where = f"{args.program}:{e.line}:{e.column}" if e.line is not None else args.program
+            hint = f" (hint: {e.hint})" if e.hint else ""
+            print(f"{where}: {e.type}: {e.message}{hint}".replace("\n", " "))
+    return EX_OK if found.ok else EX_ERROR
 
 
 def _demo(args: argparse.Namespace) -> int:
