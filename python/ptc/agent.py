@@ -47,6 +47,8 @@ from ptc.limits import LimitsArg
 
 if TYPE_CHECKING:
     from ptc.history import AsyncPostgresStore, Store
+from ptc.checking import check_with
+from ptc.errors import LispError
 from ptc.llm import (
     LLM,
     LLMReply,
@@ -427,6 +429,10 @@ class _Runner:
             else:
                 tools[name] = wrapped
         self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
+        # each program is checked against the tools as declared (not their wrappers) first
+        self.check_tools: dict[str, Tool | None] = {
+            name: tool if isinstance(tool, Tool) else None for name, tool in agent.tools
+        }
         # a turn's last value stays in the core unless read; with one turn it is the answer
         self.lazy = agent.max_turns != 1
         mission = _fill(agent.prompt, merged).strip()
@@ -657,6 +663,9 @@ class _Runner:
 
         if program is None:
             return unrun(None, TurnError("no_program", _no_program_message(reply.content)))
+        found = check_with(program, self.check_tools, None, self.config.limits)
+        if found.errors:  # nothing of it runs: no tool call happens, nothing is defined
+            return unrun(program, _check_error(found.errors))
         t0 = time.perf_counter()
         try:
             result = yield ("run", program)
@@ -792,6 +801,17 @@ def _out_of_turns(context: RunContext, turns: Sequence[Turn]) -> StepError:
     if last is not None and last.error is not None:
         message += f"; last turn failed: {last.error.message}"
     return StepError("max_turns_exceeded", message)
+
+
+def _check_error(errors: Sequence[LispError]) -> TurnError:
+    """The turn's error when checking its program found errors: the first as a run would
+    report it, every other one after it, so the model can fix them all at once."""
+    first = errors[0]
+    message = first.message
+    for e in errors[1:]:
+        where = f" at line {e.line}, column {e.column}" if e.line is not None else ""
+        message += f"\nAlso{where}: {e.message}" + (f" (hint: {e.hint})" if e.hint else "")
+    return TurnError(first.type, message, first.hint, first.line, first.column)
 
 
 def _text(value: Any) -> str:

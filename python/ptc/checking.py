@@ -11,6 +11,7 @@ declarations, so the messages say what a signature says.
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,14 +92,31 @@ def _unknown_tool(name: str, names: Sequence[str], line: int | None, col: int | 
     )
 
 
-def _signature(tool: Tool) -> Signature | None:
+#: Parameter kinds whose calls the checks do not judge: a rest of arguments, named-only or
+#: positional-only parameters, extra named arguments. Only the tool's existence is checked.
+_OPEN_KINDS = (
+    inspect.Parameter.VAR_POSITIONAL,
+    inspect.Parameter.VAR_KEYWORD,
+    inspect.Parameter.KEYWORD_ONLY,
+    inspect.Parameter.POSITIONAL_ONLY,
+)
+
+
+def _signature(tool: Tool | None) -> Signature | None:
+    """The signature calls are judged by, or None when calls cannot be judged without
+    running them (no signature can be read, or the function takes any arguments)."""
+    if tool is None:
+        return None
     try:
         sig = parse_signature(tool.signature) if tool.signature else None
-        if sig is None or sig.params is None:
-            sig = Signature(signature_from_callable(tool.fn).params, ANY_RETURN)
+        if sig is not None and sig.params is not None:
+            return sig
+        params = inspect.signature(tool.fn).parameters.values()
+        if any(p.kind in _OPEN_KINDS for p in params):
+            return None
+        return Signature(signature_from_callable(tool.fn).params, ANY_RETURN)
     except (ValueError, TypeError):
         return None
-    return sig
 
 
 ANY_RETURN = parse_signature(":any").returns
@@ -211,12 +229,13 @@ def _type_error(site: CallSite, problem: str, value: Any, hint: str) -> LispErro
 
 def check_with(
     source: str,
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool | None],
     data_keys: Sequence[str] | None,
     limits: LimitsArg = None,
 ) -> Check:
-    """Checks ``source`` against tools (by Lisp name) and the input's keys (None: not known).
-    Used by :func:`check` and ``Session.check``."""
+    """Checks ``source`` against tools (by Lisp name; None for a tool whose calls cannot be
+    judged, such as another agent) and the input's keys (None: not known). Used by
+    :func:`check`, ``Session.check`` and the agent loop."""
     if not isinstance(source, str):
         raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
     error, raw_calls, tool_values, _globals, data = _core._tool_sites(
@@ -228,11 +247,10 @@ def check_with(
     calls = tuple(CallSite(t, tuple(a), line, col, c, r) for t, a, line, col, c, r in raw_calls)
     errors: list[LispError] = []
     for site in calls:
-        tool = tools.get(site.tool)
-        if tool is None:
+        if site.tool not in tools:
             errors.append(_unknown_tool(site.tool, names, site.line, site.column))
             continue
-        sig = _signature(tool)
+        sig = _signature(tools[site.tool])
         if sig is not None and sig.params is not None:
             errors.extend(_call_errors(site, sig))
     for name in dict.fromkeys(tool_values):

@@ -142,3 +142,71 @@ def test_check_takes_text_only() -> None:
     with pytest.raises(TypeError) as caught:
         ptc.check(b"(+ 1 2)")  # type: ignore[arg-type]
     assert str(caught.value) == "check takes the program as a str, got bytes"
+
+
+def test_tools_that_take_any_arguments_are_only_checked_to_exist() -> None:
+    def rest(*items: int) -> int:
+        return len(items)
+
+    def options(query: str, **more: Any) -> str:
+        return query
+
+    def named_only(*, q: str) -> str:
+        return q
+
+    c = ptc.check(
+        '(tool/rest 1 2 3 "x") (tool/options {:query "a" :k 1}) (tool/named-only {:q 1})'
+        " (tool/print 1 2 3)",
+        tools={"rest": rest, "options": options, "named-only": named_only, "print": print},
+    )
+    assert c.ok, [e.message for e in c.errors]
+
+
+def test_an_explicit_signature_is_the_one_judged() -> None:
+    tool = ptc.Tool(lambda *a: a, name="find", signature="(query :string limit :int?) -> :any")
+    c = ptc.check('(tool/find "a" "b")', tools=[tool])
+    assert [e.message for e in c.errors] == [
+        'tool/find argument limit: expected :int?, got string "b"'
+    ]
+
+
+def test_an_agent_runs_no_part_of_a_program_that_fails_its_check() -> None:
+    from ptc.llm.scripted import ScriptedLLM
+
+    sent: list[str] = []
+
+    def send(to: str) -> str:
+        """Send a message."""
+        sent.append(to)
+        return "sent"
+
+    llm = ScriptedLLM(
+        [
+            '```clojure\n(tool/send "ops")\n(def n 1)\n(tool/sned "x")\n(tool/send 5)\n```',
+            '```clojure\n(return (tool/send "ops"))\n```',
+        ]
+    )
+    step = ptc.SubAgent("Send it", llm=llm, tools=[send], max_turns=2).run()
+    first = step.turns[0]
+    assert sent == ["ops"]  # only the second turn's call: the first program never ran
+    assert first.tool_calls == () and first.defined == ()
+    assert first.error is not None
+    assert (first.error.type, first.error.line, first.error.column) == ("unknown_tool", 3, 1)
+    assert first.error.message == (
+        "Unknown tool: sned. Available tools: send\n"
+        "Also at line 4, column 1: tool/send argument to: expected :string, got integer 5"
+        " (hint: its signature: (to :string))"
+    )
+    assert first.error.hint == "did you mean tool/send?"
+    assert step.ok and step.value == "sent"
+
+
+def test_an_agents_program_that_checks_ok_runs_as_before() -> None:
+    from ptc.llm.scripted import ScriptedLLM
+
+    def lookup(sku: str) -> int:
+        return 3
+
+    llm = ScriptedLLM(['```clojure\n(return (tool/lookup "a"))\n```'])
+    step = ptc.SubAgent("Count", llm=llm, tools=[lookup]).run()
+    assert step.ok and step.value == 3
