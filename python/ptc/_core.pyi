@@ -26,6 +26,7 @@ __all__ = [
     "_at_exit",
     "_boundary_panic_for_tests",
     "_panic_for_tests",
+    "_refused",
     "_split_conversions",
     "_tool_lineage",
     "_tool_sites",
@@ -186,6 +187,7 @@ class SessionBase:
         limits: LimitsArg = None,
         cancel: CancelToken | None = None,
         lazy: bool = False,
+        check: bool = False,
     ) -> Result: ...
 
 def to_clojure(
@@ -214,6 +216,13 @@ def _split_conversions() -> tuple[int, int, int]: ...
 def _at_exit() -> None: ...
 def _tool_time_left() -> float | None: ...
 def _tool_lineage() -> Lineage | None: ...
+def _refused(
+    kind: str,
+    message: str,
+    hint: str | None = None,
+    line: int | None = None,
+    column: int | None = None,
+) -> Result: ...
 def _tool_sites(
     source: str, unknown: Any, limits: dict[str, int] | None = None
 ) -> tuple[

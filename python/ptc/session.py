@@ -177,10 +177,20 @@ class Session(_core.SessionBase):
     # `limits` goes straight to the core, anything else comes here to be checked first
 
     def _run_checked(
-        self, source: object, limits: LimitsArg, cancel: CancelToken | None, lazy: bool
+        self,
+        source: object,
+        limits: LimitsArg,
+        cancel: CancelToken | None,
+        lazy: bool,
+        check: bool = False,
     ) -> Result:
         if not isinstance(source, str):
             raise _not_str(source)
+        if check:
+            found = self.check(source, limits=limits)
+            if found.errors:
+                e = found.errors[0]
+                return _core._refused(e.type, e.message, e.hint, e.line, e.column)
         try:
             return self._core.run(source, limits_dict(limits), cancel, lazy)
         except UnicodeEncodeError as e:

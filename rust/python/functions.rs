@@ -267,3 +267,40 @@ pub(super) fn _tool_sites<'py>(
         )
     })
 }
+
+/// `_refused(type, message, hint, line, column)`: the Result of a program that was not run
+/// because checking it found this error (`Session.run(check=True)`).
+#[pyfunction]
+#[pyo3(signature = (kind, message, hint=None, line=None, column=None))]
+pub(super) fn _refused(
+    py: Python<'_>,
+    kind: &str,
+    message: &str,
+    hint: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+) -> PyResult<RunOutcome> {
+    let kind = ErrorKind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+        .ok_or_else(|| PyValueError::new_err(format!("no error type {kind:?}")))?;
+    let mut e = Error::new(kind, message);
+    e.hint = hint;
+    if let (Some(line), Some(col)) = (line, column) {
+        e = e.at(crate::error::Pos { line, col });
+    }
+    let value = Py::new(
+        py,
+        LazyValue::converted(py, Value::Nil, Limits::default(), py.None()),
+    )?;
+    Ok(RunOutcome::new(
+        crate::session::Outcome::Error,
+        value,
+        Some(e),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        0.0,
+        0,
+    ))
+}

@@ -71,6 +71,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tool_time_left, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_lineage, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_sites, m)?)?;
+    m.add_function(wrap_pyfunction!(_refused, m)?)?;
     m.add_class::<host::Lineage>()?;
     let py = m.py();
     let var = py

@@ -51,14 +51,21 @@ impl SessionBase {
     /// `Cancelled` when `cancel()` or the given `CancelToken` stops the run, and lets
     /// ``KeyboardInterrupt`` (Ctrl-C) and other exceptions that are not ``Exception`` — from a
     /// tool or a signal handler — propagate; in all these cases the Session is left unchanged.
-    #[pyo3(signature = (source, *, limits=None, cancel=None, lazy=false))]
+    ///
+    /// With `check=True` the program is checked first (`Session.check`): one with errors is
+    /// not run, and the Result carries the first error (its tool calls never happen).
+    #[pyo3(signature = (source, *, limits=None, cancel=None, lazy=false, check=false))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
         source: &Bound<'py, PyAny>,
         limits: Option<&Bound<'py, PyAny>>,
         cancel: Option<&Bound<'py, PyAny>>,
         lazy: bool,
+        check: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if check {
+            return slf.call_method1("_run_checked", (source, limits, cancel, lazy, true));
+        }
         let py = slf.py();
         let token = match cancel {
             None => Some(None),

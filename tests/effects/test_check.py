@@ -210,3 +210,27 @@ def test_an_agents_program_that_checks_ok_runs_as_before() -> None:
     llm = ScriptedLLM(['```clojure\n(return (tool/lookup "a"))\n```'])
     step = ptc.SubAgent("Count", llm=llm, tools=[lookup]).run()
     assert step.ok and step.value == 3
+
+
+def test_session_run_with_check_runs_nothing_of_a_program_with_errors() -> None:
+    made: list[int] = []
+
+    def lookup(sku: str) -> int:
+        made.append(1)
+        return 1
+
+    s = ptc.Session(tools=[lookup])
+    r = s.run('(def x 1) (tool/lookup "a") (tool/lookp "b")', check=True)
+    assert made == [] and s.definitions == [] and r.tool_calls == []
+    assert not r.ok and isinstance(r.error, ptc.UnknownTool)
+    assert (r.error.message, r.error.hint, r.error.line, r.error.column) == (
+        "Unknown tool: lookp. Available tools: lookup",
+        "did you mean tool/lookup?",
+        1,
+        29,
+    )
+    # unchanged without check=True: the run goes until the unknown tool
+    r = s.run('(def x 1) (tool/lookup "a") (tool/lookp "b")')
+    assert made == [1] and isinstance(r.error, ptc.UnknownTool)
+    # a program that checks clean runs as usual
+    assert s.run('(tool/lookup "a")', check=True).value == 1
