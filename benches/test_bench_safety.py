@@ -44,7 +44,8 @@ def test_tiny_with_tools_cpython(benchmark: Any) -> None:
 
 @pytest.mark.benchmark(group="10,000 tool calls in one run")
 def test_tool_calls_ptc(benchmark: Any) -> None:
-    s = ptc.Session(tools={"f": identity})
+    # past the default of 1,000 tool calls per run (max_tool_calls)
+    s = ptc.Session(tools={"f": identity}, limits={"max_tool_calls": 10_000})
     assert benchmark(s.run, CALLS).value == sum(range(10000))
 
 
