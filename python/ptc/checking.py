@@ -148,8 +148,11 @@ def _named(args: tuple[Any, ...], sig: Signature) -> dict[str, Any] | None:
 def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
     params = sig.params or ()
     where = (site.line, site.column)
-    shown = " ".join(str(p) for p in params)
-    hint = f"its signature: ({shown})" if params else "it takes no arguments"
+
+    def hint() -> str:  # written out only when an error shows it
+        shown = " ".join(str(p) for p in params)
+        return f"its signature: ({shown})" if params else "it takes no arguments"
+
     named = _named(site.args, sig)
     out: list[LispError] = []
     if named is not None:
@@ -162,7 +165,7 @@ def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
                     ArityError(
                         "arity_error",
                         f"tool/{site.tool} has no argument :{key}; its arguments: {known}",
-                        hint,
+                        hint(),
                         *where,
                         None,
                     )
@@ -170,14 +173,14 @@ def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
             elif value is not UNKNOWN and not _has_unknown(value):
                 problem = check_value(value, p.type, p.name)
                 if problem:
-                    out.append(_type_error(site, problem, value, hint))
+                    out.append(_type_error(site, problem, value, hint()))
         for p in params:
             if p.name not in named and not p.type.optional:
                 out.append(
                     ArityError(
                         "arity_error",
                         f"tool/{site.tool} needs :{p.name} ({p.type})",
-                        hint,
+                        hint(),
                         *where,
                         None,
                     )
@@ -191,7 +194,7 @@ def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
                 "arity_error",
                 f"tool/{site.tool} takes {count} argument{'s' if len(params) != 1 else ''},"
                 f" got {len(site.args)}",
-                hint,
+                hint(),
                 *where,
                 None,
             )
@@ -201,7 +204,7 @@ def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
         if value is not UNKNOWN and not _has_unknown(value):
             problem = check_value(value, p.type, p.name)
             if problem:
-                out.append(_type_error(site, problem, value, hint))
+                out.append(_type_error(site, problem, value, hint()))
     return out
 
 
@@ -244,13 +247,16 @@ def check_with(
     if error is not None:
         return Check(errors=(error_from_core(error),))
     names = list(tools)
+    signatures: dict[str, Signature | None] = {}  # read once per tool, not once per call
     calls = tuple(CallSite(t, tuple(a), line, col, c, r) for t, a, line, col, c, r in raw_calls)
     errors: list[LispError] = []
     for site in calls:
         if site.tool not in tools:
             errors.append(_unknown_tool(site.tool, names, site.line, site.column))
             continue
-        sig = _signature(tools[site.tool])
+        if site.tool not in signatures:
+            signatures[site.tool] = _signature(tools[site.tool])
+        sig = signatures[site.tool]
         if sig is not None and sig.params is not None:
             errors.extend(_call_errors(site, sig))
     for name in dict.fromkeys(tool_values):
