@@ -43,6 +43,8 @@ pub struct Sites {
     pub globals: Vec<(String, Pos)>,
     /// `data/` names read.
     pub data: Vec<String>,
+    /// Literal keywords read from a value, `(:k x)` or `(get x :k)`, where they are written.
+    pub keys: Vec<(String, Pos)>,
 }
 
 fn arg(node: &Node) -> Arg {
@@ -77,6 +79,20 @@ fn arg(node: &Node) -> Arg {
     }
 }
 
+/// Builtins whose keyword arguments are keys being written or plain values, not reads.
+const WRITES_KEYS: &[&str] = &[
+    "assoc", "assoc-in", "dissoc", "conj", "vector", "hash-map", "str", "println", "=", "not=",
+    "keyword", "name", "set", "list",
+];
+
+fn keyword_args(args: &[Node], pos: Pos, keys: &mut Vec<(String, Pos)>) {
+    for a in args {
+        if let Node::Const(Value::Keyword(k)) = a {
+            keys.push((k.to_string(), pos));
+        }
+    }
+}
+
 /// Walks the program (function bodies included) without evaluating it.
 pub fn sites(program: &Program) -> Sites {
     let mut out = Sites::default();
@@ -104,6 +120,13 @@ pub fn sites(program: &Program) -> Sites {
                 out.globals.push((g.name.to_string(), g.pos));
             }
             Node::UserRef(name, pos) => out.globals.push((name.to_string(), *pos)),
+            Node::KwGet(Value::Keyword(k), _, pos) => out.keys.push((k.to_string(), *pos)),
+            // a keyword given to a builtin is read as a key or used as a function, `(map :k
+            // xs)`, except where a builtin writes the key or uses it as a plain value
+            Node::CallBuiltin(b, args, pos) if !WRITES_KEYS.contains(&b.name) => {
+                keyword_args(args, *pos, &mut out.keys)
+            }
+            Node::Stages(st) => keyword_args(&st.args, st.pos, &mut out.keys),
             Node::DataRef(name) if !out.data.iter().any(|d| d.as_str() == &**name) => {
                 out.data.push(name.to_string());
             }

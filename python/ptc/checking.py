@@ -235,13 +235,16 @@ def check_with(
     tools: Mapping[str, Tool | None],
     data_keys: Sequence[str] | None,
     limits: LimitsArg = None,
+    records: Sequence[tuple[str, Sequence[str]]] = (),
 ) -> Check:
     """Checks ``source`` against tools (by Lisp name; None for a tool whose calls cannot be
-    judged, such as another agent) and the input's keys (None: not known). Used by
-    :func:`check`, ``Session.check`` and the agent loop."""
+    judged, such as another agent) and the input's keys (None: not known). ``records``
+    gives, per input that is a list of records, the keys its records have: a literal key read
+    in the program that none has, but one is near, is a warning. Used by :func:`check`,
+    ``Session.check`` and the agent loop."""
     if not isinstance(source, str):
         raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
-    error, raw_calls, tool_values, _globals, data = _core._tool_sites(
+    error, raw_calls, tool_values, _globals, data, keys = _core._tool_sites(
         source, UNKNOWN, limits_dict(limits)
     )
     if error is not None:
@@ -279,7 +282,50 @@ def check_with(
                 else f"data/{name} is nil: there is no such input; inputs: "
                 + ", ".join(f"data/{k}" for k in present[:8])
             )
+    warnings.extend(_key_warnings(keys, records))
     return Check(errors=tuple(errors), warnings=tuple(warnings), calls=calls)
+
+
+def _key_warnings(
+    keys: Sequence[tuple[str, int, int]], records: Sequence[tuple[str, Sequence[str]]]
+) -> list[str]:
+    """A key read that no record of any input has, when one input's records have a key near
+    it (`(:totl o)` over records with `:total`); keys far from every record key may be read
+    from other values (tool results, the program's own maps) and are not warned about."""
+    if not records:
+        return []
+    known = {k for _, ks in records for k in ks}
+    out: list[str] = []
+    seen: set[str] = set()
+    for key, line, col in sorted(keys, key=lambda k: (k[1], k[2])):
+        if key in known or key in seen:
+            continue
+        for name, ks in records:
+            near = _near(key, list(ks))
+            if near is not None:
+                seen.add(key)
+                listed = ", ".join(f":{k}" for k in ks[:12])
+                out.append(
+                    f":{key} (line {line}, column {col}) is a key no record of data/{name} has;"
+                    f" did you mean :{near}? Its records' keys: {listed}"
+                )
+                break
+    return out
+
+
+def _python_records(data: Mapping[str, Any], sample: int = 100) -> list[tuple[str, list[str]]]:
+    """The record keys of the inputs that are lists of maps, from their first records."""
+    out: list[tuple[str, list[str]]] = []
+    for name, value in data.items():
+        if not isinstance(value, list | tuple):
+            continue
+        keys: dict[str, None] = {}
+        for item in value[:sample]:
+            if isinstance(item, Mapping):
+                keys.update((str(k), None) for k in item if isinstance(k, str))
+        if keys:
+            out.append((str(name), list(keys)))
+    return out
 
 
 def declared_tools(tools: ToolsArg) -> dict[str, Tool]:
@@ -301,4 +347,5 @@ def check(
     does not take, a literal of the wrong type), and, when ``data`` is given, ``data/`` names
     not in it (warnings). Nothing is evaluated and no tool is called."""
     keys = [str(k) for k in data] if data is not None else None
-    return check_with(source, declared_tools(tools), keys, limits)
+    records = _python_records(data) if data is not None else []
+    return check_with(source, declared_tools(tools), keys, limits, records)

@@ -171,7 +171,13 @@ class Session(_core.SessionBase):
         :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined."""
         from .checking import check_with, declared_tools
 
-        return check_with(source, declared_tools(self._tools_arg), self.data_keys, limits)
+        return check_with(
+            source,
+            declared_tools(self._tools_arg),
+            self.data_keys,
+            limits,
+            self._core.record_keys(),
+        )
 
     # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without
     # `limits` goes straight to the core, anything else comes here to be checked first

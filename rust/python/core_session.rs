@@ -734,6 +734,46 @@ impl CoreSession {
         })
     }
 
+    /// For each input that is a list of maps (records): the keys its first `sample` records
+    /// have, in first-seen order (for `check`'s warnings on keys no record has).
+    #[pyo3(signature = (sample=100))]
+    pub(super) fn record_keys(
+        &self,
+        py: Python<'_>,
+        sample: usize,
+    ) -> PyResult<Vec<(String, Vec<String>)>> {
+        guarded(py, || {
+            let state = self.lock();
+            let Value::Map(m) = &state.data else {
+                return Ok(Vec::new());
+            };
+            let mut out = Vec::new();
+            for (name, value) in m.iter() {
+                let (Value::Keyword(name) | Value::Str(name)) = name else {
+                    continue;
+                };
+                let Value::Vector(items) = value else {
+                    continue;
+                };
+                let mut keys: Vec<String> = Vec::new();
+                for item in items.iter().take(sample) {
+                    let Value::Map(record) = item else { continue };
+                    for k in record.keys() {
+                        if let Value::Keyword(k) | Value::Str(k) = k {
+                            if !keys.iter().any(|seen| seen.as_str() == &**k) {
+                                keys.push(k.to_string());
+                            }
+                        }
+                    }
+                }
+                if !keys.is_empty() {
+                    out.push((name.to_string(), keys));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     pub(super) fn tool_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         guarded(py, || Ok(self.host.names()))
     }

@@ -200,10 +200,11 @@ fn arg_to_py<'py>(
 }
 
 /// `_tool_sites(source, unknown, limits=None)`: reads and analyzes a program without running it
-/// and returns `(error, calls, tool_values, globals, data)`: the parse or analysis error (as
+/// and returns `(error, calls, tool_values, globals, data, keys)`: the parse or analysis error (as
 /// the core error tuple) or None; each written tool call as `(tool, args, line, column,
 /// conditional, repeats)` with `unknown` for arguments computed at run time; tools used as
-/// values; bare names resolved at run time with their positions; `data/` names read.
+/// values; bare names resolved at run time with their positions; `data/` names read; literal
+/// keywords read from values, with their positions.
 #[pyfunction]
 #[pyo3(signature = (source, unknown, limits=None))]
 pub(super) fn _tool_sites<'py>(
@@ -226,6 +227,7 @@ pub(super) fn _tool_sites<'py>(
                     py,
                     [
                         errors::error_tuple(py, &e)?.into_any(),
+                        empty.clone().into_any(),
                         empty.clone().into_any(),
                         empty.clone().into_any(),
                         empty.clone().into_any(),
@@ -255,6 +257,10 @@ pub(super) fn _tool_sites<'py>(
         for (name, pos) in &found.globals {
             globals.append((name, pos.line, pos.col))?;
         }
+        let keys = PyList::empty(py);
+        for (name, pos) in &found.keys {
+            keys.append((name, pos.line, pos.col))?;
+        }
         PyTuple::new(
             py,
             [
@@ -263,6 +269,7 @@ pub(super) fn _tool_sites<'py>(
                 PyList::new(py, &found.tool_values)?.into_any(),
                 globals.into_any(),
                 PyList::new(py, &found.data)?.into_any(),
+                keys.into_any(),
             ],
         )
     })

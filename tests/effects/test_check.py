@@ -234,3 +234,28 @@ def test_session_run_with_check_runs_nothing_of_a_program_with_errors() -> None:
     assert made == [1] and isinstance(r.error, ptc.UnknownTool)
     # a program that checks clean runs as usual
     assert s.run('(tool/lookup "a")', check=True).value == 1
+
+
+ORDERS = {"orders": [{"id": 1, "total": 5.0, "status": "paid"}, {"id": 2, "total": 7.5}]}
+
+
+def test_a_key_no_record_has_but_one_is_near_is_a_warning() -> None:
+    source = "(->> data/orders (map :totl) (filter #(= (get % :staus) 1)))"
+    expected = (
+        ":totl (line 1, column 18) is a key no record of data/orders has; did you mean :total?"
+        " Its records' keys: :id, :total, :status",
+        ":staus (line 1, column 42) is a key no record of data/orders has; did you mean"
+        " :status? Its records' keys: :id, :total, :status",
+    )
+    assert ptc.check(source, data=ORDERS).warnings == expected
+    assert ptc.Session(data=ORDERS).check(source).warnings == expected
+
+
+def test_keys_the_records_have_or_far_from_them_are_not_warned() -> None:
+    source = "(map (fn [o] [(:total o) (:id o) (:shipping-address o)]) data/orders)"
+    assert ptc.check(source, data=ORDERS).warnings == ()
+    assert ptc.Session(data=ORDERS).check(source).warnings == ()
+    assert ptc.check("(:totl {:totl 1})").warnings == ()  # no data: nothing to compare with
+    # a key written, or a keyword used as a value, is not a read
+    assert ptc.check("(map #(assoc % :totals 1) data/orders)", data=ORDERS).warnings == ()
+    assert ptc.check("(= (:status (first data/orders)) :paid) (str :stats)", data=ORDERS).ok
