@@ -295,19 +295,29 @@ class SubAgent:
         data = checks.data_arg(data, "resume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
-            step, run_id = _resume_point(source, run_id)
-            runner = _Runner(
-                self,
-                self._config(None),
-                data,
-                previous=step,
-                run_id=run_id,
-                checkpoint=sink,
-                source=source,
-            )
+            runner = self._resumed(source, run_id, sink, data)
             if runner.ended is not None:
                 return runner.ended
             return self._run_sync(runner)
+
+    def _resumed(
+        self,
+        source: Step | CheckpointSource,
+        run_id: str | None,
+        sink: Sink | None,
+        data: Mapping[str, Any] | None,
+    ) -> _Runner:
+        """The runner that continues a stored run from where it was saved."""
+        step, run_id = _resume_point(source, run_id)
+        return _Runner(
+            self,
+            self._config(None),
+            data,
+            previous=step,
+            run_id=run_id,
+            checkpoint=sink,
+            source=source,
+        )
 
     async def aresume(
         self,
@@ -321,16 +331,7 @@ class SubAgent:
         data = checks.data_arg(data, "aresume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
-            step, run_id = _resume_point(source, run_id)
-            runner = _Runner(
-                self,
-                self._config(None),
-                data,
-                previous=step,
-                run_id=run_id,
-                checkpoint=sink,
-                source=source,
-            )
+            runner = self._resumed(source, run_id, sink, data)
             if runner.ended is not None:
                 return runner.ended
             return await _drive_async(runner)

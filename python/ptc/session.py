@@ -171,9 +171,12 @@ class Session(_core.SessionBase):
         :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined."""
         from .checking import check_with, declared_tools
 
+        declared = self.__dict__.get("_declared")
+        if declared is None:  # read once per Session, on its first check
+            declared = self.__dict__["_declared"] = declared_tools(self._tools_arg)
         return check_with(
             source,
-            declared_tools(self._tools_arg),
+            declared,
             self.data_keys,
             limits,
             self._core.record_keys(),
