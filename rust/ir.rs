@@ -27,7 +27,7 @@ pub enum Node {
     /// `data/x`
     DataRef(Str),
     /// `tool/x` used as a value.
-    ToolFn(Str),
+    ToolFn(Str, Pos),
     /// `*1`, `*2`, `*3`
     History(usize),
     If(Box<(Node, Node, Node)>),
@@ -142,7 +142,7 @@ macro_rules! children {
             | Node::Global(_)
             | Node::UserRef(..)
             | Node::DataRef(_)
-            | Node::ToolFn(_)
+            | Node::ToolFn(..)
             | Node::History(_) => {}
         }
     };

@@ -20,6 +20,7 @@ pub mod map;
 
 mod liveness;
 pub mod meant;
+pub mod plan;
 pub mod reader;
 pub mod regex_search;
 pub mod session;

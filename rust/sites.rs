@@ -47,7 +47,8 @@ pub struct Sites {
     pub keys: Vec<(String, Pos)>,
 }
 
-fn arg(node: &Node) -> Arg {
+/// An argument as far as its written form shows it.
+pub fn arg(node: &Node) -> Arg {
     match node {
         Node::Const(v) => Arg::Known(v.clone()),
         Node::VecLit(items) => {
@@ -115,7 +116,7 @@ pub fn sites(program: &Program) -> Sites {
                     repeats: rep,
                 });
             }
-            Node::ToolFn(name) => out.tool_values.push(name.to_string()),
+            Node::ToolFn(name, _) => out.tool_values.push(name.to_string()),
             Node::Global(g) | Node::CallGlobal(g, _) => {
                 out.globals.push((g.name.to_string(), g.pos));
             }

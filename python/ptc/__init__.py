@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from . import trace as trace
     from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
-    from .checking import UNKNOWN, CallSite, Check, check
+    from .checking import UNKNOWN, CallSite, Check, Plan, PlannedCall, check
     from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
     from .session import Definition, Description, Memory, Result, Session, ToolCall, run
@@ -105,6 +105,8 @@ _LAZY = {
     "Check": "checking",
     "CallSite": "checking",
     "UNKNOWN": "checking",
+    "Plan": "checking",
+    "PlannedCall": "checking",
     "tool": "tools.declare",
     "CheckpointError": "checkpoint",
     "RunMismatchError": "checkpoint",
@@ -221,6 +223,8 @@ __all__ = [
     "NotCallable",
     "ParseError",
     "PcallsError",
+    "Plan",
+    "PlannedCall",
     "PmapError",
     "ProgramFailed",
     "PtcError",

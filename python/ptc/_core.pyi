@@ -172,6 +172,9 @@ class CoreSession:
     ) -> tuple[str, str | None, bool]: ...
     def data_keys(self) -> list[str]: ...
     def record_keys(self, sample: int = 100) -> list[tuple[str, list[str]]]: ...
+    def tool_sites(
+        self, source: str, unknown: Any, limits: dict[str, int] | None = None
+    ) -> _ToolSites: ...
     def tool_names(self) -> list[str]: ...
 
 class SessionBase:
@@ -224,16 +227,25 @@ def _refused(
     line: int | None = None,
     column: int | None = None,
 ) -> Result: ...
-def _tool_sites(
-    source: str, unknown: Any, limits: dict[str, int] | None = None
-) -> tuple[
+
+_ToolSites = tuple[
     tuple[str, str, str | None, int | None, int | None, str | None] | None,
     list[tuple[str, tuple[Any, ...], int, int, bool, bool]],
     list[str],
     list[tuple[str, int, int]],
     list[str],
     list[tuple[str, int, int]],
-]: ...
+    tuple[list[tuple[str, tuple[Any, ...] | None, int, int, bool, int | None, str | None]], bool]
+    | None,
+]
+
+def _tool_sites(
+    source: str,
+    unknown: Any,
+    limits: dict[str, int] | None = None,
+    tools: list[str] | None = None,
+    data: dict[str, int | None] | None = None,
+) -> _ToolSites: ...
 
 @final
 class Lineage:

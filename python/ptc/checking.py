@@ -60,6 +60,130 @@ class CallSite:
 
 
 @dataclass(frozen=True)
+class PlannedCall:
+    """One place a tool can be called from (see :class:`Plan`). ``args`` is a tuple of the
+    written arguments (:data:`UNKNOWN` where computed when the program runs), or
+    :data:`UNKNOWN` itself when the tool is used as a value (``(map tool/get ids)``: even the
+    number of arguments is unknown). ``bound`` is the most calls this place can make in one run
+    when the source shows it (``None``: not known). ``via`` names the earlier turn's definition
+    whose body holds the call (``line`` and ``column`` are then in that earlier program; 0 when
+    a tool value was kept with no written place)."""
+
+    tool: str
+    args: Any
+    line: int
+    column: int
+    conditional: bool
+    repeats: bool
+    bound: int | None
+    via: str | None = None
+
+    def describe(self, effect: str | None = None) -> str:
+        """One line a person reads: how often, under what condition, with what."""
+        name = f"`{self.tool}`" + (f" ({effect})" if effect and effect != "read" else "")
+        if self.bound == 1:
+            times = "once"
+        elif self.bound is None:
+            times = "any number of times"
+        else:
+            times = f"up to {self.bound} times"
+        when = "if reached" if self.conditional else "unconditionally"
+        if self.via is not None and self.via.startswith("*"):
+            where = f"in {self.via} (an earlier turn's result)"
+        elif self.via is not None:
+            where = f"in {self.via} (defined in an earlier turn)"
+        else:
+            where = f"at line {self.line}, column {self.column}"
+        if self.args is UNKNOWN:
+            given = "with arguments known only when it runs"
+        elif not self.args:
+            given = "with no arguments"
+        else:
+            given = "with " + " ".join(_shown(a) for a in self.args)
+        return f"{name} {times}, {when}, {where}, {given}"
+
+
+def _shown(value: Any) -> str:
+    """An argument in PTC-Lisp notation, ``?`` where it is computed when the program runs."""
+    if value is UNKNOWN:
+        return "?"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_shown(k)} {_shown(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list) and _has_unknown(value):
+        return "[" + " ".join(_shown(v) for v in value) + "]"
+    return _core.to_clojure(value, 5, 60, False)[0]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which tools a program can call, from where, with what and how often, found without
+    running it. Sound: every call a run makes is covered (its tool is in ``tools``; a literal
+    argument the plan gives is the one passed; a ``bound`` is never passed). ``any_tool`` is
+    true if some value could hold a tool the analysis could not see (none is known)."""
+
+    calls: tuple[PlannedCall, ...] = ()
+    any_tool: bool = False
+    effects: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The tools the program can call, in the order they first appear."""
+        return tuple(dict.fromkeys(c.tool for c in self.calls))
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """The tools it can call that are declared ``effect="write"``."""
+        return tuple(t for t in self.tools if self.effects.get(t) == "write")
+
+    def bound(self, tool: str) -> int | None:
+        """The most calls of ``tool`` one run can make (None: not known; 0: none)."""
+        total = 0
+        for c in self.calls:
+            if c.tool == tool:
+                if c.bound is None:
+                    return None
+                total += c.bound
+        return total
+
+    def render(self) -> str:
+        """The plan as a person reads it, one line per place a tool can be called from."""
+        if not self.calls:
+            head = "Calls no tools."
+        else:
+            listed = ", ".join(f"`{t}`" for t in self.tools)
+            head = f"May call {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}: {listed}"
+            if self.writes:
+                head += "; writes: " + ", ".join(f"`{t}`" for t in self.writes)
+            head += "."
+        lines = [head]
+        lines.extend("- " + c.describe(self.effects.get(c.tool)) for c in self.calls)
+        if self.any_tool:
+            lines.append("- any tool: a value of an earlier turn was too large to look into")
+        return "\n".join(lines)
+
+
+def _plan(raw: Any, tools: Mapping[str, Tool | None]) -> Plan | None:
+    if raw is None:
+        return None
+    sites, any_tool = raw
+    calls = tuple(
+        PlannedCall(
+            tool,
+            UNKNOWN if args is None else tuple(args),
+            line,
+            col,
+            cond,
+            bound != 1,
+            bound,
+            via,
+        )
+        for tool, args, line, col, cond, bound, via in sites
+    )
+    effects = {name: t.effect for name, t in tools.items() if t is not None}
+    return Plan(calls=calls, any_tool=any_tool, effects=effects)
+
+
+@dataclass(frozen=True)
 class Check:
     """What :func:`check` found: ``ok`` when there are no errors; ``errors`` are LispErrors
     in source order (all of them), ``warnings`` notes that do not stop a run (a ``data/``
@@ -68,6 +192,8 @@ class Check:
     errors: tuple[LispError, ...] = ()
     warnings: tuple[str, ...] = ()
     calls: tuple[CallSite, ...] = field(default=())
+    #: What the program can call (None when it cannot be read).
+    plan: Plan | None = None
 
     @property
     def ok(self) -> bool:
@@ -236,17 +362,21 @@ def check_with(
     data_keys: Sequence[str] | None,
     limits: LimitsArg = None,
     records: Sequence[tuple[str, Sequence[str]]] = (),
+    sites: Any = None,
+    lengths: Mapping[str, int | None] | None = None,
 ) -> Check:
     """Checks ``source`` against tools (by Lisp name; None for a tool whose calls cannot be
     judged, such as another agent) and the input's keys (None: not known). ``records``
     gives, per input that is a list of records, the keys its records have: a literal key read
-    in the program that none has, but one is near, is a warning. Used by :func:`check`,
-    ``Session.check`` and the agent loop."""
+    in the program that none has, but one is near, is a warning. ``sites`` is what the core
+    read of the program when the caller asked it (a Session asks with its definitions); else it
+    is read here. Used by :func:`check`, ``Session.check`` and the agent loop."""
     if not isinstance(source, str):
         raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
-    error, raw_calls, tool_values, _globals, data, keys = _core._tool_sites(
-        source, UNKNOWN, limits_dict(limits)
-    )
+    if sites is None:
+        lens = dict(lengths) if lengths is not None else None
+        sites = _core._tool_sites(source, UNKNOWN, limits_dict(limits), list(tools), lens)
+    error, raw_calls, tool_values, _globals, data, keys, raw_plan = sites
     if error is not None:
         return Check(errors=(error_from_core(error),))
     names = list(tools)
@@ -283,7 +413,9 @@ def check_with(
                 + ", ".join(f"data/{k}" for k in present[:8])
             )
     warnings.extend(_key_warnings(keys, records))
-    return Check(errors=tuple(errors), warnings=tuple(warnings), calls=calls)
+    return Check(
+        errors=tuple(errors), warnings=tuple(warnings), calls=calls, plan=_plan(raw_plan, tools)
+    )
 
 
 def _key_warnings(
@@ -348,4 +480,25 @@ def check(
     not in it (warnings). Nothing is evaluated and no tool is called."""
     keys = [str(k) for k in data] if data is not None else None
     records = _python_records(data) if data is not None else []
-    return check_with(source, declared_tools(tools), keys, limits, records)
+    lengths = _lengths(data) if data is not None else None
+    return check_with(source, all_tools(tools), keys, limits, records, lengths=lengths)
+
+
+def _lengths(data: Mapping[str, Any]) -> dict[str, int | None]:
+    """Each input's element count (a plan bounds a loop over it), None for a scalar."""
+    out: dict[str, int | None] = {}
+    for name, value in data.items():
+        if value is None:
+            out[str(name)] = 0
+        elif isinstance(value, str | list | tuple | dict | set | frozenset):
+            out[str(name)] = len(value)
+        else:
+            out[str(name)] = None
+    return out
+
+
+def all_tools(tools: ToolsArg) -> dict[str, Tool | None]:
+    """Every tool by Lisp name: Tools as declared, agents as None (their calls are not judged)."""
+    if tools is None:
+        return {}
+    return {name: t if isinstance(t, Tool) else None for name, t in tool_entries(tools)}

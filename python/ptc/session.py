@@ -19,7 +19,7 @@ from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
 from .tools.declare import ToolsArg, tool_caps
 
 if TYPE_CHECKING:
-    from .checking import Check
+    from .checking import Check, Plan
 
 # No tool call starts once the interpreter exits; calls abandoned at their runs' deadlines do not
 # delay the exit (their threads are parked for good if they return while Python shuts down: see
@@ -168,19 +168,32 @@ class Session(_core.SessionBase):
 
     def check(self, source: str, *, limits: LimitsArg = None) -> Check:
         """Checks a program against this session's tools and data without running it (see
-        :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined."""
-        from .checking import check_with, declared_tools
+        :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined. Its
+        ``plan`` follows calls into the definitions of earlier turns and ``*1``..``*3``."""
+        from .checking import UNKNOWN, all_tools, check_with
 
+        if not isinstance(source, str):
+            raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
         declared = self.__dict__.get("_declared")
         if declared is None:  # read once per Session, on its first check
-            declared = self.__dict__["_declared"] = declared_tools(self._tools_arg)
+            declared = self.__dict__["_declared"] = all_tools(self._tools_arg)
         return check_with(
             source,
             declared,
             self.data_keys,
             limits,
             self._core.record_keys(),
+            sites=self._core.tool_sites(source, UNKNOWN, limits_dict(limits)),
         )
+
+    def plan(self, source: str, *, limits: LimitsArg = None) -> Plan:
+        """Which tools ``source`` can call, from where, with what and how often, without running
+        it (see :class:`ptc.Plan`): against this session's tools, data, definitions of earlier
+        turns and ``*1``..``*3``. Raises the program's first error when it cannot be read."""
+        found = self.check(source, limits=limits)
+        if found.plan is None:
+            raise found.errors[0]
+        return found.plan
 
     # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without
     # `limits` goes straight to the core, anything else comes here to be checked first

@@ -94,7 +94,7 @@ impl Analyzer {
         if let Some((ns, name)) = split_ns(s) {
             return self.namespaced(ns, name, pos).map(|r| match r {
                 NsRef::Data(k) => Node::DataRef(k),
-                NsRef::Tool(t) => Node::ToolFn(t),
+                NsRef::Tool(t) => Node::ToolFn(t, pos),
                 NsRef::User(u) => Node::UserRef(u, pos),
                 NsRef::Builtin(b) => builtin_value(b),
             });

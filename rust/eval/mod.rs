@@ -325,7 +325,7 @@ impl<'a> Interp<'a> {
                     Value::Nil
                 }
             }),
-            Node::ToolFn(t) => Ok(Value::Tool(t.clone())),
+            Node::ToolFn(t, _) => Ok(Value::Tool(t.clone())),
             Node::History(i) => Ok(self.history.get(i - 1).cloned().unwrap_or(Value::Nil)),
             Node::If(b) => {
                 if self.ev(&b.0, ctx)?.truthy() {

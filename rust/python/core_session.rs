@@ -734,6 +734,47 @@ impl CoreSession {
         })
     }
 
+    /// `_tool_sites` against this session: its tools, its inputs' lengths, the definitions of
+    /// earlier turns and `*1..*3` (the plan follows calls into them).
+    #[pyo3(signature = (source, unknown, limits=None))]
+    pub(super) fn tool_sites<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        unknown: &Bound<'py, PyAny>,
+        limits: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        guarded(py, || {
+            let limits = limits_from(self.limits, limits)?;
+            let (data, user, history) = {
+                let state = self.lock();
+                let mut lens = std::collections::HashMap::new();
+                if let Value::Map(m) = &state.data {
+                    for (k, v) in m.iter() {
+                        if let Value::Keyword(k) | Value::Str(k) = k {
+                            let n = match v {
+                                Value::Str(s) => Some(s.chars().count() as u64),
+                                Value::Nil => Some(0),
+                                other => other.coll_len().map(|n| n as u64),
+                            };
+                            lens.insert(k.to_string(), n);
+                        }
+                    }
+                }
+                (lens, state.user.clone(), state.history.clone())
+            };
+            let host = self.host.clone();
+            let is_tool = |name: &str| host.find(name).is_some();
+            let known = crate::plan::Known {
+                is_tool: &is_tool,
+                data: Some(&data),
+                user: Some(&user),
+                history: &history,
+            };
+            super::functions::sites_tuple(py, source, unknown, limits, &known)
+        })
+    }
+
     /// For each input that is a list of maps (records): the keys its first `sample` records
     /// have, in first-seen order (for `check`'s warnings on keys no record has).
     #[pyo3(signature = (sample=100))]

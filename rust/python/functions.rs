@@ -199,80 +199,130 @@ fn arg_to_py<'py>(
     })
 }
 
-/// `_tool_sites(source, unknown, limits=None)`: reads and analyzes a program without running it
-/// and returns `(error, calls, tool_values, globals, data, keys)`: the parse or analysis error (as
-/// the core error tuple) or None; each written tool call as `(tool, args, line, column,
-/// conditional, repeats)` with `unknown` for arguments computed at run time; tools used as
-/// values; bare names resolved at run time with their positions; `data/` names read; literal
-/// keywords read from values, with their positions.
+/// `_tool_sites(source, unknown, limits=None, tools=None, data=None)`: reads and analyzes a
+/// program without running it and returns `(error, calls, tool_values, globals, data, keys,
+/// plan)`: the parse or analysis error (as the core error tuple) or None; each written tool call
+/// as `(tool, args, line, column, conditional, repeats)` with `unknown` for arguments computed at
+/// run time; tools used as values; bare names resolved at run time with their positions;
+/// `data/` names read; literal keywords read from values, with their positions; and the plan
+/// (see `sites_tuple`) against the tool names `tools` and the inputs' lengths `data`.
 #[pyfunction]
-#[pyo3(signature = (source, unknown, limits=None))]
+#[pyo3(signature = (source, unknown, limits=None, tools=None, data=None))]
 pub(super) fn _tool_sites<'py>(
     py: Python<'py>,
     source: &str,
     unknown: &Bound<'py, PyAny>,
     limits: Option<&Bound<'py, PyDict>>,
+    tools: Option<Vec<String>>,
+    data: Option<std::collections::HashMap<String, Option<u64>>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     guarded(py, || {
         let limits = core_session::limits_from(Limits::default(), limits)?;
-        let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
-        let program = match py.detach(|| crate::session::prepare(source, &budget)) {
-            Ok(p) => p,
-            Err(r) => {
-                let e = r.error.clone().unwrap_or_else(|| {
-                    Error::new(ErrorKind::Internal, "the program could not be read")
-                });
-                let empty = PyList::empty(py);
-                return PyTuple::new(
-                    py,
-                    [
-                        errors::error_tuple(py, &e)?.into_any(),
-                        empty.clone().into_any(),
-                        empty.clone().into_any(),
-                        empty.clone().into_any(),
-                        empty.clone().into_any(),
-                        empty.into_any(),
-                    ],
-                );
-            }
+        let tools: ahash::AHashSet<String> = tools.unwrap_or_default().into_iter().collect();
+        let is_tool = |name: &str| tools.contains(name);
+        let known = crate::plan::Known {
+            is_tool: &is_tool,
+            data: data.as_ref(),
+            user: None,
+            history: &[],
         };
-        let found = crate::sites::sites(&program);
-        let calls = PyList::empty(py);
-        for s in &found.calls {
-            let args = s
-                .args
-                .iter()
-                .map(|a| arg_to_py(py, a, unknown))
-                .collect::<PyResult<Vec<_>>>()?;
-            calls.append((
-                &s.tool,
-                PyTuple::new(py, args)?,
-                s.pos.line,
-                s.pos.col,
-                s.conditional,
-                s.repeats,
-            ))?;
-        }
-        let globals = PyList::empty(py);
-        for (name, pos) in &found.globals {
-            globals.append((name, pos.line, pos.col))?;
-        }
-        let keys = PyList::empty(py);
-        for (name, pos) in &found.keys {
-            keys.append((name, pos.line, pos.col))?;
-        }
-        PyTuple::new(
-            py,
-            [
-                py.None().into_bound(py),
-                calls.into_any(),
-                PyList::new(py, &found.tool_values)?.into_any(),
-                globals.into_any(),
-                PyList::new(py, &found.data)?.into_any(),
-                keys.into_any(),
-            ],
-        )
+        sites_tuple(py, source, unknown, limits, &known)
     })
+}
+
+/// What `_tool_sites` and `CoreSession.tool_sites` return. The plan is `(sites, any_tool)`, each
+/// site `(tool, args, line, column, conditional, bound, via)`: `args` a tuple, or None for a
+/// tool used as a value; `bound` None when unknown; `via` the earlier turn's definition whose
+/// body holds the site.
+pub(super) fn sites_tuple<'py>(
+    py: Python<'py>,
+    source: &str,
+    unknown: &Bound<'py, PyAny>,
+    limits: Limits,
+    known: &crate::plan::Known<'_>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
+    let program = match py.detach(|| crate::session::prepare(source, &budget)) {
+        Ok(p) => p,
+        Err(r) => {
+            let e = r.error.clone().unwrap_or_else(|| {
+                Error::new(ErrorKind::Internal, "the program could not be read")
+            });
+            let empty = PyList::empty(py);
+            return PyTuple::new(
+                py,
+                [
+                    errors::error_tuple(py, &e)?.into_any(),
+                    empty.clone().into_any(),
+                    empty.clone().into_any(),
+                    empty.clone().into_any(),
+                    empty.clone().into_any(),
+                    empty.into_any(),
+                    py.None().into_bound(py),
+                ],
+            );
+        }
+    };
+    let found = crate::sites::sites(&program);
+    let planned = crate::plan::plan(&program, known);
+    let calls = PyList::empty(py);
+    for s in &found.calls {
+        let args = s
+            .args
+            .iter()
+            .map(|a| arg_to_py(py, a, unknown))
+            .collect::<PyResult<Vec<_>>>()?;
+        calls.append((
+            &s.tool,
+            PyTuple::new(py, args)?,
+            s.pos.line,
+            s.pos.col,
+            s.conditional,
+            s.repeats,
+        ))?;
+    }
+    let globals = PyList::empty(py);
+    for (name, pos) in &found.globals {
+        globals.append((name, pos.line, pos.col))?;
+    }
+    let keys = PyList::empty(py);
+    for (name, pos) in &found.keys {
+        keys.append((name, pos.line, pos.col))?;
+    }
+    let sites = PyList::empty(py);
+    for s in &planned.sites {
+        let args = match &s.args {
+            Some(args) => {
+                let args = args
+                    .iter()
+                    .map(|a| arg_to_py(py, a, unknown))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyTuple::new(py, args)?.into_any()
+            }
+            None => py.None().into_bound(py),
+        };
+        sites.append((
+            &*s.tool,
+            args,
+            s.pos.line,
+            s.pos.col,
+            s.conditional,
+            s.bound,
+            s.via.as_deref(),
+        ))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            py.None().into_bound(py),
+            calls.into_any(),
+            PyList::new(py, &found.tool_values)?.into_any(),
+            globals.into_any(),
+            PyList::new(py, &found.data)?.into_any(),
+            keys.into_any(),
+            (sites, planned.any_tool).into_pyobject(py)?.into_any(),
+        ],
+    )
 }
 
 /// `_refused(type, message, hint, line, column)`: the Result of a program that was not run

@@ -1,0 +1,936 @@
+//! Which tools a program can call, from where, with what and how often (issue 31, `plan`),
+//! found without running it. The answer is sound: every call a run makes is covered.
+//!
+//! PTC-Lisp has no `eval`, and functions come only from the program (or from an earlier turn's
+//! program, kept in the session): input data and tool results never hold one. So a tool can be
+//! called only (1) where a call `(tool/x ...)` or `(x ...)` is written, or (2) by calling a value
+//! that a written `tool/x` (or bare `x`) put into the program. Each place is a *site*.
+//!
+//! How often a site can run is counted by *units*: the top level runs once; every function
+//! value (a `fn`, a `defn`, a let-bound function, a tool value) is a unit whose count is the sum,
+//! over the places that call it, of how often each place runs times how often it calls it (once
+//! for `(f x)`, `n` for `(map f coll)` when `coll` has at most `n` elements). A function that
+//! escapes (stored in a map, returned, passed to one of the program's own functions) or recurses
+//! has no count: its sites get no bound, but are still listed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::Pos;
+use crate::eval::Definition;
+use crate::ir::{CaptureSrc, Lambda, Node, Pattern, Program};
+use crate::sites::{arg, Arg};
+use crate::value::{Closure, Native, Str, Value};
+
+/// The most calls, when known.
+pub type Bound = Option<u64>;
+
+/// What the plan is computed against.
+pub struct Known<'a> {
+    /// Whether a name is a tool (a bare name resolves to one when nothing is defined by it).
+    pub is_tool: &'a dyn Fn(&str) -> bool,
+    /// The inputs' element counts by name (None: the input is not known; a name absent from a
+    /// known map is nil). Counts of a vector, map, set or string; None for a scalar.
+    pub data: Option<&'a HashMap<String, Option<u64>>>,
+    /// Definitions from earlier turns.
+    pub user: Option<&'a indexmap::IndexMap<Str, Definition, ahash::RandomState>>,
+    /// `*1`, `*2`, `*3`.
+    pub history: &'a [Value],
+}
+
+/// One place a tool can be called from.
+#[derive(Debug, Clone)]
+pub struct PlannedSite {
+    pub tool: Str,
+    /// The written arguments; None for a tool used as a value (even their number is unknown).
+    pub args: Option<Vec<Arg>>,
+    /// Where it is written (0:0 for a tool value kept from an earlier turn).
+    pub pos: Pos,
+    pub conditional: bool,
+    pub bound: Bound,
+    /// The earlier turn's definition (or `*1`..) whose body holds the site.
+    pub via: Option<Str>,
+}
+
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub sites: Vec<PlannedSite>,
+    /// Some value could hold a tool the walk did not look into (a session value too large to walk).
+    pub any_tool: bool,
+}
+
+/// Values of earlier turns walked before the plan gives up and says `any_tool`.
+const VALUE_BUDGET: usize = 5_000_000;
+
+type UnitId = usize;
+const TOP: UnitId = 0;
+/// Called from places the walk cannot count: no bound, maybe not at all.
+const ESCAPE: UnitId = 1;
+
+/// A place that calls a unit: which unit it is in, how many calls per run of that unit, and
+/// whether it surely calls it when that unit runs.
+#[derive(Clone, Copy, Debug)]
+struct Use {
+    unit: UnitId,
+    rel: Bound,
+    sure: bool,
+}
+
+const ESCAPED: Use = Use {
+    unit: ESCAPE,
+    rel: None,
+    sure: false,
+};
+
+/// Where a node is evaluated: its unit, how often per run of the unit, whether surely.
+#[derive(Clone, Debug)]
+struct Ctx {
+    unit: UnitId,
+    rel: Bound,
+    sure: bool,
+    via: Option<Str>,
+}
+
+/// At most `max` elements, at least `min`.
+#[derive(Clone, Copy, Debug)]
+struct Len {
+    max: u64,
+    min: u64,
+}
+
+fn exact(n: u64) -> Option<Len> {
+    Some(Len { max: n, min: n })
+}
+
+/// A let-bound value or a capture, as far as the walk follows it.
+#[derive(Clone)]
+enum Held {
+    /// Calls of it are counted into this unit.
+    Fn(UnitId, Option<Len>),
+    /// A value from an earlier turn, captured by a closure of that turn.
+    Value(Value),
+    /// A value of known length that is not followed as a function.
+    Len(Option<Len>),
+}
+
+#[derive(Default)]
+struct Frame {
+    slots: HashMap<u32, Held>,
+    caps: Vec<Option<Held>>,
+}
+
+struct RawSite {
+    tool: Str,
+    args: Option<Vec<Arg>>,
+    pos: Pos,
+    unit: UnitId,
+    rel: Bound,
+    sure: bool,
+    via: Option<Str>,
+}
+
+struct Walker<'a> {
+    known: &'a Known<'a>,
+    callers: Vec<Vec<Use>>,
+    sites: Vec<RawSite>,
+    frames: Vec<Frame>,
+    /// Function definitions of this program by name: the unit of each `(defn name ...)`.
+    defs: HashMap<Str, Vec<UnitId>>,
+    /// Every use of a name defined (or maybe defined) by the user, resolved after the walk.
+    name_uses: Vec<(Str, Use)>,
+    /// Units of earlier turns' definitions by name, walked when first named.
+    session_units: HashMap<Str, Vec<UnitId>>,
+    /// Closures of earlier turns already walked, by address.
+    closures: HashMap<usize, UnitId>,
+    /// Names this program defines with `def`/`defn` (a bare name may then not be data).
+    defined: std::collections::HashSet<Str>,
+    value_steps: usize,
+    any_tool: bool,
+}
+
+fn mul(a: Bound, b: Bound) -> Bound {
+    match (a, b) {
+        (Some(0), _) | (_, Some(0)) => Some(0),
+        (Some(x), Some(y)) => Some(x.saturating_mul(y)),
+        _ => None,
+    }
+}
+
+fn add(a: Bound, b: Bound) -> Bound {
+    Some(a?.saturating_add(b?))
+}
+
+fn value_len(v: &Value) -> Option<Len> {
+    match v {
+        Value::Nil => exact(0),
+        Value::Str(s) => {
+            let n = s.chars().count() as u64;
+            Some(Len {
+                max: n,
+                min: n.min(1),
+            })
+        }
+        other => other.coll_len().and_then(|n| exact(n as u64)),
+    }
+}
+
+/// The arguments of a builtin that it calls as functions, and how many times per call of the
+/// builtin (from the length of its collection argument): `(index, calls, sure)`.
+fn called_args(name: &str, lens: &[Option<Len>]) -> Vec<(usize, Bound, bool)> {
+    let n = lens.len();
+    let last = |i: usize| lens.get(i).copied().flatten();
+    let each = |l: Option<Len>| (l.map(|l| l.max), l.is_some_and(|l| l.min >= 1));
+    match name {
+        "map" | "mapv" if n >= 2 => {
+            let colls = &lens[1..];
+            let max = colls.iter().filter_map(|l| l.map(|l| l.max)).min();
+            let sure = colls.iter().all(|l| l.is_some_and(|l| l.min >= 1));
+            vec![(0, max, sure)]
+        }
+        "pmap" | "map-indexed" | "filter" | "remove" | "find" | "some" | "every?" | "not-any?"
+        | "take-while" | "drop-while" | "group-by" | "sum-by" | "avg-by" | "min-by" | "max-by"
+        | "distinct-by" | "pluck"
+            if n == 2 =>
+        {
+            let (b, s) = each(last(1));
+            vec![(0, b, s)]
+        }
+        "reduce" if n >= 2 => {
+            let l = last(n - 1);
+            let b = l.map(|l| l.max);
+            let s = l.is_some_and(|l| l.min >= 2);
+            vec![(0, b, s)]
+        }
+        // a comparator may be asked about each pair more than once
+        "sort" if n == 2 => vec![(0, None, false)],
+        "sort-by" if n == 2 => {
+            let (b, s) = each(last(1));
+            vec![(0, b, s)]
+        }
+        "sort-by" if n == 3 => {
+            let (b, s) = each(last(2));
+            vec![(0, b, s), (1, None, false)]
+        }
+        "update-vals" if n == 2 => {
+            let (b, s) = each(last(0));
+            vec![(1, b, s)]
+        }
+        "update" | "update-in" if n >= 3 => vec![(2, Some(1), true)],
+        "apply" if n >= 2 => vec![(0, Some(1), true)],
+        "max-key" | "min-key" if n >= 2 => vec![(0, Some(n as u64 - 1), true)],
+        "pcalls" => (0..n).map(|i| (i, Some(1), true)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Builtins that build a function from functions: each is called at most once per call of
+/// the result (`all-of` and the like may stop early).
+fn wraps(name: &str) -> Option<(usize, bool)> {
+    match name {
+        "juxt" => Some((usize::MAX, true)),
+        "fnil" => Some((1, true)),
+        "all-of" | "any-of" | "none-of" => Some((usize::MAX, false)),
+        _ => None,
+    }
+}
+
+impl<'a> Walker<'a> {
+    fn new(known: &'a Known<'a>) -> Self {
+        Walker {
+            known,
+            callers: vec![Vec::new(), Vec::new()],
+            sites: Vec::new(),
+            frames: vec![Frame::default()],
+            defs: HashMap::new(),
+            name_uses: Vec::new(),
+            session_units: HashMap::new(),
+            closures: HashMap::new(),
+            defined: Default::default(),
+            value_steps: 0,
+            any_tool: false,
+        }
+    }
+
+    fn unit(&mut self, caller: Use) -> UnitId {
+        self.callers.push(vec![caller]);
+        self.callers.len() - 1
+    }
+
+    fn frame(&mut self) -> &mut Frame {
+        self.frames
+            .last_mut()
+            .expect("the top-level frame is never popped")
+    }
+
+    /// Forgets what was known of the slots a pattern binds (a slot is reused once its scope ends).
+    fn unbind(&mut self, pat: &Pattern) {
+        match pat {
+            Pattern::Bind(s) => {
+                self.frame().slots.remove(s);
+            }
+            Pattern::Vector { items, rest, .. } => {
+                for p in items {
+                    self.unbind(p);
+                }
+                if let Some(r) = rest {
+                    self.unbind(r);
+                }
+            }
+            Pattern::Map {
+                entries, as_slot, ..
+            } => {
+                for e in entries {
+                    self.unbind(&e.pattern);
+                }
+                if let Some(s) = as_slot {
+                    self.frame().slots.remove(s);
+                }
+            }
+        }
+    }
+
+    fn held(&self, node: &Node) -> Option<Held> {
+        let f = self.frames.last()?;
+        match node {
+            Node::Local(s) | Node::MoveLocal(s) => f.slots.get(s).cloned(),
+            Node::Capture(i) => f.caps.get(*i as usize).cloned().flatten(),
+            _ => None,
+        }
+    }
+
+    fn site(&mut self, tool: &Str, args: Option<Vec<Arg>>, pos: Pos, at: Use, via: &Option<Str>) {
+        self.sites.push(RawSite {
+            tool: tool.clone(),
+            args,
+            pos,
+            unit: at.unit,
+            rel: at.rel,
+            sure: at.sure,
+            via: via.clone(),
+        });
+    }
+
+    fn here(ctx: &Ctx) -> Use {
+        Use {
+            unit: ctx.unit,
+            rel: ctx.rel,
+            sure: ctx.sure,
+        }
+    }
+
+    /// Whether a bare name is an input (nothing defined by it, no tool by it).
+    fn data_len(&self, name: &str) -> Option<Len> {
+        let data = self.known.data?;
+        if self.defined.contains(name)
+            || self.known.user.is_some_and(|u| u.contains_key(name))
+            || (self.known.is_tool)(name)
+        {
+            return None;
+        }
+        match data.get(name) {
+            Some(n) => n.map(|n| Len { max: n, min: n }),
+            None => exact(0),
+        }
+    }
+
+    fn len_of(&self, node: &Node) -> Option<Len> {
+        match node {
+            Node::Const(v) => value_len(v),
+            Node::VecLit(items) => exact(items.len() as u64),
+            Node::SetLit(items) => Some(Len {
+                max: items.len() as u64,
+                min: (items.len() as u64).min(1),
+            }),
+            Node::MapLit(pairs, ..) => Some(Len {
+                max: pairs.len() as u64,
+                min: (pairs.len() as u64).min(1),
+            }),
+            Node::DataRef(name) => {
+                let data = self.known.data?;
+                match data.get(&**name) {
+                    Some(n) => n.map(|n| Len { max: n, min: n }),
+                    None => exact(0),
+                }
+            }
+            Node::Global(g) => self.data_len(&g.name),
+            Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(node)? {
+                Held::Fn(_, l) | Held::Len(l) => l,
+                Held::Value(v) => value_len(&v),
+            },
+            Node::CallBuiltin(b, args, _) => self.builtin_len(b.name, args),
+            Node::Stages(st) => self.builtin_len(st.builtin.name, &st.args),
+            _ => None,
+        }
+    }
+
+    fn builtin_len(&self, name: &str, args: &[Node]) -> Option<Len> {
+        let of = |i: usize| args.get(i).and_then(|a| self.len_of(a));
+        let int = |i: usize| match args.get(i) {
+            Some(Node::Const(Value::Int(n))) => Some(*n),
+            _ => None,
+        };
+        let shrink = |l: Option<Len>| l.map(|l| Len { max: l.max, min: 0 });
+        match (name, args.len()) {
+            ("range", 1..=3) => {
+                let (start, end, step) = match args.len() {
+                    1 => (0, int(0)?, 1),
+                    2 => (int(0)?, int(1)?, 1),
+                    _ => (int(0)?, int(1)?, int(2)?),
+                };
+                let span = end as i128 - start as i128;
+                let n = if step != 0 && (span > 0) == (step > 0) && span != 0 {
+                    let s = step.unsigned_abs() as i128;
+                    ((span.abs() + s - 1) / s) as u64
+                } else {
+                    0
+                };
+                exact(n)
+            }
+            ("take", 2) => {
+                let n = int(0)?.max(0) as u64;
+                match of(1) {
+                    Some(l) => Some(Len {
+                        max: l.max.min(n),
+                        min: l.min.min(n),
+                    }),
+                    None => Some(Len { max: n, min: 0 }),
+                }
+            }
+            ("drop", 2) => {
+                let n = int(0)?.max(0) as u64;
+                of(1).map(|l| Len {
+                    max: l.max.saturating_sub(n),
+                    min: l.min.saturating_sub(n),
+                })
+            }
+            ("rest" | "next", 1) => of(0).map(|l| Len {
+                max: l.max.saturating_sub(1),
+                min: l.min.saturating_sub(1),
+            }),
+            ("map" | "mapv", n) if n >= 2 => {
+                let lens: Vec<Option<Len>> = (1..n).map(of).collect();
+                if lens.iter().all(|l| l.is_some()) {
+                    let max = lens.iter().flatten().map(|l| l.max).min()?;
+                    let min = lens.iter().flatten().map(|l| l.min).min()?;
+                    Some(Len { max, min })
+                } else {
+                    lens.iter()
+                        .flatten()
+                        .map(|l| l.max)
+                        .min()
+                        .map(|max| Len { max, min: 0 })
+                }
+            }
+            ("pmap" | "map-indexed" | "sort-by", 2) => of(1),
+            ("sort", 2) => of(1),
+            ("sort-by", 3) => of(2),
+            ("sort" | "reverse" | "vec" | "seq" | "keys" | "vals" | "entries", 1) => of(0),
+            ("filter" | "remove" | "take-while" | "drop-while" | "distinct-by", 2) => shrink(of(1)),
+            ("distinct" | "set" | "frequencies", 1) => of(0).map(|l| Len {
+                max: l.max,
+                min: l.min.min(1),
+            }),
+            ("group-by", 2) => of(1).map(|l| Len {
+                max: l.max,
+                min: l.min.min(1),
+            }),
+            ("concat", _) => {
+                let mut max = 0u64;
+                let mut min = 0u64;
+                for i in 0..args.len() {
+                    let l = of(i)?;
+                    max = max.saturating_add(l.max);
+                    min = min.saturating_add(l.min);
+                }
+                Some(Len { max, min })
+            }
+            ("conj", n) if n >= 1 => of(0).map(|l| Len {
+                max: l.max.saturating_add(n as u64 - 1),
+                min: l.min,
+            }),
+            ("into", 2) => {
+                let (a, b) = (of(0)?, of(1)?);
+                Some(Len {
+                    max: a.max.saturating_add(b.max),
+                    min: a.min,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    // ---- the walk ----
+
+    /// Evaluated for its value: a function it makes escapes.
+    fn walk(&mut self, node: &Node, ctx: &Ctx) {
+        crate::guard::deeper(|| self.walk_inner(node, ctx))
+    }
+
+    fn walk_inner(&mut self, node: &Node, ctx: &Ctx) {
+        match node {
+            Node::CallTool(name, args, pos) => {
+                for a in args.iter() {
+                    self.walk(a, ctx);
+                }
+                let written = args.iter().map(arg).collect();
+                self.site(name, Some(written), *pos, Self::here(ctx), &ctx.via);
+            }
+            Node::ToolFn(..)
+            | Node::MakeFn(..)
+            | Node::Global(_)
+            | Node::UserRef(..)
+            | Node::History(_)
+            | Node::Local(_)
+            | Node::MoveLocal(_)
+            | Node::Capture(_) => self.call_fn(node, ctx, ESCAPED),
+            Node::CallGlobal(g, args) => {
+                for a in args.iter() {
+                    self.walk(a, ctx);
+                }
+                self.name_uses.push((g.name.clone(), Self::here(ctx)));
+                if (self.known.is_tool)(&g.name) {
+                    let written = args.iter().map(arg).collect();
+                    self.site(&g.name, Some(written), g.pos, Self::here(ctx), &ctx.via);
+                }
+            }
+            Node::Call(c) => {
+                for a in c.args.iter() {
+                    self.walk(a, ctx);
+                }
+                self.call_fn(&c.f, ctx, Self::here(ctx));
+            }
+            Node::CallBuiltin(b, args, _) => self.builtin(b.name, args, ctx),
+            Node::Stages(st) => self.builtin(st.builtin.name, &st.args, ctx),
+            Node::If(b) => {
+                self.walk(&b.0, ctx);
+                let branch = Ctx {
+                    sure: false,
+                    ..ctx.clone()
+                };
+                self.walk(&b.1, &branch);
+                self.walk(&b.2, &branch);
+            }
+            Node::And(items) | Node::Or(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let c = Ctx {
+                        sure: ctx.sure && i == 0,
+                        ..ctx.clone()
+                    };
+                    self.walk(item, &c);
+                }
+            }
+            Node::Let(l) => self.let_form(&l.bindings, &l.body, ctx),
+            Node::Loop(l) => {
+                for (pat, init) in l.bindings.iter() {
+                    self.walk(init, ctx);
+                    self.unbind(pat);
+                }
+                let body = Ctx {
+                    rel: None,
+                    ..ctx.clone()
+                };
+                self.walk(&l.body, &body);
+            }
+            Node::Doseq(d) => {
+                let mut inner = ctx.clone();
+                for (pat, coll) in d.bindings.iter() {
+                    self.walk(coll, &inner);
+                    self.unbind(pat);
+                    let l = self.len_of(coll);
+                    inner.rel = mul(inner.rel, l.map(|l| l.max));
+                    inner.sure = inner.sure && l.is_some_and(|l| l.min >= 1);
+                }
+                self.walk(&d.body, &inner);
+            }
+            Node::Def(d) => {
+                self.defined.insert(d.name.clone());
+                if let Node::MakeFn(lambda, caps) = &d.value {
+                    self.callers.push(Vec::new());
+                    let u = self.callers.len() - 1;
+                    self.defs.entry(d.name.clone()).or_default().push(u);
+                    self.lambda(lambda, caps, u, &ctx.via);
+                } else {
+                    self.walk(&d.value, ctx);
+                }
+            }
+            _ => node.for_each_child(|c| self.walk(c, ctx)),
+        }
+    }
+
+    fn builtin(&mut self, name: &str, args: &[Node], ctx: &Ctx) {
+        if let Some((from, sure)) = wraps(name) {
+            // the function built escapes: what it wraps is called as often as it is
+            let at = self.unit(ESCAPED);
+            for (i, a) in args.iter().enumerate() {
+                if from == usize::MAX || i < from {
+                    let u = Use {
+                        unit: at,
+                        rel: Some(1),
+                        sure,
+                    };
+                    self.call_fn(a, ctx, u);
+                } else {
+                    self.walk(a, ctx);
+                }
+            }
+            return;
+        }
+        let lens: Vec<Option<Len>> = args.iter().map(|a| self.len_of(a)).collect();
+        let called = called_args(name, &lens);
+        for (i, a) in args.iter().enumerate() {
+            match called.iter().find(|(j, ..)| *j == i) {
+                Some(&(_, calls, sure)) => {
+                    let u = Use {
+                        unit: ctx.unit,
+                        rel: mul(ctx.rel, calls),
+                        sure: ctx.sure && sure,
+                    };
+                    self.call_fn(a, ctx, u);
+                }
+                None => self.walk(a, ctx),
+            }
+        }
+    }
+
+    /// `node` is evaluated in `ctx` and the value called as `caller` says (ESCAPED: an
+    /// unknown number of times, from anywhere).
+    fn call_fn(&mut self, node: &Node, ctx: &Ctx, caller: Use) {
+        match node {
+            Node::MakeFn(lambda, caps) => {
+                let u = self.unit(caller);
+                self.lambda(lambda, caps, u, &ctx.via);
+            }
+            Node::ToolFn(name, pos) => self.site(name, None, *pos, caller, &ctx.via),
+            Node::Global(g) => {
+                self.name_uses.push((g.name.clone(), caller));
+                if (self.known.is_tool)(&g.name) {
+                    self.site(&g.name, None, g.pos, caller, &ctx.via);
+                }
+            }
+            Node::UserRef(name, _) => self.name_uses.push((name.clone(), caller)),
+            Node::History(i) => {
+                if let Some(v) = self.known.history.get(i - 1) {
+                    let via = Some(Str::from(format!("*{i}")));
+                    self.value_fn(&v.clone(), caller, &via);
+                }
+            }
+            Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(node) {
+                Some(Held::Fn(u, _)) => self.callers[u].push(caller),
+                Some(Held::Value(v)) => self.value_fn(&v, caller, &ctx.via),
+                // a parameter or a value that is not a function of this program: whatever
+                // function it holds was counted as escaping where it was made
+                _ => {}
+            },
+            Node::If(b) => {
+                self.walk(&b.0, ctx);
+                let branch = Use {
+                    sure: false,
+                    ..caller
+                };
+                let c = Ctx {
+                    sure: false,
+                    ..ctx.clone()
+                };
+                self.call_fn(&b.1, &c, branch);
+                self.call_fn(&b.2, &c, branch);
+            }
+            Node::CallBuiltin(b, args, _) if wraps(b.name).is_some() => {
+                let (from, sure) = wraps(b.name).unwrap_or((0, false));
+                for (i, a) in args.iter().enumerate() {
+                    if from == usize::MAX || i < from {
+                        let u = Use {
+                            sure: caller.sure && sure,
+                            ..caller
+                        };
+                        self.call_fn(a, ctx, u);
+                    } else {
+                        self.walk(a, ctx);
+                    }
+                }
+            }
+            other => self.walk(other, ctx),
+        }
+    }
+
+    /// Walks a function's body as unit `u`, in a frame of its own.
+    fn lambda(&mut self, lambda: &Arc<Lambda>, caps: &[CaptureSrc], u: UnitId, via: &Option<Str>) {
+        let parent = self.frames.last();
+        let held: Vec<Option<Held>> = caps
+            .iter()
+            .map(|c| match c {
+                CaptureSrc::Local(s) => parent.and_then(|f| f.slots.get(s).cloned()),
+                CaptureSrc::Capture(i) => {
+                    parent.and_then(|f| f.caps.get(*i as usize).cloned().flatten())
+                }
+            })
+            .collect();
+        self.frames.push(Frame {
+            slots: HashMap::new(),
+            caps: held,
+        });
+        let ctx = Ctx {
+            unit: u,
+            rel: Some(1),
+            sure: true,
+            via: via.clone(),
+        };
+        self.walk(&lambda.body, &ctx);
+        self.frames.pop();
+    }
+
+    fn let_form(&mut self, bindings: &[(Pattern, Node)], body: &Node, ctx: &Ctx) {
+        // a function bound to a plain name is counted by the calls of that name in the body
+        let mut later: Vec<(&Node, UnitId)> = Vec::new();
+        for (pat, init) in bindings {
+            match (pat, init) {
+                (Pattern::Bind(s), Node::MakeFn(..) | Node::ToolFn(..) | Node::Global(_)) => {
+                    self.callers.push(Vec::new());
+                    let u = self.callers.len() - 1;
+                    let len = self.len_of(init);
+                    self.frame().slots.insert(*s, Held::Fn(u, len));
+                    later.push((init, u));
+                }
+                (Pattern::Bind(s), _) => {
+                    self.walk(init, ctx);
+                    let len = self.len_of(init);
+                    let h = match self.held(init) {
+                        Some(h) => h,
+                        None => Held::Len(len),
+                    };
+                    self.frame().slots.insert(*s, h);
+                }
+                (pat, _) => {
+                    self.walk(init, ctx);
+                    self.unbind(pat);
+                }
+            }
+        }
+        self.walk(body, ctx);
+        for (init, u) in later {
+            let caller = Use {
+                unit: u,
+                rel: Some(1),
+                sure: true,
+            };
+            self.call_fn(init, ctx, caller);
+        }
+    }
+
+    // ---- values of earlier turns ----
+
+    /// A value of an earlier turn called as `caller` says: the tools it can reach.
+    fn value_fn(&mut self, v: &Value, caller: Use, via: &Option<Str>) {
+        self.value_steps += 1;
+        if self.value_steps > VALUE_BUDGET {
+            self.any_tool = true;
+            return;
+        }
+        match v {
+            Value::Tool(name) => self.site(name, None, Pos { line: 0, col: 0 }, caller, via),
+            Value::Closure(c) => self.closure(c, caller, via),
+            Value::Native(n) => match &**n {
+                Native::Juxt(fs) => {
+                    for f in fs {
+                        self.value_fn(f, caller, via);
+                    }
+                }
+                Native::AllOf(fs) | Native::AnyOf(fs) | Native::NoneOf(fs) => {
+                    let c = Use {
+                        sure: false,
+                        ..caller
+                    };
+                    for f in fs {
+                        self.value_fn(f, c, via);
+                    }
+                }
+                Native::Fnil(f, _) => self.value_fn(f, caller, via),
+                Native::Where { .. } => {}
+            },
+            Value::Vector(items) => {
+                for x in items.iter() {
+                    self.value_fn(x, ESCAPED, via);
+                    if self.any_tool {
+                        return;
+                    }
+                }
+            }
+            Value::Set(items) => {
+                for x in items.iter() {
+                    self.value_fn(x, ESCAPED, via);
+                    if self.any_tool {
+                        return;
+                    }
+                }
+            }
+            Value::Map(m) => {
+                for (k, x) in m.iter() {
+                    self.value_fn(k, ESCAPED, via);
+                    self.value_fn(x, ESCAPED, via);
+                    if self.any_tool {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn closure(&mut self, c: &Arc<Closure>, caller: Use, via: &Option<Str>) {
+        let key = Arc::as_ptr(c) as usize;
+        if let Some(&u) = self.closures.get(&key) {
+            self.callers[u].push(caller);
+            return;
+        }
+        let u = self.unit(caller);
+        self.closures.insert(key, u);
+        let caps = c
+            .captures
+            .iter()
+            .map(|v| Some(Held::Value(v.clone())))
+            .collect();
+        self.frames.push(Frame {
+            slots: HashMap::new(),
+            caps,
+        });
+        let ctx = Ctx {
+            unit: u,
+            rel: Some(1),
+            sure: true,
+            via: via.clone(),
+        };
+        crate::guard::deeper(|| self.walk(&c.lambda.body, &ctx));
+        self.frames.pop();
+    }
+
+    /// Earlier turns' definitions named by the program (and by those definitions), walked once.
+    fn session_defs(&mut self) {
+        let Some(user) = self.known.user else { return };
+        let mut i = 0;
+        while i < self.name_uses.len() {
+            let name = self.name_uses[i].0.clone();
+            i += 1;
+            if self.session_units.contains_key(&name) {
+                continue;
+            }
+            self.session_units.insert(name.clone(), Vec::new());
+            let Some(def) = user.get(&name) else { continue };
+            let via = Some(name.clone());
+            // one unit stands for the definition; its callers are the name's uses
+            self.callers.push(Vec::new());
+            let u = self.callers.len() - 1;
+            self.session_units.insert(name.clone(), vec![u]);
+            let value = def.value.clone();
+            let at = Use {
+                unit: u,
+                rel: Some(1),
+                sure: true,
+            };
+            // a top frame for the value's walk: it has no locals of this program
+            self.frames.push(Frame::default());
+            self.value_fn(&value, at, &via);
+            self.frames.pop();
+        }
+    }
+
+    fn finish(mut self) -> Plan {
+        self.session_defs();
+        for (name, at) in std::mem::take(&mut self.name_uses) {
+            let units: Vec<UnitId> = self
+                .defs
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .chain(self.session_units.get(&name).into_iter().flatten())
+                .copied()
+                .collect();
+            for u in units {
+                self.callers[u].push(at);
+            }
+        }
+        let n = self.callers.len();
+        let mut counts: Vec<Option<(Bound, bool)>> = vec![None; n];
+        let mut sites = Vec::with_capacity(self.sites.len());
+        for s in std::mem::take(&mut self.sites) {
+            let (m, unit_sure) = self.resolve(s.unit, &mut counts);
+            let bound = mul(m, s.rel);
+            if bound == Some(0) {
+                continue; // in a function this run never calls
+            }
+            sites.push(PlannedSite {
+                tool: s.tool,
+                args: s.args,
+                pos: s.pos,
+                conditional: !(unit_sure && s.sure),
+                bound,
+                via: s.via,
+            });
+        }
+        sites.sort_by_key(|s| (s.via.is_some(), s.pos.line, s.pos.col));
+        Plan {
+            sites,
+            any_tool: self.any_tool,
+        }
+    }
+
+    /// How often unit `u` runs in one run, and whether surely. Explicit stack: call chains
+    /// may be long; a unit met again on its own chain recurses and has no bound.
+    fn resolve(&self, u: UnitId, memo: &mut [Option<(Bound, bool)>]) -> (Bound, bool) {
+        const ON_STACK: (Bound, bool) = (None, false);
+        memo[TOP] = Some((Some(1), true));
+        memo[ESCAPE] = Some((None, false));
+        if let Some(r) = memo[u] {
+            return r;
+        }
+        let mut stack: Vec<(UnitId, usize)> = vec![(u, 0)];
+        let mut in_progress = vec![false; memo.len()];
+        in_progress[u] = true;
+        while let Some(&(v, i)) = stack.last() {
+            if memo[v].is_some() && !in_progress[v] {
+                stack.pop();
+                continue;
+            }
+            let callers = &self.callers[v];
+            if i < callers.len() {
+                stack.last_mut().expect("not empty").1 += 1;
+                let w = callers[i].unit;
+                if memo[w].is_none() && !in_progress[w] {
+                    in_progress[w] = true;
+                    stack.push((w, 0));
+                } else if in_progress[w] && memo[w].is_none() {
+                    // recursion: every unit on the cycle is unbounded
+                    memo[w] = Some(ON_STACK);
+                }
+                continue;
+            }
+            let mut total: Bound = Some(0);
+            let mut sure = false;
+            for c in callers {
+                let (m, s) = memo[c.unit].unwrap_or(ON_STACK);
+                total = add(total, mul(m, c.rel));
+                sure = sure || (s && c.sure);
+            }
+            if memo[v] == Some(ON_STACK) {
+                total = None;
+            }
+            memo[v] = Some((total, sure));
+            in_progress[v] = false;
+            stack.pop();
+        }
+        memo[u].unwrap_or(ON_STACK)
+    }
+}
+
+/// The plan of a program against what is known of the session that would run it.
+pub fn plan(program: &Program, known: &Known) -> Plan {
+    let mut w = Walker::new(known);
+    let top = Ctx {
+        unit: TOP,
+        rel: Some(1),
+        sure: true,
+        via: None,
+    };
+    for node in &program.body {
+        w.walk(node, &top);
+    }
+    w.finish()
+}
