@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::error::Pos;
 use crate::eval::Definition;
 use crate::ir::{CaptureSrc, Lambda, Node, Pattern, Program};
-use crate::sites::{arg, Arg};
+use crate::sites::{arg_with, Arg};
 use crate::value::{Closure, Native, Str, Value};
 
 /// The most calls, when known.
@@ -131,6 +131,14 @@ struct RawSite {
 
 struct Walker<'a> {
     known: &'a Known<'a>,
+    /// `(def name value)` forms written at the top level: name -> (statement index, value).
+    top_defs: HashMap<Str, (usize, &'a Node)>,
+    /// How many `def`s of each name the program holds, function bodies included.
+    def_counts: HashMap<Str, usize>,
+    /// Names defined inside earlier turns' functions (None: too much to look through).
+    session_def_names: Option<Option<std::collections::HashSet<Str>>>,
+    /// The top-level statement being walked.
+    top_index: usize,
     callers: Vec<Vec<Use>>,
     sites: Vec<RawSite>,
     frames: Vec<Frame>,
@@ -142,8 +150,6 @@ struct Walker<'a> {
     session_units: HashMap<Str, Vec<UnitId>>,
     /// Closures of earlier turns already walked, by address.
     closures: HashMap<usize, UnitId>,
-    /// Names this program defines with `def`/`defn` (a bare name may then not be data).
-    defined: std::collections::HashSet<Str>,
     value_steps: usize,
     any_tool: bool,
 }
@@ -234,10 +240,90 @@ fn wraps(name: &str) -> Option<(usize, bool)> {
     }
 }
 
+/// Whether `node` holds a `recur` back to the innermost enclosing `loop` or `fn` (one inside
+/// a nested `loop` or `fn` goes back to that one).
+fn has_recur(node: &Node) -> bool {
+    crate::guard::deeper(|| match node {
+        Node::Recur(_) | Node::RecurTo(..) => true,
+        Node::Loop(l) => l.bindings.iter().any(|(_, init)| has_recur(init)),
+        Node::MakeFn(..) => false,
+        other => {
+            let mut found = false;
+            other.for_each_child(|c| found = found || has_recur(c));
+            found
+        }
+    })
+}
+
+/// Counts the `def`s of each name in `node`, function bodies included.
+fn count_defs(node: &Node, counts: &mut HashMap<Str, usize>) {
+    crate::guard::deeper(|| match node {
+        Node::Def(d) => {
+            *counts.entry(d.name.clone()).or_default() += 1;
+            count_defs(&d.value, counts);
+        }
+        Node::MakeFn(lambda, _) => count_defs(&lambda.body, counts),
+        other => other.for_each_child(|c| count_defs(c, counts)),
+    })
+}
+
+/// The names defined by functions of earlier turns (which this run may call): their values
+/// and `*1..*3`, closures captured by them included. None when there is too much to look at.
+fn session_defined(known: &Known) -> Option<std::collections::HashSet<Str>> {
+    let mut counts = HashMap::new();
+    let mut stack: Vec<Value> = known.history.to_vec();
+    if let Some(user) = known.user {
+        stack.extend(user.values().map(|d| d.value.clone()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut steps = 0usize;
+    while let Some(v) = stack.pop() {
+        steps += 1;
+        if steps > VALUE_BUDGET {
+            return None;
+        }
+        match v {
+            Value::Closure(c) if seen.insert(Arc::as_ptr(&c) as usize) => {
+                count_defs(&c.lambda.body, &mut counts);
+                stack.extend(c.captures.iter().cloned());
+            }
+            Value::Native(n) => match &*n {
+                Native::Juxt(fs) | Native::AllOf(fs) | Native::AnyOf(fs) | Native::NoneOf(fs) => {
+                    stack.extend(fs.iter().cloned())
+                }
+                Native::Fnil(f, _) => stack.push(f.clone()),
+                Native::Where { .. } => {}
+            },
+            Value::Vector(items) => stack.extend(items.iter().cloned()),
+            Value::Set(items) => stack.extend(items.iter().cloned()),
+            Value::Map(m) => stack.extend(m.iter().flat_map(|(k, v)| [k.clone(), v.clone()])),
+            _ => {}
+        }
+    }
+    Some(counts.into_keys().collect())
+}
+
+/// Whether `node` may stop the run (`return`, `fail`) outside a function it makes.
+fn has_stop(node: &Node) -> bool {
+    crate::guard::deeper(|| match node {
+        Node::Return(_) | Node::Fail(_) => true,
+        Node::MakeFn(..) => false,
+        other => {
+            let mut found = false;
+            other.for_each_child(|c| found = found || has_stop(c));
+            found
+        }
+    })
+}
+
 impl<'a> Walker<'a> {
     fn new(known: &'a Known<'a>) -> Self {
         Walker {
             known,
+            top_defs: HashMap::new(),
+            def_counts: HashMap::new(),
+            session_def_names: None,
+            top_index: 0,
             callers: vec![Vec::new(), Vec::new()],
             sites: Vec::new(),
             frames: vec![Frame::default()],
@@ -245,7 +331,6 @@ impl<'a> Walker<'a> {
             name_uses: Vec::new(),
             session_units: HashMap::new(),
             closures: HashMap::new(),
-            defined: Default::default(),
             value_steps: 0,
             any_tool: false,
         }
@@ -318,22 +403,43 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Whether a bare name is an input (nothing defined by it, no tool by it).
-    fn data_len(&self, name: &str) -> Option<Len> {
-        let data = self.known.data?;
-        if self.defined.contains(name)
-            || self.known.user.is_some_and(|u| u.contains_key(name))
-            || (self.known.is_tool)(name)
-        {
+    /// The value a bare name surely has where `ctx` reads it: the program defines it once, as
+    /// a statement at the top level that ran before this one, and no function of an earlier
+    /// turn defines it. None when that is not sure.
+    fn stable(&mut self, name: &str, ctx: &Ctx) -> Option<&'a Node> {
+        if ctx.unit != TOP || ctx.via.is_some() {
             return None;
         }
-        match data.get(name) {
-            Some(n) => n.map(|n| Len { max: n, min: n }),
-            None => exact(0),
+        let &(at, value) = self.top_defs.get(name)?;
+        if at >= self.top_index || self.def_counts.get(name) != Some(&1) {
+            return None;
+        }
+        let names = self
+            .session_def_names
+            .get_or_insert_with(|| session_defined(self.known));
+        match names {
+            Some(names) if !names.contains(name) => Some(value),
+            _ => None,
         }
     }
 
-    fn len_of(&self, node: &Node) -> Option<Len> {
+    /// An argument as far as the source shows it, with names whose values are known.
+    fn arg_of(&mut self, node: &Node, ctx: &Ctx) -> Arg {
+        arg_with(node, &mut |n| match n {
+            Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(n)? {
+                Held::Value(v) => Some(Arg::Known(v)),
+                _ => None,
+            },
+            Node::Global(g) => {
+                let value = self.stable(&g.name, ctx)?;
+                // a value written at the top level sees no locals: nothing stale is read
+                Some(self.arg_of(value, ctx))
+            }
+            _ => None,
+        })
+    }
+
+    fn len_of(&mut self, node: &Node, ctx: &Ctx) -> Option<Len> {
         match node {
             Node::Const(v) => value_len(v),
             Node::VecLit(items) => exact(items.len() as u64),
@@ -352,19 +458,26 @@ impl<'a> Walker<'a> {
                     None => exact(0),
                 }
             }
-            Node::Global(g) => self.data_len(&g.name),
+            // a bare name may be defined by a function this run calls before it is read (in
+            // this program or an earlier one): only `data/x` is surely the input, and a name
+            // defined once, at the top level, is surely its value after that statement
+            Node::Global(g) => {
+                let value = self.stable(&g.name, ctx)?;
+                self.len_of(value, ctx)
+            }
             Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(node)? {
                 Held::Fn(_, l) | Held::Len(l) => l,
                 Held::Value(v) => value_len(&v),
             },
-            Node::CallBuiltin(b, args, _) => self.builtin_len(b.name, args),
-            Node::Stages(st) => self.builtin_len(st.builtin.name, &st.args),
+            Node::CallBuiltin(b, args, _) => self.builtin_len(b.name, args, ctx),
+            Node::Stages(st) => self.builtin_len(st.builtin.name, &st.args, ctx),
             _ => None,
         }
     }
 
-    fn builtin_len(&self, name: &str, args: &[Node]) -> Option<Len> {
-        let of = |i: usize| args.get(i).and_then(|a| self.len_of(a));
+    fn builtin_len(&mut self, name: &str, args: &[Node], ctx: &Ctx) -> Option<Len> {
+        let lens: Vec<Option<Len>> = args.iter().map(|a| self.len_of(a, ctx)).collect();
+        let of = |i: usize| lens.get(i).copied().flatten();
         let int = |i: usize| match args.get(i) {
             Some(Node::Const(Value::Int(n))) => Some(*n),
             _ => None,
@@ -472,7 +585,7 @@ impl<'a> Walker<'a> {
                 for a in args.iter() {
                     self.walk(a, ctx);
                 }
-                let written = args.iter().map(arg).collect();
+                let written = args.iter().map(|a| self.arg_of(a, ctx)).collect();
                 self.site(name, Some(written), *pos, Self::here(ctx), &ctx.via);
             }
             Node::ToolFn(..)
@@ -489,7 +602,7 @@ impl<'a> Walker<'a> {
                 }
                 self.name_uses.push((g.name.clone(), Self::here(ctx)));
                 if (self.known.is_tool)(&g.name) {
-                    let written = args.iter().map(arg).collect();
+                    let written = args.iter().map(|a| self.arg_of(a, ctx)).collect();
                     self.site(&g.name, Some(written), g.pos, Self::here(ctx), &ctx.via);
                 }
             }
@@ -519,42 +632,98 @@ impl<'a> Walker<'a> {
                     self.walk(item, &c);
                 }
             }
-            Node::Let(l) => self.let_form(&l.bindings, &l.body, ctx),
+            Node::Do(items) => self.sequence(items, ctx),
+            Node::Let(l) => self.let_form(&l.bindings, &l.body, ctx, None),
             Node::Loop(l) => {
                 for (pat, init) in l.bindings.iter() {
                     self.walk(init, ctx);
                     self.unbind(pat);
                 }
-                let body = Ctx {
-                    rel: None,
-                    ..ctx.clone()
-                };
-                self.walk(&l.body, &body);
+                self.looping(&l.body, ctx);
             }
             Node::Doseq(d) => {
                 let mut inner = ctx.clone();
                 for (pat, coll) in d.bindings.iter() {
                     self.walk(coll, &inner);
                     self.unbind(pat);
-                    let l = self.len_of(coll);
+                    let l = self.len_of(coll, &inner);
                     inner.rel = mul(inner.rel, l.map(|l| l.max));
                     inner.sure = inner.sure && l.is_some_and(|l| l.min >= 1);
                 }
                 self.walk(&d.body, &inner);
             }
             Node::Def(d) => {
-                self.defined.insert(d.name.clone());
-                if let Node::MakeFn(lambda, caps) = &d.value {
+                // a function (or tool) defined by name is counted by the calls of that name
+                if matches!(
+                    d.value,
+                    Node::MakeFn(..) | Node::ToolFn(..) | Node::Global(_)
+                ) {
                     self.callers.push(Vec::new());
                     let u = self.callers.len() - 1;
                     self.defs.entry(d.name.clone()).or_default().push(u);
-                    self.lambda(lambda, caps, u, &ctx.via);
+                    let at = Use {
+                        unit: u,
+                        rel: Some(1),
+                        sure: true,
+                    };
+                    self.call_fn(&d.value, ctx, at);
                 } else {
                     self.walk(&d.value, ctx);
                 }
             }
             _ => node.for_each_child(|c| self.walk(c, ctx)),
         }
+    }
+
+    /// Forms evaluated one after another: once one may stop the run (`return`, `fail`), the
+    /// ones after it may not run.
+    pub(crate) fn sequence(&mut self, items: &[Node], ctx: &Ctx) {
+        let mut c = ctx.clone();
+        for item in items {
+            self.walk(item, &c);
+            if c.sure && has_stop(item) {
+                c.sure = false;
+            }
+        }
+    }
+
+    /// The body of a `loop` (or of a `fn` that `recur`s) entered once in `ctx`: what runs on
+    /// every pass has no bound; a branch in tail position without `recur` ends the loop, so it
+    /// runs at most once per entry.
+    fn looping(&mut self, body: &Node, ctx: &Ctx) {
+        let again = Ctx {
+            rel: None,
+            ..ctx.clone()
+        };
+        let last = Ctx {
+            sure: false,
+            ..ctx.clone()
+        };
+        self.tail(body, &again, &last);
+    }
+
+    fn tail(&mut self, node: &Node, again: &Ctx, last: &Ctx) {
+        crate::guard::deeper(|| {
+            if !has_recur(node) {
+                return self.walk(node, last);
+            }
+            match node {
+                Node::If(b) => {
+                    self.walk(&b.0, again);
+                    self.tail(&b.1, again, last);
+                    self.tail(&b.2, again, last);
+                }
+                Node::Do(items) | Node::And(items) | Node::Or(items) if !items.is_empty() => {
+                    let n = items.len() - 1;
+                    for item in &items[..n] {
+                        self.walk(item, again);
+                    }
+                    self.tail(&items[n], again, last);
+                }
+                Node::Let(l) => self.let_form(&l.bindings, &l.body, again, Some(last)),
+                _ => self.walk(node, again),
+            }
+        })
     }
 
     fn builtin(&mut self, name: &str, args: &[Node], ctx: &Ctx) {
@@ -575,7 +744,7 @@ impl<'a> Walker<'a> {
             }
             return;
         }
-        let lens: Vec<Option<Len>> = args.iter().map(|a| self.len_of(a)).collect();
+        let lens: Vec<Option<Len>> = args.iter().map(|a| self.len_of(a, ctx)).collect();
         let called = called_args(name, &lens);
         for (i, a) in args.iter().enumerate() {
             match called.iter().find(|(j, ..)| *j == i) {
@@ -674,11 +843,27 @@ impl<'a> Walker<'a> {
             sure: true,
             via: via.clone(),
         };
-        self.walk(&lambda.body, &ctx);
+        self.body(&lambda.body, &ctx);
         self.frames.pop();
     }
 
-    fn let_form(&mut self, bindings: &[(Pattern, Node)], body: &Node, ctx: &Ctx) {
+    /// A function's body, run once per call unless it `recur`s.
+    fn body(&mut self, body: &Node, ctx: &Ctx) {
+        if has_recur(body) {
+            self.looping(body, ctx);
+        } else {
+            self.walk(body, ctx);
+        }
+    }
+
+    /// A `let`; `last` when it is the tail of a loop's body (see `tail`).
+    fn let_form(
+        &mut self,
+        bindings: &[(Pattern, Node)],
+        body: &Node,
+        ctx: &Ctx,
+        last: Option<&Ctx>,
+    ) {
         // a function bound to a plain name is counted by the calls of that name in the body
         let mut later: Vec<(&Node, UnitId)> = Vec::new();
         for (pat, init) in bindings {
@@ -686,16 +871,18 @@ impl<'a> Walker<'a> {
                 (Pattern::Bind(s), Node::MakeFn(..) | Node::ToolFn(..) | Node::Global(_)) => {
                     self.callers.push(Vec::new());
                     let u = self.callers.len() - 1;
-                    let len = self.len_of(init);
+                    let len = self.len_of(init, ctx);
                     self.frame().slots.insert(*s, Held::Fn(u, len));
                     later.push((init, u));
                 }
                 (Pattern::Bind(s), _) => {
                     self.walk(init, ctx);
-                    let len = self.len_of(init);
                     let h = match self.held(init) {
                         Some(h) => h,
-                        None => Held::Len(len),
+                        None => match self.arg_of(init, ctx) {
+                            Arg::Known(v) => Held::Value(v),
+                            _ => Held::Len(self.len_of(init, ctx)),
+                        },
                     };
                     self.frame().slots.insert(*s, h);
                 }
@@ -705,7 +892,10 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        self.walk(body, ctx);
+        match last {
+            Some(last) => self.tail(body, ctx, last),
+            None => self.walk(body, ctx),
+        }
         for (init, u) in later {
             let caller = Use {
                 unit: u,
@@ -798,7 +988,7 @@ impl<'a> Walker<'a> {
             sure: true,
             via: via.clone(),
         };
-        crate::guard::deeper(|| self.walk(&c.lambda.body, &ctx));
+        crate::guard::deeper(|| self.body(&c.lambda.body, &ctx));
         self.frames.pop();
     }
 
@@ -929,8 +1119,19 @@ pub fn plan(program: &Program, known: &Known) -> Plan {
         sure: true,
         via: None,
     };
-    for node in &program.body {
-        w.walk(node, &top);
+    for (i, node) in program.body.iter().enumerate() {
+        if let Node::Def(d) = node {
+            w.top_defs.entry(d.name.clone()).or_insert((i, &d.value));
+        }
+        count_defs(node, &mut w.def_counts);
+    }
+    let mut ctx = top;
+    for (i, node) in program.body.iter().enumerate() {
+        w.top_index = i;
+        w.walk(node, &ctx);
+        if ctx.sure && has_stop(node) {
+            ctx.sure = false;
+        }
     }
     w.finish()
 }

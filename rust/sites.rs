@@ -49,10 +49,16 @@ pub struct Sites {
 
 /// An argument as far as its written form shows it.
 pub fn arg(node: &Node) -> Arg {
+    arg_with(node, &mut |_| None)
+}
+
+/// An argument as far as its written form shows it, asking `leaf` about the parts that are
+/// not literals (a name whose value is known).
+pub fn arg_with(node: &Node, leaf: &mut dyn FnMut(&Node) -> Option<Arg>) -> Arg {
     match node {
         Node::Const(v) => Arg::Known(v.clone()),
         Node::VecLit(items) => {
-            let items: Vec<Arg> = items.iter().map(arg).collect();
+            let items: Vec<Arg> = items.iter().map(|i| arg_with(i, leaf)).collect();
             if items.iter().all(|a| matches!(a, Arg::Known(_))) {
                 let values = items
                     .into_iter()
@@ -72,11 +78,11 @@ pub fn arg(node: &Node) -> Arg {
                 let Node::Const(key) = k else {
                     return Arg::Unknown;
                 };
-                out.push((key.clone(), arg(v)));
+                out.push((key.clone(), arg_with(v, leaf)));
             }
             Arg::Map(out)
         }
-        _ => Arg::Unknown,
+        other => leaf(other).unwrap_or(Arg::Unknown),
     }
 }
 

@@ -99,18 +99,18 @@ class PlannedCall:
         elif not self.args:
             given = "with no arguments"
         else:
-            given = "with " + " ".join(_shown(a) for a in self.args)
+            given = "with " + " ".join(shown(a) for a in self.args)
         return f"{name} {times}, {when}, {where}, {given}"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """An argument in PTC-Lisp notation, ``?`` where it is computed when the program runs."""
     if value is UNKNOWN:
         return "?"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_shown(k)} {_shown(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{shown(k)} {shown(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list) and _has_unknown(value):
-        return "[" + " ".join(_shown(v) for v in value) + "]"
+        return "[" + " ".join(shown(v) for v in value) + "]"
     return _core.to_clojure(value, 5, 60, False)[0]
 
 

@@ -199,9 +199,46 @@ def _limits(pairs: list[str]) -> dict[str, int] | None:
     return out or None
 
 
+def _module_tools(name: str) -> list[Any]:
+    """``--tools MODULE``: the module's ``TOOLS`` (a list or dict, as ``Session(tools=)`` takes
+    it) when it has one, else its ``ptc.Tool`` objects and the public functions it defines."""
+    import importlib
+    import inspect
+
+    from .tools.declare import Tool
+
+    _cwd_on_path()
+    try:
+        module = importlib.import_module(name)
+    except ImportError as e:
+        raise UsageError(f"--tools {name!r}: cannot import it: {e}") from None
+    except (Exception, SystemExit) as e:
+        raise UsageError(
+            f"--tools {name!r}: importing it failed: {type(e).__name__}: {one_line(e)}"
+        ) from None
+    listed = getattr(module, "TOOLS", None)
+    if listed is not None:
+        if isinstance(listed, dict):
+            return list(listed.values()) if all(isinstance(k, str) for k in listed) else []
+        return list(listed)
+    found: list[Any] = []
+    for attr, obj in vars(module).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(obj, Tool) or (inspect.isfunction(obj) and obj.__module__ == module.__name__):
+            found.append(obj)
+    if not found:
+        raise UsageError(
+            f"--tools {name!r}: it defines no public function or ptc.Tool (or TOOLS list)"
+        )
+    return found
+
+
 def _session(args: argparse.Namespace) -> Session:
     """A Session over the JSON file (parsed straight into the core), with the tools."""
     tools = _tools(getattr(args, "tool", []))
+    for module in getattr(args, "tools", None) or []:
+        tools.extend(_module_tools(module))
     limits = _limits(getattr(args, "limit", []))
     if args.data is None:
         return Session(tools=tools, limits=limits)
@@ -248,6 +285,13 @@ def _parser() -> argparse.ArgumentParser:
             help="a Python function offered as tool/<name> (repeatable)",
         )
         p.add_argument(
+            "--tools",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="every tool of a Python module: its TOOLS list, else its public functions",
+        )
+        p.add_argument(
             "--limit",
             action="append",
             default=[],
@@ -275,7 +319,12 @@ def _parser() -> argparse.ArgumentParser:
     check_p.add_argument("program", help="path to a .clj file, or - to read stdin")
     common(check_p)
     check_p.add_argument(
-        "--json", action="store_true", help="print one JSON document: ok, errors, warnings"
+        "--json", action="store_true", help="print one JSON document: ok, errors, warnings, plan"
+    )
+    check_p.add_argument(
+        "--plan",
+        action="store_true",
+        help="also print which tools the program can call, from where and how often",
     )
 
     repl_p = sub.add_parser("repl", help="an interactive session (definitions persist)")
@@ -376,13 +425,40 @@ def _check(args: argparse.Namespace) -> int:
             for e in found.errors
         ]
         doc = {"ok": found.ok, "errors": errors, "warnings": list(found.warnings)}
+        if found.plan is not None:
+            doc["plan"] = _plan_json(found.plan)
         print(json.dumps(doc, ensure_ascii=False))
     else:
         for e in found.errors:
             where = f"{args.program}:{e.line}:{e.column}" if e.line is not None else args.program
             hint = f" (hint: {e.hint})" if e.hint else ""
             print(f"{where}: {e.type}: {e.message}{hint}".replace("\n", " "))
+        if args.plan and found.plan is not None:
+            print(found.plan.render())
     return EX_OK if found.ok else EX_ERROR
+
+
+def _plan_json(plan: Any) -> dict[str, Any]:
+    """A plan as JSON: arguments in PTC-Lisp notation (``?`` where computed at run time)."""
+    from .checking import UNKNOWN, shown
+
+    return {
+        "tools": list(plan.tools),
+        "writes": list(plan.writes),
+        "any_tool": plan.any_tool,
+        "calls": [
+            {
+                "tool": c.tool,
+                "args": None if c.args is UNKNOWN else [shown(a) for a in c.args],
+                "line": c.line,
+                "column": c.column,
+                "conditional": c.conditional,
+                "bound": c.bound,
+                "via": c.via,
+            }
+            for c in plan.calls
+        ],
+    }
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -71,6 +71,22 @@ def test_json_is_one_document(tmp_path: Path) -> None:
             }
         ],
         "warnings": [],
+        "plan": {
+            "tools": ["refund"],
+            "writes": [],
+            "any_tool": False,
+            "calls": [
+                {
+                    "tool": "refund",
+                    "args": [],
+                    "line": 1,
+                    "column": 1,
+                    "conditional": False,
+                    "bound": 1,
+                    "via": None,
+                }
+            ],
+        },
     }
 
 
@@ -86,3 +102,53 @@ def test_a_missing_file_is_a_usage_mistake(tmp_path: Path) -> None:
     done = ptc("check", "nope.clj", cwd=tmp_path)
     assert done.returncode == 66 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1
+
+
+WRITE_TOOLS = '''
+import ptc
+
+def get_order(id: int) -> dict:
+    """An order."""
+    open("ran.txt", "w").write("a tool ran")
+    return {"id": id}
+
+@ptc.tool(effect="write")
+def refund(order_id: int, reason: str) -> str:
+    """Refund an order."""
+    open("ran.txt", "w").write("a tool ran")
+    return "ok"
+
+def _helper() -> None:
+    """Private: not a tool."""
+'''
+
+
+def test_tools_module_and_plan(tmp_path: Path) -> None:
+    """``--tools MODULE`` offers the module's public functions and ptc.Tools; ``--plan`` prints
+    what the program can call, and nothing runs."""
+    (tmp_path / "shop.py").write_text(WRITE_TOOLS)
+    (tmp_path / "p.clj").write_text(
+        "(doseq [id [1 2 3]]\n"
+        "  (let [o (tool/get-order id)]\n"
+        '    (when (:late o) (tool/refund {:order-id id :reason "late"}))))\n'
+    )
+    done = ptc("check", "p.clj", "--tools", "shop", "--plan", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "May call 2 tools: `get-order`, `refund`; writes: `refund`.",
+        "- `get-order` up to 3 times, unconditionally, at line 2, column 11, with ?",
+        "- `refund` (write) up to 3 times, if reached, at line 3, column 21,"
+        ' with {:order-id ?, :reason "late"}',
+    ]
+    assert not (tmp_path / "ran.txt").exists()
+    (tmp_path / "q.clj").write_text("(tool/_helper)")
+    done = ptc("check", "q.clj", "--tools", "shop", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.startswith("q.clj:1:1: unknown_tool: Unknown tool: _helper.")
+
+
+def test_tools_module_that_cannot_be_imported_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "p.clj").write_text("(+ 1 2)")
+    done = ptc("check", "p.clj", "--tools", "nosuch_module_x", cwd=tmp_path)
+    assert done.returncode == 64
+    assert done.stderr.startswith("ptc: --tools 'nosuch_module_x': cannot import it:")
