@@ -114,6 +114,30 @@ pub fn prepare(src: &str, budget: &Budget) -> Result<Program, Box<RunResult>> {
     }
 }
 
+/// Reads `src` and analyzes each top-level form on its own (for `check`): the program of the
+/// forms that analyze and the errors of those that do not; a parse error (or a limit) alone
+/// when the text cannot be read.
+pub fn prepare_each(src: &str, budget: &Budget) -> Result<(Program, Vec<Error>), Error> {
+    let read = guard::with_budget(budget, || {
+        guard::catch(budget, || {
+            let limits = &budget.limits;
+            let forms = read_with_limits(src, limits.max_nesting, limits.max_symbols)?;
+            Ok(crate::analyzer::analyze_each(
+                &forms,
+                &AnalyzeOptions {
+                    max_symbols: limits.max_symbols,
+                    max_nesting: limits.max_nesting,
+                    max_string_size: limits.max_string_size,
+                },
+            ))
+        })
+    });
+    match read {
+        Ok(r) => r,
+        Err(e) => Err(e),
+    }
+}
+
 /// Evaluates a prepared program within `budget`; returns the result and, unless the run failed
 /// with an error, the namespace to commit.
 pub fn execute(

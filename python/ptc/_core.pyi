@@ -229,7 +229,7 @@ def _refused(
 ) -> Result: ...
 
 _ToolSites = tuple[
-    tuple[str, str, str | None, int | None, int | None, str | None] | None,
+    list[tuple[str, str, str | None, int | None, int | None, str | None]],
     list[tuple[str, tuple[Any, ...], int, int, bool, bool]],
     list[str],
     list[tuple[str, int, int]],

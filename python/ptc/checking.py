@@ -376,13 +376,13 @@ def check_with(
     if sites is None:
         lens = dict(lengths) if lengths is not None else None
         sites = _core._tool_sites(source, UNKNOWN, limits_dict(limits), list(tools), lens)
-    error, raw_calls, tool_values, _globals, data, keys, raw_plan = sites
-    if error is not None:
-        return Check(errors=(error_from_core(error),))
+    # a parse error alone, or the analysis error of each form that has one (the other forms
+    # are still checked)
+    read_errors, raw_calls, tool_values, _globals, data, keys, raw_plan = sites
     names = list(tools)
     signatures: dict[str, Signature | None] = {}  # read once per tool, not once per call
     calls = tuple(CallSite(t, tuple(a), line, col, c, r) for t, a, line, col, c, r in raw_calls)
-    errors: list[LispError] = []
+    errors: list[LispError] = [error_from_core(e) for e in read_errors]
     for site in calls:
         if site.tool not in tools:
             errors.append(_unknown_tool(site.tool, names, site.line, site.column))

@@ -104,6 +104,47 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
     })
 }
 
+/// Analyzes each top-level form on its own, for `check`: the program of the forms that
+/// analyze, and the error of each form that does not (all of them, in source order). A limit
+/// on the whole program (`max_symbols`) is the only error.
+pub fn analyze_each(forms: &[Form], opts: &AnalyzeOptions) -> (Program, Vec<Error>) {
+    let mut a = Analyzer {
+        scopes: vec![FnScope::default()],
+        recur_targets: Vec::new(),
+        short_fn: None,
+        depth: 0,
+        max_nesting: opts.max_nesting,
+        max_string_size: opts.max_string_size,
+        reaches_host: false,
+    };
+    let mut body = Vec::with_capacity(forms.len());
+    let mut errors = Vec::new();
+    if let Err(e) = count_symbols(forms, opts.max_symbols) {
+        errors.push(e);
+    } else {
+        for f in forms {
+            match a.expr(f, false) {
+                Ok(node) => body.push(node),
+                Err(e) => {
+                    errors.push(e);
+                    // a form that failed part-way may have left its scopes open
+                    a.scopes = vec![FnScope::default()];
+                    a.recur_targets.clear();
+                    a.short_fn = None;
+                    a.depth = 0;
+                }
+            }
+        }
+    }
+    let frame_size = a.scopes[0].next_slot;
+    let program = Program {
+        body,
+        frame_size,
+        reaches_host: a.reaches_host,
+    };
+    (program, errors)
+}
+
 fn err_at(pos: Pos, msg: impl Into<String>) -> Error {
     Error::analysis(msg).at(pos)
 }

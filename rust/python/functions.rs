@@ -200,8 +200,9 @@ fn arg_to_py<'py>(
 }
 
 /// `_tool_sites(source, unknown, limits=None, tools=None, data=None)`: reads and analyzes a
-/// program without running it and returns `(error, calls, tool_values, globals, data, keys,
-/// plan)`: the parse or analysis error (as the core error tuple) or None; each written tool call
+/// program without running it and returns `(errors, calls, tool_values, globals, data, keys,
+/// plan)`: the parse error, or the analysis error of each top-level form that has one (core
+/// error tuples; the other forms are still read); each written tool call
 /// as `(tool, args, line, column, conditional, repeats)` with `unknown` for arguments computed at
 /// run time; tools used as values; bare names resolved at run time with their positions;
 /// `data/` names read; literal keywords read from values, with their positions; and the plan
@@ -242,17 +243,14 @@ pub(super) fn sites_tuple<'py>(
     known: &crate::plan::Known<'_>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
-    let program = match py.detach(|| crate::session::prepare(source, &budget)) {
+    let (program, errors) = match py.detach(|| crate::session::prepare_each(source, &budget)) {
         Ok(p) => p,
-        Err(r) => {
-            let e = r.error.clone().unwrap_or_else(|| {
-                Error::new(ErrorKind::Internal, "the program could not be read")
-            });
+        Err(e) => {
             let empty = PyList::empty(py);
             return PyTuple::new(
                 py,
                 [
-                    errors::error_tuple(py, &e)?.into_any(),
+                    PyList::new(py, [errors::error_tuple(py, &e)?])?.into_any(),
                     empty.clone().into_any(),
                     empty.clone().into_any(),
                     empty.clone().into_any(),
@@ -264,7 +262,10 @@ pub(super) fn sites_tuple<'py>(
         }
     };
     let found = crate::sites::sites(&program);
-    let planned = crate::plan::plan(&program, known);
+    // a plan of part of a program would leave out what the failed forms call
+    let planned = errors
+        .is_empty()
+        .then(|| crate::plan::plan(&program, known));
     let calls = PyList::empty(py);
     for s in &found.calls {
         let args = s
@@ -289,38 +290,48 @@ pub(super) fn sites_tuple<'py>(
     for (name, pos) in &found.keys {
         keys.append((name, pos.line, pos.col))?;
     }
-    let sites = PyList::empty(py);
-    for s in &planned.sites {
-        let args = match &s.args {
-            Some(args) => {
-                let args = args
-                    .iter()
-                    .map(|a| arg_to_py(py, a, unknown))
-                    .collect::<PyResult<Vec<_>>>()?;
-                PyTuple::new(py, args)?.into_any()
+    let plan = match &planned {
+        None => py.None().into_bound(py),
+        Some(planned) => {
+            let sites = PyList::empty(py);
+            for s in &planned.sites {
+                let args = match &s.args {
+                    Some(args) => {
+                        let args = args
+                            .iter()
+                            .map(|a| arg_to_py(py, a, unknown))
+                            .collect::<PyResult<Vec<_>>>()?;
+                        PyTuple::new(py, args)?.into_any()
+                    }
+                    None => py.None().into_bound(py),
+                };
+                sites.append((
+                    &*s.tool,
+                    args,
+                    s.pos.line,
+                    s.pos.col,
+                    s.conditional,
+                    s.bound,
+                    s.via.as_deref(),
+                ))?;
             }
-            None => py.None().into_bound(py),
-        };
-        sites.append((
-            &*s.tool,
-            args,
-            s.pos.line,
-            s.pos.col,
-            s.conditional,
-            s.bound,
-            s.via.as_deref(),
-        ))?;
-    }
+            (sites, planned.any_tool).into_pyobject(py)?.into_any()
+        }
+    };
+    let errors = errors
+        .iter()
+        .map(|e| errors::error_tuple(py, e))
+        .collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(
         py,
         [
-            py.None().into_bound(py),
+            PyList::new(py, errors)?.into_any(),
             calls.into_any(),
             PyList::new(py, &found.tool_values)?.into_any(),
             globals.into_any(),
             PyList::new(py, &found.data)?.into_any(),
             keys.into_any(),
-            (sites, planned.any_tool).into_pyobject(py)?.into_any(),
+            plan,
         ],
     )
 }

@@ -114,6 +114,27 @@ def test_a_parse_error_is_the_one_error() -> None:
     assert c.calls == ()
 
 
+def test_every_form_with_an_analysis_error_is_reported_and_the_others_are_checked() -> None:
+    """A parse error stops the reading (what follows cannot be read reliably); an analysis
+    error is one form's: each top-level form is analyzed on its own, so every such error comes
+    at once, with the tool errors of the forms that can be read, in source order."""
+    source = "(let [x] 1)\n(tool/refnd 1)\n(if)\n(tool/refund 5)"
+    found = ptc.check(source, tools=[refund])
+    assert [(e.type, e.line, e.column) for e in found.errors] == [
+        ("analysis_error", 1, 1),
+        ("unknown_tool", 2, 1),
+        ("analysis_error", 3, 1),
+    ]
+    assert found.errors[0].message == (
+        "let bindings need an even number of forms (name value pairs), got 1"
+    )
+    assert found.errors[2].message == (
+        "if takes a test, a then branch and an optional else branch; got 0 form(s)"
+    )
+    assert [(c.tool, c.line) for c in found.calls] == [("refnd", 2), ("refund", 4)]
+    assert found.plan is None  # a plan of part of a program would leave calls out
+
+
 def test_data_names_not_in_the_input_are_warnings() -> None:
     c = ptc.check("(count data/ordrs) data/zz data/orders", data={"orders": []})
     assert c.ok
