@@ -28,7 +28,7 @@ pub type Bound = Option<u64>;
 /// What the plan is computed against.
 pub struct Known<'a> {
     /// Whether a name is a tool (a bare name resolves to one when nothing is defined by it).
-    pub is_tool: &'a dyn Fn(&str) -> bool,
+    pub is_tool: &'a (dyn Fn(&str) -> bool + Sync),
     /// The inputs' element counts by name (None: the input is not known; a name absent from a
     /// known map is nil). Counts of a vector, map, set or string; None for a scalar.
     pub data: Option<&'a HashMap<String, Option<u64>>>,

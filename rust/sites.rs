@@ -1,6 +1,6 @@
 //! What a program names before it runs (issue 31, `check`): every written tool call with the
-//! arguments that are literals, every tool used as a value, every bare name resolved only when
-//! it runs (a definition, or a tool), and every `data/` name. Nothing is evaluated.
+//! arguments that are literals, every tool used as a value, every `data/` name and every
+//! literal key read. Nothing is evaluated.
 //!
 //! The walk keeps its own stack: a program may nest as deep as its host allows.
 
@@ -39,8 +39,6 @@ pub struct Sites {
     pub calls: Vec<Site>,
     /// `tool/name` used as a value (`(map tool/f xs)`), where it was written when known.
     pub tool_values: Vec<String>,
-    /// Bare names resolved when the program runs (a user definition, then a tool, then data).
-    pub globals: Vec<(String, Pos)>,
     /// `data/` names read.
     pub data: Vec<String>,
     /// Literal keywords read from a value, `(:k x)` or `(get x :k)`, where they are written.
@@ -111,7 +109,9 @@ pub fn sites(program: &Program) -> Sites {
         .map(|n| (n, false, false))
         .collect();
     while let Some((node, cond, rep)) = stack.pop() {
-        let mut children: Vec<(&Node, bool, bool)> = Vec::new();
+        // children go on the stack, then are turned around to pop in source order
+        let start = stack.len();
+        let children = &mut stack;
         match node {
             Node::CallTool(name, args, pos) => {
                 out.calls.push(Site {
@@ -123,10 +123,6 @@ pub fn sites(program: &Program) -> Sites {
                 });
             }
             Node::ToolFn(name, _) => out.tool_values.push(name.to_string()),
-            Node::Global(g) | Node::CallGlobal(g, _) => {
-                out.globals.push((g.name.to_string(), g.pos));
-            }
-            Node::UserRef(name, pos) => out.globals.push((name.to_string(), *pos)),
             Node::KwGet(Value::Keyword(k), _, pos) => out.keys.push((k.to_string(), *pos)),
             // a keyword given to a builtin is read as a key or used as a function, `(map :k
             // xs)`, except where a builtin writes the key or uses it as a plain value
@@ -166,7 +162,7 @@ pub fn sites(program: &Program) -> Sites {
             Node::MakeFn(lambda, _) => children.push((&lambda.body, true, true)),
             _ => node.for_each_child(|c| children.push((c, cond, rep))),
         }
-        stack.extend(children.into_iter().rev());
+        stack[start..].reverse();
     }
     out
 }

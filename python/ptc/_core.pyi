@@ -19,6 +19,7 @@ __all__ = [
     "Definition",
     "LazyValue",
     "Lineage",
+    "Planner",
     "Result",
     "SessionBase",
     "ToolCall",
@@ -173,7 +174,11 @@ class CoreSession:
     def data_keys(self) -> list[str]: ...
     def record_keys(self, sample: int = 100) -> list[tuple[str, list[str]]]: ...
     def tool_sites(
-        self, source: str, unknown: Any, limits: dict[str, int] | None = None
+        self,
+        source: str,
+        unknown: Any,
+        limits: dict[str, int] | None = None,
+        keys: bool = False,
     ) -> _ToolSites: ...
     def tool_names(self) -> list[str]: ...
 
@@ -232,12 +237,20 @@ _ToolSites = tuple[
     list[tuple[str, str, str | None, int | None, int | None, str | None]],
     list[tuple[str, tuple[Any, ...], int, int, bool, bool]],
     list[str],
-    list[tuple[str, int, int]],
     list[str],
     list[tuple[str, int, int]],
-    tuple[list[tuple[str, tuple[Any, ...] | None, int, int, bool, int | None, str | None]], bool]
-    | None,
+    Planner | None,
 ]
+
+@final
+class Planner:
+    """A program read by ``check``, planned when ``plan`` is first asked for."""
+
+    def plan(
+        self, unknown: Any
+    ) -> tuple[
+        list[tuple[str, tuple[Any, ...] | None, int, int, bool, int | None, str | None]], bool
+    ]: ...
 
 def _tool_sites(
     source: str,
@@ -245,6 +258,7 @@ def _tool_sites(
     limits: dict[str, int] | None = None,
     tools: list[str] | None = None,
     data: dict[str, int | None] | None = None,
+    keys: bool = False,
 ) -> _ToolSites: ...
 
 @final

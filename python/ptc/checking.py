@@ -11,16 +11,25 @@ declarations, so the messages say what a signature says.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from . import _core
+from ._keyword import Keyword
 from .errors import ArityError, LispError, LispTypeError, UnknownTool, error_from_core
 from .limits import LimitsArg, limits_dict
 from .tools.declare import Tool, ToolsArg, tool_entries
-from .tools.signature import Signature, check_value, parse_signature, signature_from_callable
+from .tools.signature import (
+    Param,
+    Signature,
+    check_value,
+    parse_signature,
+    signature_from_callable,
+)
 
 
 class _Unknown:
@@ -162,10 +171,10 @@ class Plan:
         return "\n".join(lines)
 
 
-def _plan(raw: Any, tools: Mapping[str, Tool | None]) -> Plan | None:
-    if raw is None:
+def _plan(planner: Any, effects: Mapping[str, str]) -> Plan | None:
+    if planner is None:
         return None
-    sites, any_tool = raw
+    sites, any_tool = planner.plan(UNKNOWN)
     calls = tuple(
         PlannedCall(
             tool,
@@ -179,7 +188,6 @@ def _plan(raw: Any, tools: Mapping[str, Tool | None]) -> Plan | None:
         )
         for tool, args, line, col, cond, bound, via in sites
     )
-    effects = {name: t.effect for name, t in tools.items() if t is not None}
     return Plan(calls=calls, any_tool=any_tool, effects=effects)
 
 
@@ -187,17 +195,28 @@ def _plan(raw: Any, tools: Mapping[str, Tool | None]) -> Plan | None:
 class Check:
     """What :func:`check` found: ``ok`` when there are no errors; ``errors`` are LispErrors
     in source order (all of them), ``warnings`` notes that do not stop a run (a ``data/``
-    name not in the input is nil), ``calls`` the written tool calls."""
+    name not in the input is nil), ``calls`` the written tool calls, ``plan`` what the program
+    can call (None when it cannot be read). ``calls`` and ``plan`` are built when first read."""
 
     errors: tuple[LispError, ...] = ()
     warnings: tuple[str, ...] = ()
-    calls: tuple[CallSite, ...] = field(default=())
-    #: What the program can call (None when it cannot be read).
-    plan: Plan | None = None
+    _raw_calls: Any = field(default=(), repr=False, compare=False)
+    _raw_plan: Any = field(default=None, repr=False, compare=False)
+    _effects: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @functools.cached_property
+    def calls(self) -> tuple[CallSite, ...]:
+        """Each written tool call, in source order."""
+        return tuple(CallSite(t, a, line, col, c, r) for t, a, line, col, c, r in self._raw_calls)
+
+    @functools.cached_property
+    def plan(self) -> Plan | None:
+        """Which tools the program can call, from where, with what and how often."""
+        return _plan(self._raw_plan, self._effects)
 
     def feedback(self) -> str:
         """The errors as the LLM reads them, one after another."""
@@ -230,9 +249,45 @@ _OPEN_KINDS = (
 
 def _signature(tool: Tool | None) -> Signature | None:
     """The signature calls are judged by, or None when calls cannot be judged without
-    running them (no signature can be read, or the function takes any arguments)."""
+    running them (no signature can be read, or the function takes any arguments). Read once
+    per Tool and kept on it (a Tool is frozen: its function and signature do not change)."""
     if tool is None:
         return None
+    cached = tool.__dict__.get("_judged_signature", _UNSET)
+    if cached is _UNSET:
+        cached = _read_signature(tool)
+        object.__setattr__(tool, "_judged_signature", cached)
+    return cast("Signature | None", cached)
+
+
+def _judge(tool: Tool | None) -> _Judge | None:
+    """The judge of a tool's calls, or None when its calls are not judged (kept on the Tool)."""
+    if tool is None:
+        return None
+    cached = tool.__dict__.get("_judge", _UNSET)
+    if cached is _UNSET:
+        # a plain function given as a tool is wrapped in a new Tool on every check: the
+        # function keeps the judge too (per explicit signature)
+        try:
+            by_signature = _JUDGES.setdefault(tool.fn, {})
+        except TypeError:  # not weakly referable (a builtin): read each time
+            by_signature = {}
+        cached = by_signature.get(tool.signature, _UNSET)
+        if cached is _UNSET:
+            sig = _signature(tool)
+            cached = _Judge(sig) if sig is not None and sig.params is not None else None
+            by_signature[tool.signature] = cached
+        object.__setattr__(tool, "_judge", cached)
+    return cast("_Judge | None", cached)
+
+
+_UNSET = object()
+_JUDGES: weakref.WeakKeyDictionary[Any, dict[str | None, _Judge | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _read_signature(tool: Tool) -> Signature | None:
     try:
         sig = parse_signature(tool.signature) if tool.signature else None
         if sig is not None and sig.params is not None:
@@ -248,112 +303,126 @@ def _signature(tool: Tool | None) -> Signature | None:
 ANY_RETURN = parse_signature(":any").returns
 
 
-def _key(k: Any) -> str | None:
-    return k if isinstance(k, str) else None
+#: Types a literal argument of a primitive signature type surely has (exact types, as the core
+#: gives them); another type goes to ``check_value``, which says what is wrong.
+_PLAIN: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "keyword": (Keyword, str),
+    "int": (int,),
+    "float": (int, float),
+    "number": (int, float),
+    "bool": (bool,),
+    "map": (dict,),
+    "list": (list, tuple),
+    "set": (set, frozenset),
+}
 
 
-def _named(args: tuple[Any, ...], sig: Signature) -> dict[str, Any] | None:
-    """The named arguments of a call (one map literal, or keyword/value pairs), when the
-    call is named for this signature; None for a positional call."""
-    params = sig.params or ()
-    if len(args) == 1 and isinstance(args[0], Mapping):
+class _Judge:
+    """What judging calls against one signature needs, worked out once per tool."""
+
+    __slots__ = ("by_name", "map_positional", "names", "params", "plain", "required")
+
+    def __init__(self, sig: Signature) -> None:
+        self.params = sig.params or ()
+        self.by_name = {p.name: p for p in self.params}
+        self.names = ", ".join(f":{n}" for n in self.by_name) or "none"
+        self.required = sum(1 for p in self.params if not p.type.optional)
         # one map to a tool whose only parameter takes a map is a positional argument
-        if len(params) == 1 and params[0].type.kind in ("map", "fields", "any"):
+        self.map_positional = len(self.params) == 1 and self.params[0].type.kind in (
+            "map",
+            "fields",
+            "any",
+        )
+        self.plain = {
+            p.name: (None if p.type.kind == "any" else _PLAIN.get(p.type.kind, ()))
+            for p in self.params
+        }
+
+    def hint(self) -> str:  # written out only when an error shows it
+        shown = " ".join(str(p) for p in self.params)
+        return f"its signature: ({shown})" if self.params else "it takes no arguments"
+
+    def problem(self, p: Param, value: Any) -> str | None:
+        """What is wrong with a literal argument, None when nothing is (or it is not known)."""
+        if value is UNKNOWN:
             return None
-        keys = [_key(k) for k in args[0]]
-        if all(k is not None and type(k).__name__ == "Keyword" for k in keys):
-            return {str(k): v for k, v in args[0].items()}
-        return None
-    if args and len(args) % 2 == 0:
-        names = args[::2]
-        if all(type(k).__name__ == "Keyword" for k in names):
-            return {str(k): v for k, v in zip(names, args[1::2], strict=True)}
-    return None
+        plain = self.plain[p.name]
+        kind = type(value)
+        if plain is None or kind in plain:
+            return None
+        if (kind is dict or kind is list or kind is tuple) and _has_unknown(value):
+            return None
+        if kind is dict and p.type.kind == "fields":
+            known = {name for name, _ in p.type.fields}
+            for key in value:
+                if key not in known:
+                    listed = ", ".join(f":{n}" for n, _ in p.type.fields)
+                    return f"{p.name}: unknown key :{key}; its keys: {listed}"
+        return check_value(value, p.type, p.name)
 
-
-def _call_errors(site: CallSite, sig: Signature) -> list[LispError]:
-    params = sig.params or ()
-    where = (site.line, site.column)
-
-    def hint() -> str:  # written out only when an error shows it
-        shown = " ".join(str(p) for p in params)
-        return f"its signature: ({shown})" if params else "it takes no arguments"
-
-    named = _named(site.args, sig)
-    out: list[LispError] = []
-    if named is not None:
-        by_name = {p.name: p for p in params}
-        for key, value in named.items():
-            p = by_name.get(key)
-            if p is None:
-                known = ", ".join(f":{n}" for n in by_name) or "none"
-                out.append(
-                    ArityError(
-                        "arity_error",
-                        f"tool/{site.tool} has no argument :{key}; its arguments: {known}",
-                        hint(),
-                        *where,
-                        None,
-                    )
+    def errors(self, tool: str, args: Any, line: int, col: int) -> list[LispError]:
+        """The errors of one written call ``(tool/name args...)``."""
+        params = self.params
+        n = len(args)
+        named: dict[str, Any] | None = None
+        if n == 1 and type(args[0]) is dict and not self.map_positional:
+            if all(type(k) is Keyword for k in args[0]):
+                named = {str(k): v for k, v in args[0].items()}
+        elif n and n % 2 == 0 and all(type(k) is Keyword for k in args[::2]):
+            named = {str(k): v for k, v in zip(args[::2], args[1::2], strict=True)}
+        out: list[LispError] = []
+        if named is None:
+            if n > len(params) or n < self.required:
+                count = (
+                    str(len(params))
+                    if self.required == len(params)
+                    else f"{self.required} to {len(params)}"
                 )
-            elif value is not UNKNOWN and not _has_unknown(value):
-                problem = check_value(value, p.type, p.name)
+                message = (
+                    f"tool/{tool} takes {count} argument{'s' if len(params) != 1 else ''}, got {n}"
+                )
+                return [ArityError("arity_error", message, self.hint(), line, col, None)]
+            for p, value in zip(params, args, strict=False):
+                problem = self.problem(p, value)
                 if problem:
-                    out.append(_type_error(site, problem, value, hint()))
+                    out.append(_type_error(tool, line, col, problem, value, self.hint()))
+            return out
+        for key, value in named.items():
+            found = self.by_name.get(key)
+            if found is None:
+                message = f"tool/{tool} has no argument :{key}; its arguments: {self.names}"
+                out.append(ArityError("arity_error", message, self.hint(), line, col, None))
+                continue
+            problem = self.problem(found, value)
+            if problem:
+                out.append(_type_error(tool, line, col, problem, value, self.hint()))
         for p in params:
             if p.name not in named and not p.type.optional:
-                out.append(
-                    ArityError(
-                        "arity_error",
-                        f"tool/{site.tool} needs :{p.name} ({p.type})",
-                        hint(),
-                        *where,
-                        None,
-                    )
-                )
+                message = f"tool/{tool} needs :{p.name} ({p.type})"
+                out.append(ArityError("arity_error", message, self.hint(), line, col, None))
         return out
-    required = sum(1 for p in params if not p.type.optional)
-    if len(site.args) > len(params) or len(site.args) < required:
-        count = str(len(params)) if required == len(params) else f"{required} to {len(params)}"
-        out.append(
-            ArityError(
-                "arity_error",
-                f"tool/{site.tool} takes {count} argument{'s' if len(params) != 1 else ''},"
-                f" got {len(site.args)}",
-                hint(),
-                *where,
-                None,
-            )
-        )
-        return out
-    for p, value in zip(params, site.args, strict=False):
-        if value is not UNKNOWN and not _has_unknown(value):
-            problem = check_value(value, p.type, p.name)
-            if problem:
-                out.append(_type_error(site, problem, value, hint()))
-    return out
 
 
 def _has_unknown(value: Any) -> bool:
     if value is UNKNOWN:
         return True
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is dict:
         return any(_has_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
+    if kind is list or kind is tuple:
         return any(_has_unknown(v) for v in value)
     return False
 
 
-def _type_error(site: CallSite, problem: str, value: Any, hint: str) -> LispError:
+def _type_error(tool: str, line: int, col: int, problem: str, value: Any, hint: str) -> LispError:
     # the argument itself is shown as the core shows values (`string "x"`, not `str`)
     head, sep, got = problem.rpartition(": expected ")
     if sep and got.endswith(f", got {type(value).__name__}"):
         expected = got[: -len(f", got {type(value).__name__}")]
         shown = _core.to_clojure(value, 3, 40, False)[0]
         problem = f"{head}: expected {expected}, got {_core.type_label(value)} {shown}"
-    return LispTypeError(
-        "type_error", f"tool/{site.tool} argument {problem}", hint, site.line, site.column, None
-    )
+    return LispTypeError("type_error", f"tool/{tool} argument {problem}", hint, line, col, None)
 
 
 def check_with(
@@ -375,23 +444,22 @@ def check_with(
         raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
     if sites is None:
         lens = dict(lengths) if lengths is not None else None
-        sites = _core._tool_sites(source, UNKNOWN, limits_dict(limits), list(tools), lens)
+        sites = _core._tool_sites(
+            source, UNKNOWN, limits_dict(limits), list(tools), lens, bool(records)
+        )
     # a parse error alone, or the analysis error of each form that has one (the other forms
     # are still checked)
-    read_errors, raw_calls, tool_values, _globals, data, keys, raw_plan = sites
+    read_errors, raw_calls, tool_values, data, keys, raw_plan = sites
     names = list(tools)
-    signatures: dict[str, Signature | None] = {}  # read once per tool, not once per call
-    calls = tuple(CallSite(t, tuple(a), line, col, c, r) for t, a, line, col, c, r in raw_calls)
     errors: list[LispError] = [error_from_core(e) for e in read_errors]
-    for site in calls:
-        if site.tool not in tools:
-            errors.append(_unknown_tool(site.tool, names, site.line, site.column))
+    for raw in raw_calls:
+        tool = raw[0]
+        if tool not in tools:
+            errors.append(_unknown_tool(tool, names, raw[2], raw[3]))
             continue
-        if site.tool not in signatures:
-            signatures[site.tool] = _signature(tools[site.tool])
-        sig = signatures[site.tool]
-        if sig is not None and sig.params is not None:
-            errors.extend(_call_errors(site, sig))
+        judge = _judge(tools[tool])
+        if judge is not None:
+            errors.extend(judge.errors(tool, raw[1], raw[2], raw[3]))
     for name in dict.fromkeys(tool_values):
         if name not in tools:
             errors.append(_unknown_tool(name, names, None, None))
@@ -413,9 +481,8 @@ def check_with(
                 + ", ".join(f"data/{k}" for k in present[:8])
             )
     warnings.extend(_key_warnings(keys, records))
-    return Check(
-        errors=tuple(errors), warnings=tuple(warnings), calls=calls, plan=_plan(raw_plan, tools)
-    )
+    effects = {name: t.effect for name, t in tools.items() if t is not None}
+    return Check(tuple(errors), tuple(warnings), raw_calls, raw_plan, effects)
 
 
 def _key_warnings(

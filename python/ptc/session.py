@@ -177,13 +177,14 @@ class Session(_core.SessionBase):
         declared = self.__dict__.get("_declared")
         if declared is None:  # read once per Session, on its first check
             declared = self.__dict__["_declared"] = all_tools(self._tools_arg)
+        records = self._core.record_keys()
         return check_with(
             source,
             declared,
             self.data_keys,
             limits,
-            self._core.record_keys(),
-            sites=self._core.tool_sites(source, UNKNOWN, limits_dict(limits)),
+            records,
+            sites=self._core.tool_sites(source, UNKNOWN, limits_dict(limits), bool(records)),
         )
 
     def plan(self, source: str, *, limits: LimitsArg = None) -> Plan:

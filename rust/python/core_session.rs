@@ -736,13 +736,14 @@ impl CoreSession {
 
     /// `_tool_sites` against this session: its tools, its inputs' lengths, the definitions of
     /// earlier turns and `*1..*3` (the plan follows calls into them).
-    #[pyo3(signature = (source, unknown, limits=None))]
+    #[pyo3(signature = (source, unknown, limits=None, keys=false))]
     pub(super) fn tool_sites<'py>(
         &self,
         py: Python<'py>,
         source: &str,
         unknown: &Bound<'py, PyAny>,
         limits: Option<&Bound<'py, PyDict>>,
+        keys: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
@@ -763,15 +764,13 @@ impl CoreSession {
                 }
                 (lens, state.user.clone(), state.history.clone())
             };
-            let host = self.host.clone();
-            let is_tool = |name: &str| host.find(name).is_some();
-            let known = crate::plan::Known {
-                is_tool: &is_tool,
-                data: Some(&data),
-                user: Some(&user),
-                history: &history,
+            let inputs = super::functions::PlanInputs {
+                tools: self.host.names().into_iter().collect(),
+                data: Some(data),
+                user: Some(user),
+                history: history.to_vec(),
             };
-            super::functions::sites_tuple(py, source, unknown, limits, &known)
+            super::functions::sites_tuple(py, source, unknown, limits, keys, inputs)
         })
     }
 

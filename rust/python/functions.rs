@@ -172,6 +172,7 @@ pub(super) fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
 }
 
 /// An argument as Python sees it: the value, `unknown` where the source does not show it.
+/// Called within `control::bounded` (one budget for all of a program's arguments).
 fn arg_to_py<'py>(
     py: Python<'py>,
     a: &crate::sites::Arg,
@@ -179,7 +180,7 @@ fn arg_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     use crate::sites::Arg;
     Ok(match a {
-        Arg::Known(v) => LazyValue::new(v.clone(), Limits::default()).get_bound(py)?,
+        Arg::Known(v) => super::result::to_python(py, v)?,
         Arg::Unknown => unknown.clone(),
         Arg::Vector(items) => {
             let items = items
@@ -191,7 +192,7 @@ fn arg_to_py<'py>(
         Arg::Map(pairs) => {
             let d = PyDict::new(py);
             for (k, v) in pairs {
-                let key = LazyValue::new(k.clone(), Limits::default()).get_bound(py)?;
+                let key = super::result::to_python(py, k)?;
                 d.set_item(key, arg_to_py(py, v, unknown)?)?;
             }
             d.into_any()
@@ -199,16 +200,16 @@ fn arg_to_py<'py>(
     })
 }
 
-/// `_tool_sites(source, unknown, limits=None, tools=None, data=None)`: reads and analyzes a
-/// program without running it and returns `(errors, calls, tool_values, globals, data, keys,
+/// `_tool_sites(source, unknown, limits=None, tools=None, data=None, keys=False)`: reads and
+/// analyzes a program without running it and returns `(errors, calls, tool_values, data, keys,
 /// plan)`: the parse error, or the analysis error of each top-level form that has one (core
 /// error tuples; the other forms are still read); each written tool call
 /// as `(tool, args, line, column, conditional, repeats)` with `unknown` for arguments computed at
-/// run time; tools used as values; bare names resolved at run time with their positions;
-/// `data/` names read; literal keywords read from values, with their positions; and the plan
+/// run time; tools used as values; `data/` names read; literal keywords read from values, with
+/// their positions (only when `keys`: they are judged against input records); and the plan
 /// (see `sites_tuple`) against the tool names `tools` and the inputs' lengths `data`.
 #[pyfunction]
-#[pyo3(signature = (source, unknown, limits=None, tools=None, data=None))]
+#[pyo3(signature = (source, unknown, limits=None, tools=None, data=None, keys=false))]
 pub(super) fn _tool_sites<'py>(
     py: Python<'py>,
     source: &str,
@@ -216,34 +217,112 @@ pub(super) fn _tool_sites<'py>(
     limits: Option<&Bound<'py, PyDict>>,
     tools: Option<Vec<String>>,
     data: Option<std::collections::HashMap<String, Option<u64>>>,
+    keys: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     guarded(py, || {
         let limits = core_session::limits_from(Limits::default(), limits)?;
-        let tools: ahash::AHashSet<String> = tools.unwrap_or_default().into_iter().collect();
-        let is_tool = |name: &str| tools.contains(name);
-        let known = crate::plan::Known {
-            is_tool: &is_tool,
-            data: data.as_ref(),
+        let inputs = PlanInputs {
+            tools: tools.unwrap_or_default().into_iter().collect(),
+            data,
             user: None,
-            history: &[],
+            history: Vec::new(),
         };
-        sites_tuple(py, source, unknown, limits, &known)
+        sites_tuple(py, source, unknown, limits, keys, inputs)
     })
 }
 
-/// What `_tool_sites` and `CoreSession.tool_sites` return. The plan is `(sites, any_tool)`, each
-/// site `(tool, args, line, column, conditional, bound, via)`: `args` a tuple, or None for a
-/// tool used as a value; `bound` None when unknown; `via` the earlier turn's definition whose
-/// body holds the site.
+/// What the plan of a program is computed against, owned so that the plan can wait until a
+/// host asks for it (`Check.plan`): most checks never do.
+pub(super) struct PlanInputs {
+    pub tools: ahash::AHashSet<String>,
+    /// Each input's element count (None for a scalar); None when the input is not known.
+    pub data: Option<std::collections::HashMap<String, Option<u64>>>,
+    pub user: Option<UserNs>,
+    pub history: Vec<Value>,
+}
+
+/// A program read by `check`, waiting to be planned (`plan(unknown)` -> `(sites, any_tool)`,
+/// each site `(tool, args, line, column, conditional, bound, via)`: `args` a tuple, or None for
+/// a tool used as a value; `bound` None when unknown; `via` the earlier turn's definition whose
+/// body holds the site).
+#[pyclass(frozen, module = "ptc._core")]
+pub struct Planner {
+    program: crate::ir::Program,
+    inputs: PlanInputs,
+    limits: Limits,
+}
+
+#[pymethods]
+impl Planner {
+    fn plan<'py>(
+        &self,
+        py: Python<'py>,
+        unknown: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        guarded(py, || {
+            let i = &self.inputs;
+            let is_tool = |name: &str| i.tools.contains(name);
+            let known = crate::plan::Known {
+                is_tool: &is_tool,
+                data: i.data.as_ref(),
+                user: i.user.as_deref(),
+                history: &i.history,
+            };
+            let planned = py.detach(|| crate::plan::plan(&self.program, &known));
+            super::control::bounded(py, self.limits, || {
+                let sites = PyList::empty(py);
+                for s in &planned.sites {
+                    let args = match &s.args {
+                        Some(args) => {
+                            let args = args
+                                .iter()
+                                .map(|a| arg_to_py(py, a, unknown))
+                                .collect::<PyResult<Vec<_>>>()?;
+                            PyTuple::new(py, args)?.into_any()
+                        }
+                        None => py.None().into_bound(py),
+                    };
+                    sites.append((
+                        &*s.tool,
+                        args,
+                        s.pos.line,
+                        s.pos.col,
+                        s.conditional,
+                        s.bound,
+                        s.via.as_deref(),
+                    ))?;
+                }
+                PyTuple::new(
+                    py,
+                    [
+                        sites.into_any(),
+                        planned.any_tool.into_pyobject(py)?.to_owned().into_any(),
+                    ],
+                )
+            })
+        })
+    }
+}
+
+/// What `_tool_sites` and `CoreSession.tool_sites` return: see `_tool_sites`; the plan is a
+/// `Planner`, or None when the program has errors (a plan of part of a program would leave
+/// out what the failed forms call).
 pub(super) fn sites_tuple<'py>(
     py: Python<'py>,
     source: &str,
     unknown: &Bound<'py, PyAny>,
     limits: Limits,
-    known: &crate::plan::Known<'_>,
+    keys: bool,
+    inputs: PlanInputs,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);
-    let (program, errors) = match py.detach(|| crate::session::prepare_each(source, &budget)) {
+    let prepared = py.detach(|| {
+        crate::session::prepare_each(source, &budget).map(|(program, errors)| {
+            let found = crate::sites::sites(&program);
+            (program, errors, found)
+        })
+    });
+    let (program, errors, found) = match prepared {
         Ok(p) => p,
         Err(e) => {
             let empty = PyList::empty(py);
@@ -254,18 +333,40 @@ pub(super) fn sites_tuple<'py>(
                     empty.clone().into_any(),
                     empty.clone().into_any(),
                     empty.clone().into_any(),
-                    empty.clone().into_any(),
                     empty.into_any(),
                     py.None().into_bound(py),
                 ],
             );
         }
     };
-    let found = crate::sites::sites(&program);
-    // a plan of part of a program would leave out what the failed forms call
-    let planned = errors
-        .is_empty()
-        .then(|| crate::plan::plan(&program, known));
+    let written =
+        super::control::bounded(py, limits, || sites_py(py, &found, &errors, keys, unknown))?;
+    let planner = if errors.is_empty() {
+        Bound::new(
+            py,
+            Planner {
+                program,
+                inputs,
+                limits,
+            },
+        )?
+        .into_any()
+    } else {
+        py.None().into_bound(py)
+    };
+    let mut items: Vec<Bound<'py, PyAny>> = written.iter().collect();
+    items.push(planner);
+    PyTuple::new(py, items)
+}
+
+/// The first five parts of `sites_tuple`'s answer as Python values.
+fn sites_py<'py>(
+    py: Python<'py>,
+    found: &crate::sites::Sites,
+    errors: &[Error],
+    with_keys: bool,
+    unknown: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let calls = PyList::empty(py);
     for s in &found.calls {
         let args = s
@@ -282,42 +383,12 @@ pub(super) fn sites_tuple<'py>(
             s.repeats,
         ))?;
     }
-    let globals = PyList::empty(py);
-    for (name, pos) in &found.globals {
-        globals.append((name, pos.line, pos.col))?;
-    }
     let keys = PyList::empty(py);
-    for (name, pos) in &found.keys {
-        keys.append((name, pos.line, pos.col))?;
-    }
-    let plan = match &planned {
-        None => py.None().into_bound(py),
-        Some(planned) => {
-            let sites = PyList::empty(py);
-            for s in &planned.sites {
-                let args = match &s.args {
-                    Some(args) => {
-                        let args = args
-                            .iter()
-                            .map(|a| arg_to_py(py, a, unknown))
-                            .collect::<PyResult<Vec<_>>>()?;
-                        PyTuple::new(py, args)?.into_any()
-                    }
-                    None => py.None().into_bound(py),
-                };
-                sites.append((
-                    &*s.tool,
-                    args,
-                    s.pos.line,
-                    s.pos.col,
-                    s.conditional,
-                    s.bound,
-                    s.via.as_deref(),
-                ))?;
-            }
-            (sites, planned.any_tool).into_pyobject(py)?.into_any()
+    if with_keys {
+        for (name, pos) in &found.keys {
+            keys.append((name, pos.line, pos.col))?;
         }
-    };
+    }
     let errors = errors
         .iter()
         .map(|e| errors::error_tuple(py, e))
@@ -328,10 +399,8 @@ pub(super) fn sites_tuple<'py>(
             PyList::new(py, errors)?.into_any(),
             calls.into_any(),
             PyList::new(py, &found.tool_values)?.into_any(),
-            globals.into_any(),
             PyList::new(py, &found.data)?.into_any(),
             keys.into_any(),
-            plan,
         ],
     )
 }

@@ -73,6 +73,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tool_sites, m)?)?;
     m.add_function(wrap_pyfunction!(_refused, m)?)?;
     m.add_class::<host::Lineage>()?;
+    m.add_class::<functions::Planner>()?;
     let py = m.py();
     let var = py
         .import("contextvars")?
