@@ -135,6 +135,20 @@ def test_every_form_with_an_analysis_error_is_reported_and_the_others_are_checke
     assert found.plan is None  # a plan of part of a program would leave calls out
 
 
+def test_a_map_literal_against_declared_fields_unknown_and_missing_keys() -> None:
+    def place(order: dict[str, Any]) -> str:
+        raise AssertionError("check never calls a tool")
+
+    tool = ptc.Tool(place, signature="(order {id :int, note :string?}) -> :string")
+    found = ptc.check('(tool/place {:id 1 :nte "x"}) (tool/place {:note "y"})', tools=[tool])
+    sig = "its signature: (order {id :int, note :string?})"
+    assert [(e.type, e.message, e.hint, e.column) for e in found.errors] == [
+        ("type_error", "tool/place argument order: unknown key :nte; its keys: :id, :note", sig, 1),
+        ("type_error", "tool/place argument order.id: missing key :id", sig, 31),
+    ]
+    assert ptc.check("(tool/place {:id 2})", tools=[tool]).ok
+
+
 def test_data_names_not_in_the_input_are_warnings() -> None:
     c = ptc.check("(count data/ordrs) data/zz data/orders", data={"orders": []})
     assert c.ok
