@@ -132,7 +132,9 @@ struct RawSite {
 struct Walker<'a> {
     known: &'a Known<'a>,
     /// `(def name value)` forms written at the top level: name -> (statement index, value).
-    top_defs: HashMap<Str, (usize, &'a Node)>,
+    top_defs: HashMap<Str, Vec<(usize, &'a Node)>>,
+    /// The top-level statement being walked when it is a `def` (taken by that `def`).
+    top_def: Option<usize>,
     /// How many `def`s of each name the program holds, function bodies included.
     def_counts: HashMap<Str, usize>,
     /// Names defined inside earlier turns' functions (None: too much to look through).
@@ -143,9 +145,9 @@ struct Walker<'a> {
     sites: Vec<RawSite>,
     frames: Vec<Frame>,
     /// Function definitions of this program by name: the unit of each `(defn name ...)`.
-    defs: HashMap<Str, Vec<UnitId>>,
+    defs: HashMap<Str, Vec<(UnitId, Option<usize>)>>,
     /// Every use of a name defined (or maybe defined) by the user, resolved after the walk.
-    name_uses: Vec<(Str, Use)>,
+    name_uses: Vec<(Str, Use, Option<usize>)>,
     /// Units of earlier turns' definitions by name, walked when first named.
     session_units: HashMap<Str, Vec<UnitId>>,
     /// Closures of earlier turns already walked, by address.
@@ -201,10 +203,17 @@ fn called_args(name: &str, lens: &[Option<Len>]) -> Vec<(usize, Bound, bool)> {
             let (b, s) = each(last(1));
             vec![(0, b, s)]
         }
-        "reduce" if n >= 2 => {
-            let l = last(n - 1);
-            let b = l.map(|l| l.max);
-            let s = l.is_some_and(|l| l.min >= 2);
+        // `(reduce f coll)` starts from the first element: one call fewer
+        "reduce" if n == 2 => {
+            let l = last(1);
+            vec![(
+                0,
+                l.map(|l| l.max.saturating_sub(1)),
+                l.is_some_and(|l| l.min >= 2),
+            )]
+        }
+        "reduce" if n == 3 => {
+            let (b, s) = each(last(2));
             vec![(0, b, s)]
         }
         // a comparator may be asked about each pair more than once
@@ -321,6 +330,7 @@ impl<'a> Walker<'a> {
         Walker {
             known,
             top_defs: HashMap::new(),
+            top_def: None,
             def_counts: HashMap::new(),
             session_def_names: None,
             top_index: 0,
@@ -403,24 +413,66 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The value a bare name surely has where `ctx` reads it: the program defines it once, as
-    /// a statement at the top level that ran before this one, and no function of an earlier
-    /// turn defines it. None when that is not sure.
-    fn stable(&mut self, name: &str, ctx: &Ctx) -> Option<&'a Node> {
-        if ctx.unit != TOP || ctx.via.is_some() {
-            return None;
-        }
-        let &(at, value) = self.top_defs.get(name)?;
-        if at >= self.top_index || self.def_counts.get(name) != Some(&1) {
-            return None;
+    /// Whether every `def` of `name` that this run can make is a statement of the program's
+    /// top level (none in a function, of this program or of an earlier turn): then a statement
+    /// reads the value of the last such `def` before it, or, when there is none, what the name
+    /// meant before the run.
+    fn pinned(&mut self, name: &str) -> bool {
+        let top = self.top_defs.get(name).map_or(0, Vec::len);
+        if self.def_counts.get(name).copied().unwrap_or(0) != top {
+            return false;
         }
         let names = self
             .session_def_names
             .get_or_insert_with(|| session_defined(self.known));
-        match names {
-            Some(names) if !names.contains(name) => Some(value),
-            _ => None,
+        names.as_ref().is_some_and(|n| !n.contains(name))
+    }
+
+    /// The top-level statement whose `def` of `name` a top-level read in `ctx` sees, when the
+    /// name is pinned: `Some(None)` when no `def` ran yet. None when not known.
+    fn seen_def(&mut self, name: &str, ctx: &Ctx) -> Option<Option<(usize, &'a Node)>> {
+        if !self.pinned(name) {
+            return None;
         }
+        let Some(defs) = self.top_defs.get(name) else {
+            return Some(None); // never defined in this run: anywhere, what it meant before
+        };
+        if ctx.unit != TOP || ctx.via.is_some() {
+            return None;
+        }
+        let at = self.top_index;
+        Some(defs.iter().rev().find(|(i, _)| *i < at).copied())
+    }
+
+    /// The value a bare name surely has where `ctx` reads it: a `def` at the top level that
+    /// ran before this statement, when the name is pinned. None when that is not sure.
+    fn stable(&mut self, name: &str, ctx: &Ctx) -> Option<&'a Node> {
+        self.seen_def(name, ctx).flatten().map(|(_, value)| value)
+    }
+
+    /// Whether a bare name can be the tool of that name when it is read: None when it cannot
+    /// (not a tool, or defined by an earlier turn: a definition comes first), else whether
+    /// surely (nothing this run can call defines it first).
+    fn bare_tool(&mut self, name: &str, ctx: &Ctx) -> Option<bool> {
+        if !(self.known.is_tool)(name) || self.known.user.is_some_and(|u| u.contains_key(name)) {
+            return None;
+        }
+        match self.seen_def(name, ctx) {
+            Some(Some(_)) => None, // a `def` before this statement comes first
+            Some(None) => Some(true),
+            None => {
+                let names = self
+                    .session_def_names
+                    .get_or_insert_with(|| session_defined(self.known));
+                let defined = self.def_counts.contains_key(name)
+                    || names.as_ref().map_or(true, |n| n.contains(name));
+                Some(!defined)
+            }
+        }
+    }
+
+    fn top_of(&self, ctx: &Ctx) -> Option<usize> {
+        (ctx.unit == TOP && ctx.via.is_none()).then_some(self.top_index)
     }
 
     /// An argument as far as the source shows it, with names whose values are known.
@@ -461,10 +513,18 @@ impl<'a> Walker<'a> {
             // a bare name may be defined by a function this run calls before it is read (in
             // this program or an earlier one): only `data/x` is surely the input, and a name
             // defined once, at the top level, is surely its value after that statement
-            Node::Global(g) => {
-                let value = self.stable(&g.name, ctx)?;
-                self.len_of(value, ctx)
-            }
+            Node::Global(g) => match self.seen_def(&g.name, ctx)? {
+                Some((_, value)) => self.len_of(value, ctx),
+                // what the name meant before the run: a definition, a tool, or the input
+                None => match self.known.user.and_then(|u| u.get(&g.name)) {
+                    Some(d) => value_len(&d.value),
+                    None if (self.known.is_tool)(&g.name) => None,
+                    None => match self.known.data?.get(&*g.name) {
+                        Some(n) => n.map(|n| Len { max: n, min: n }),
+                        None => exact(0),
+                    },
+                },
+            },
             Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(node)? {
                 Held::Fn(_, l) | Held::Len(l) => l,
                 Held::Value(v) => value_len(&v),
@@ -600,10 +660,15 @@ impl<'a> Walker<'a> {
                 for a in args.iter() {
                     self.walk(a, ctx);
                 }
-                self.name_uses.push((g.name.clone(), Self::here(ctx)));
-                if (self.known.is_tool)(&g.name) {
+                let top = self.top_of(ctx);
+                self.name_uses.push((g.name.clone(), Self::here(ctx), top));
+                if let Some(sure) = self.bare_tool(&g.name, ctx) {
                     let written = args.iter().map(|a| self.arg_of(a, ctx)).collect();
-                    self.site(&g.name, Some(written), g.pos, Self::here(ctx), &ctx.via);
+                    let at = Use {
+                        sure: ctx.sure && sure,
+                        ..Self::here(ctx)
+                    };
+                    self.site(&g.name, Some(written), g.pos, at, &ctx.via);
                 }
             }
             Node::Call(c) => {
@@ -653,6 +718,7 @@ impl<'a> Walker<'a> {
                 self.walk(&d.body, &inner);
             }
             Node::Def(d) => {
+                let top = self.top_def.take();
                 // a function (or tool) defined by name is counted by the calls of that name
                 if matches!(
                     d.value,
@@ -660,7 +726,7 @@ impl<'a> Walker<'a> {
                 ) {
                     self.callers.push(Vec::new());
                     let u = self.callers.len() - 1;
-                    self.defs.entry(d.name.clone()).or_default().push(u);
+                    self.defs.entry(d.name.clone()).or_default().push((u, top));
                     let at = Use {
                         unit: u,
                         rel: Some(1),
@@ -710,15 +776,24 @@ impl<'a> Walker<'a> {
             match node {
                 Node::If(b) => {
                     self.walk(&b.0, again);
-                    self.tail(&b.1, again, last);
-                    self.tail(&b.2, again, last);
+                    let branch = Ctx {
+                        sure: false,
+                        ..again.clone()
+                    };
+                    self.tail(&b.1, &branch, last);
+                    self.tail(&b.2, &branch, last);
                 }
                 Node::Do(items) | Node::And(items) | Node::Or(items) if !items.is_empty() => {
+                    // after the first operand of `and`/`or`, the others may not run
+                    let maybe = Ctx {
+                        sure: again.sure && matches!(node, Node::Do(_)),
+                        ..again.clone()
+                    };
                     let n = items.len() - 1;
-                    for item in &items[..n] {
-                        self.walk(item, again);
+                    for (i, item) in items[..n].iter().enumerate() {
+                        self.walk(item, if i == 0 { again } else { &maybe });
                     }
-                    self.tail(&items[n], again, last);
+                    self.tail(&items[n], if n == 0 { again } else { &maybe }, last);
                 }
                 Node::Let(l) => self.let_form(&l.bindings, &l.body, again, Some(last)),
                 _ => self.walk(node, again),
@@ -771,12 +846,20 @@ impl<'a> Walker<'a> {
             }
             Node::ToolFn(name, pos) => self.site(name, None, *pos, caller, &ctx.via),
             Node::Global(g) => {
-                self.name_uses.push((g.name.clone(), caller));
-                if (self.known.is_tool)(&g.name) {
-                    self.site(&g.name, None, g.pos, caller, &ctx.via);
+                let top = self.top_of(ctx);
+                self.name_uses.push((g.name.clone(), caller, top));
+                if let Some(sure) = self.bare_tool(&g.name, ctx) {
+                    let at = Use {
+                        sure: caller.sure && sure,
+                        ..caller
+                    };
+                    self.site(&g.name, None, g.pos, at, &ctx.via);
                 }
             }
-            Node::UserRef(name, _) => self.name_uses.push((name.clone(), caller)),
+            Node::UserRef(name, _) => {
+                let top = self.top_of(ctx);
+                self.name_uses.push((name.clone(), caller, top));
+            }
             Node::History(i) => {
                 if let Some(v) = self.known.history.get(i - 1) {
                     let via = Some(Str::from(format!("*{i}")));
@@ -1024,15 +1107,28 @@ impl<'a> Walker<'a> {
 
     fn finish(mut self) -> Plan {
         self.session_defs();
-        for (name, at) in std::mem::take(&mut self.name_uses) {
-            let units: Vec<UnitId> = self
-                .defs
-                .get(&name)
-                .into_iter()
-                .flatten()
-                .chain(self.session_units.get(&name).into_iter().flatten())
-                .copied()
-                .collect();
+        for (name, at, top) in std::mem::take(&mut self.name_uses) {
+            // a top-level statement reading a pinned name sees the last `def` before it, or
+            // what the name meant before the run; anywhere else, any of them
+            let seen = match top {
+                Some(i) if self.pinned(&name) => Some(
+                    self.top_defs
+                        .get(&name)
+                        .and_then(|d| d.iter().rev().find(|(j, _)| *j < i).map(|(j, _)| *j)),
+                ),
+                _ => None,
+            };
+            let program = self.defs.get(&name).into_iter().flatten();
+            let mut units: Vec<UnitId> = match seen {
+                Some(j) => program
+                    .filter(|(_, at)| *at == j && j.is_some())
+                    .map(|(u, _)| *u)
+                    .collect(),
+                None => program.map(|(u, _)| *u).collect(),
+            };
+            if !matches!(seen, Some(Some(_))) {
+                units.extend(self.session_units.get(&name).into_iter().flatten().copied());
+            }
             for u in units {
                 self.callers[u].push(at);
             }
@@ -1121,13 +1217,17 @@ pub fn plan(program: &Program, known: &Known) -> Plan {
     };
     for (i, node) in program.body.iter().enumerate() {
         if let Node::Def(d) = node {
-            w.top_defs.entry(d.name.clone()).or_insert((i, &d.value));
+            w.top_defs
+                .entry(d.name.clone())
+                .or_default()
+                .push((i, &d.value));
         }
         count_defs(node, &mut w.def_counts);
     }
     let mut ctx = top;
     for (i, node) in program.body.iter().enumerate() {
         w.top_index = i;
+        w.top_def = matches!(node, Node::Def(_)).then_some(i);
         w.walk(node, &ctx);
         if ctx.sure && has_stop(node) {
             ctx.sure = false;

@@ -203,14 +203,22 @@ fn run_branches(
     let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut out = Vec::with_capacity(n);
     let mut first_error = None;
+    let mut gap = false;
     for slot in done {
-        let Some((r, calls)) = slot else { break };
+        let Some((r, calls)) = slot else {
+            gap = true;
+            continue;
+        };
+        // every call any branch made is recorded, also those of branches after a failed one
+        // (they raced it): a tool that ran is never left out of the run's calls
         it.absorb_branch(calls)?;
         match r {
-            Ok(v) => out.push(v),
+            Ok(v) if first_error.is_none() && !gap => out.push(v),
+            Ok(_) => {}
             Err(e) => {
-                first_error = Some(e);
-                break;
+                if first_error.is_none() && !gap {
+                    first_error = Some(e);
+                }
             }
         }
     }

@@ -161,8 +161,27 @@ pub(super) fn sort_fallible<T>(
     match (sorted, failure) {
         (_, Some(f)) => Err(f),
         (Ok(()), None) => Ok(()),
+        // the standard sort stops when it sees answers that contradict each other (a < b and
+        // b < a): the program's comparator is wrong, which is the program's error
+        (Err(payload), None) if is_total_order_panic(&*payload) => Err(Error::new(
+            crate::error::ErrorKind::Execution,
+            "sort: the comparator's answers contradict each other (it says a comes before b \
+             and b before a, or depends on more than its two arguments)",
+        )
+        .with_hint("a comparator answers from its two arguments alone, the same way each time: (compare a b) or (< a b)")
+        .into()),
         (Err(payload), None) => std::panic::resume_unwind(payload),
     }
+}
+
+/// Whether a panic is the standard sort's "does not implement a total order" check.
+fn is_total_order_panic(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    text.contains("total order")
 }
 
 pub(super) fn sort_keyed(

@@ -180,7 +180,12 @@ fn arg_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     use crate::sites::Arg;
     Ok(match a {
-        Arg::Known(v) => super::result::to_python(py, v)?,
+        // a literal Python cannot hold (`#{1 1.0}`) is refused when the call is made: its
+        // value is never seen by a tool
+        Arg::Known(v) => match super::result::try_to_python(py, v)? {
+            Ok(o) => o,
+            Err(_) => unknown.clone(),
+        },
         Arg::Unknown => unknown.clone(),
         Arg::Vector(items) => {
             let items = items
@@ -192,8 +197,13 @@ fn arg_to_py<'py>(
         Arg::Map(pairs) => {
             let d = PyDict::new(py);
             for (k, v) in pairs {
-                let key = super::result::to_python(py, k)?;
+                let Ok(key) = super::result::try_to_python(py, k)? else {
+                    return Ok(unknown.clone());
+                };
                 d.set_item(key, arg_to_py(py, v, unknown)?)?;
+            }
+            if d.len() < pairs.len() {
+                return Ok(unknown.clone()); // keys Python takes for one (`:a` and "a")
             }
             d.into_any()
         }

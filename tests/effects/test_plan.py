@@ -132,12 +132,17 @@ def test_session_plan_follows_earlier_turns_definitions_and_results() -> None:
     assert "late" not in s.definitions
 
 
-def test_a_definition_made_again_in_this_program_counts_both() -> None:
-    """A name the program redefines may call the earlier turn's function (before the def) or the
-    new one (after): the plan covers both."""
+def test_a_definition_made_again_in_this_program_is_followed_statement_by_statement() -> None:
+    """A name defined only by top-level statements means, in each statement, the last def
+    before it (or what it meant before the run); read inside a function, any of them."""
     s = ptc.Session(tools=[get_order, refund_order])
     s.run("(defn act [x] (tool/get-order x))")
-    plan = s.plan('(act 1) (defn act [x] (tool/refund-order x "again")) (act 2)')
+    plan = s.plan('(act 1) (defn act [x] (tool/refund-order x "again")) (act 2) (act 3)')
+    assert sorted((c.tool, c.bound, c.via) for c in plan.calls) == [
+        ("get-order", 1, "act"),
+        ("refund-order", 2, None),
+    ]
+    plan = s.plan('(defn go [] (act 1)) (go) (defn act [x] (tool/refund-order x "y")) (go)')
     assert sorted((c.tool, c.bound, c.via) for c in plan.calls) == [
         ("get-order", 2, "act"),
         ("refund-order", 2, None),

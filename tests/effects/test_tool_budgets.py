@@ -247,3 +247,37 @@ def test_an_agents_turn_ends_at_a_tools_cap_and_the_model_is_told() -> None:
         " call of it was made",
     )
     assert step.ok and step.value == "done"
+
+
+# ---- every call made stays on the Result -----------------------------------------------------
+
+
+def test_a_comparator_that_contradicts_itself_is_the_programs_error_and_keeps_its_calls(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The standard sort stops on contradictory answers (a before b and b before a): that is
+    an execution_error of the program, not an internal error, nothing is printed on stderr,
+    and the tool calls the comparator made stay recorded."""
+    made: list[int] = []
+
+    def flag(x: int) -> bool:
+        made.append(x)
+        return x % 3 == 0
+
+    s = ptc.Session(tools=[flag])
+    r = s.run("(sort (fn [a b] (tool/flag (+ a b))) [3 3 0 1 2 2 2 3 0 2 1 2 1 3 3 2 1 0 0 3 1])")
+    assert r.error is not None and r.error.type == "execution_error", r.error
+    assert r.error.message.startswith("sort: the comparator's answers contradict each other")
+    assert len(r.tool_calls) == len(made) > 20
+    assert capfd.readouterr().err == ""
+
+
+def test_calls_of_branches_that_raced_a_failing_branch_are_recorded() -> None:
+    """pmap branches run in parallel: when one fails, the calls the others made are still
+    recorded (a tool that ran is never left out of the run's calls)."""
+    for _ in range(20):
+        made, note = counter()
+        s = ptc.Session(tools=[ptc.Tool(note, name="hit", max_calls=5)])
+        r = s.run("(pmap (fn [i] (tool/hit i)) (range 40))")
+        assert isinstance(r.error, ptc.ToolLimitError)
+        assert sorted(c.args[0] for c in r.tool_calls) == sorted(made)
