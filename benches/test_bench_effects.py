@@ -51,6 +51,18 @@ def test_check_200_lines_ptc(benchmark: Any) -> None:
 
 
 @pytest.mark.benchmark(group="check a 200-line program")
+def test_check_and_plan_200_lines_ptc(benchmark: Any) -> None:
+    """The check and its plan (the plan is worked out when first read)."""
+
+    def planned() -> Any:
+        return ptc.check(fresh(), tools=TOOLS).plan
+
+    plan = benchmark(planned)
+    # the step-N functions are defined, never called: only lookup can be called, 50 times
+    assert plan is not None and plan.tools == ("lookup",) and plan.bound("lookup") == 50
+
+
+@pytest.mark.benchmark(group="check a 200-line program")
 def test_parse_analyze_200_lines_ptc(benchmark: Any) -> None:
     """The reference: reading and analyzing the same text (a run that stops at its first
     step, fuel 0)."""

@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import ptc
 from ptc import _agent_args as checks
@@ -231,16 +231,27 @@ class SubAgent:
                 params.append(Param(placeholder, SigType("string")))
         return Signature(tuple(params), sig.returns if sig is not None else ANY)
 
-    def as_tool(self, name: str, description: str | None = None) -> AgentTool:
+    def as_tool(
+        self,
+        name: str,
+        description: str | None = None,
+        *,
+        effect: Literal["read", "write"] = "read",
+        max_calls: int | None = None,
+        approval: bool = False,
+        deferred: bool = False,
+        idempotent: bool = False,
+    ) -> AgentTool:
         """Offer this agent to another agent as ``(tool/name {...})``. The call's named
         arguments become this agent's ``data`` (and fill ``{{name}}`` placeholders of its prompt);
-        the tool returns the value this agent returns, or fails with its error."""
+        the tool returns the value this agent returns, or fails with its error. ``effect``,
+        ``max_calls`` and the flags are declared as for :class:`ptc.Tool` (docs/EFFECTS.md)."""
         check_tool_name(name)
         if description is not None and not isinstance(description, str):
             raise TypeError(
                 f"as_tool(description=...) takes a string, got {checks.shown(description)}"
             )
-        return AgentTool(self, name, description)
+        return AgentTool(self, name, description, effect, max_calls, approval, deferred, idempotent)
 
     def _config(self, parent: _Config | None) -> _Config:
         base = parent or _DEFAULT_CONFIG
@@ -424,16 +435,14 @@ class _Runner:
         tools: dict[str, Any] = {}
         for name, tool in agent.tools:
             wrapped = self._wrap(name, tool)
-            if isinstance(tool, Tool) and tool.max_calls is not None:
+            if tool.max_calls is not None:
                 # the cap goes to the core with the wrapper, which is what the session calls
                 tools[name] = Tool(wrapped, max_calls=tool.max_calls)
             else:
                 tools[name] = wrapped
         self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
         # each program is checked against the tools as declared (not their wrappers) first
-        self.check_tools: dict[str, Tool | None] = {
-            name: tool if isinstance(tool, Tool) else None for name, tool in agent.tools
-        }
+        self.check_tools: dict[str, Tool | AgentTool] = dict(agent.tools)
         # a turn's last value stays in the core unless read; with one turn it is the answer
         self.lazy = agent.max_turns != 1
         mission = _fill(agent.prompt, merged).strip()

@@ -22,7 +22,7 @@ from . import _core
 from ._keyword import Keyword
 from .errors import ArityError, LispError, LispTypeError, UnknownTool, error_from_core
 from .limits import LimitsArg, limits_dict
-from .tools.declare import Tool, ToolsArg, tool_entries
+from .tools.declare import AgentTool, Tool, ToolsArg, tool_entries
 from .tools.signature import (
     Param,
     Signature,
@@ -260,9 +260,10 @@ def _signature(tool: Tool | None) -> Signature | None:
     return cast("Signature | None", cached)
 
 
-def _judge(tool: Tool | None) -> _Judge | None:
-    """The judge of a tool's calls, or None when its calls are not judged (kept on the Tool)."""
-    if tool is None:
+def _judge(tool: Tool | AgentTool | None) -> _Judge | None:
+    """The judge of a tool's calls, or None when its calls are not judged (an agent's: its
+    arguments are its data). Kept on the Tool."""
+    if not isinstance(tool, Tool):
         return None
     cached = tool.__dict__.get("_judge", _UNSET)
     if cached is _UNSET:
@@ -427,15 +428,15 @@ def _type_error(tool: str, line: int, col: int, problem: str, value: Any, hint: 
 
 def check_with(
     source: str,
-    tools: Mapping[str, Tool | None],
+    tools: Mapping[str, Tool | AgentTool | None],
     data_keys: Sequence[str] | None,
     limits: LimitsArg = None,
     records: Sequence[tuple[str, Sequence[str]]] = (),
     sites: Any = None,
     lengths: Mapping[str, int | None] | None = None,
 ) -> Check:
-    """Checks ``source`` against tools (by Lisp name; None for a tool whose calls cannot be
-    judged, such as another agent) and the input's keys (None: not known). ``records``
+    """Checks ``source`` against tools (by Lisp name; an agent's calls, or None's, are checked
+    only to exist) and the input's keys (None: not known). ``records``
     gives, per input that is a list of records, the keys its records have: a literal key read
     in the program that none has, but one is near, is a warning. ``sites`` is what the core
     read of the program when the caller asked it (a Session asks with its definitions); else it
@@ -527,13 +528,6 @@ def _python_records(data: Mapping[str, Any], sample: int = 100) -> list[tuple[st
     return out
 
 
-def declared_tools(tools: ToolsArg) -> dict[str, Tool]:
-    """The tools of a ``tools=`` argument as Tools by Lisp name (agents as tools excluded)."""
-    if tools is None:
-        return {}
-    return {name: t for name, t in tool_entries(tools) if isinstance(t, Tool)}
-
-
 def check(
     source: str,
     *,
@@ -564,8 +558,8 @@ def _lengths(data: Mapping[str, Any]) -> dict[str, int | None]:
     return out
 
 
-def all_tools(tools: ToolsArg) -> dict[str, Tool | None]:
-    """Every tool by Lisp name: Tools as declared, agents as None (their calls are not judged)."""
+def all_tools(tools: ToolsArg) -> dict[str, Tool | AgentTool]:
+    """Every tool by Lisp name, as declared (an agent's calls are checked only to exist)."""
     if tools is None:
         return {}
-    return {name: t if isinstance(t, Tool) else None for name, t in tool_entries(tools)}
+    return dict(tool_entries(tools))

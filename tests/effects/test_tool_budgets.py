@@ -281,3 +281,30 @@ def test_calls_of_branches_that_raced_a_failing_branch_are_recorded() -> None:
         r = s.run("(pmap (fn [i] (tool/hit i)) (range 40))")
         assert isinstance(r.error, ptc.ToolLimitError)
         assert sorted(c.args[0] for c in r.tool_calls) == sorted(made)
+
+
+def test_an_agent_offered_as_a_tool_declares_its_effect_and_cap() -> None:
+    child = ptc.SubAgent(
+        "Say hi", llm=ScriptedLLM(['```clojure\n(return "hi")\n```'] * 3), max_turns=1
+    )
+    notify = child.as_tool("notify", "Notify someone.", effect="write", max_calls=1)
+    assert (notify.effect, notify.max_calls, notify.approval) == ("write", 1, False)
+    with pytest.raises(ValueError, match=r"as_tool\(effect=\.\.\.\) is 'read' or 'write'"):
+        child.as_tool("notify", effect="send")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"as_tool\(max_calls=\.\.\.\) is a whole number"):
+        child.as_tool("notify", max_calls=-1)
+
+    plan = ptc.check("(tool/notify) (tool/notify)", tools=[notify]).plan
+    assert plan is not None and plan.writes == ("notify",) and plan.bound("notify") == 2
+
+    parent = ptc.SubAgent(
+        "Notify twice",
+        llm=ScriptedLLM(
+            ["```clojure\n(tool/notify)\n(tool/notify)\n```", "```clojure\n(return 1)\n```"]
+        ),
+        tools=[notify],
+        max_turns=2,
+    )
+    first = parent.run().turns[0]
+    assert first.error is not None and first.error.type == "tool_error"
+    assert "tool/notify may be called once per run (its max_calls)" in first.error.message

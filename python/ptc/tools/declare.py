@@ -35,6 +35,21 @@ def tool_name(fn: Callable[..., Any]) -> str:
     return check_tool_name(name.replace("_", "-"))
 
 
+def check_declarations(tool: Tool | AgentTool, where: str) -> None:
+    """A tool's effect, cap and flags are refused where they are written when wrong."""
+    if tool.effect not in ("read", "write"):
+        raise ValueError(f"{where}(effect=...) is 'read' or 'write', got {tool.effect!r}")
+    cap = tool.max_calls
+    if cap is not None and (type(cap) is not int or cap < 0):
+        raise ValueError(
+            f"{where}(max_calls=...) is a whole number of calls per run, 0 or more (None: no"
+            f" cap of its own), got {cap!r}"
+        )
+    for flag in ("approval", "deferred", "idempotent"):
+        if type(getattr(tool, flag)) is not bool:
+            raise TypeError(f"{where}({flag}=...) is True or False, got {getattr(tool, flag)!r}")
+
+
 @dataclass(frozen=True)
 class Tool:
     """A host function with an optional explicit signature (``(category :string) -> :string``)
@@ -61,17 +76,7 @@ class Tool:
     def __post_init__(self) -> None:
         if not callable(self.fn):
             raise TypeError(f"Tool(fn=...) takes a callable, got {type(self.fn).__name__}")
-        if self.effect not in ("read", "write"):
-            raise ValueError(f"Tool(effect=...) is 'read' or 'write', got {self.effect!r}")
-        cap = self.max_calls
-        if cap is not None and (type(cap) is not int or cap < 0):
-            raise ValueError(
-                "Tool(max_calls=...) is a whole number of calls per run, 0 or more (None: no"
-                f" cap of its own), got {cap!r}"
-            )
-        for flag in ("approval", "deferred", "idempotent"):
-            if type(getattr(self, flag)) is not bool:
-                raise TypeError(f"Tool({flag}=...) is True or False, got {getattr(self, flag)!r}")
+        check_declarations(self, "Tool")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -95,6 +100,14 @@ class AgentTool:
     agent: SubAgent
     name: str
     description: str | None = None
+    effect: Literal["read", "write"] = "read"
+    max_calls: int | None = None
+    approval: bool = False
+    deferred: bool = False
+    idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        check_declarations(self, "as_tool")
 
     def spec(self, name: str | None = None) -> ToolSpec:
         """The ``tool/`` entry: parameters from the child's explicit signature, then one
@@ -206,8 +219,4 @@ def tool_caps(tools: ToolsArg) -> dict[str, int]:
     """The ``max_calls`` of each tool that declares one, by its Lisp name."""
     if tools is None or isinstance(tools, (str, bytes)):
         return {}
-    return {
-        name: t.max_calls
-        for name, t in tool_entries(tools)
-        if isinstance(t, Tool) and t.max_calls is not None
-    }
+    return {name: t.max_calls for name, t in tool_entries(tools) if t.max_calls is not None}
