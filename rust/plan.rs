@@ -19,6 +19,8 @@ use std::sync::Arc;
 use crate::error::Pos;
 use crate::eval::Definition;
 use crate::ir::{CaptureSrc, Lambda, Node, Pattern, Program};
+use crate::limits::Limits;
+use crate::session::SessionState;
 use crate::sites::{arg_with, Arg};
 use crate::value::{Closure, Native, Str, Value};
 
@@ -57,6 +59,99 @@ pub struct Plan {
     pub sites: Vec<PlannedSite>,
     /// Some value could hold a tool the walk did not look into (a session value too large to walk).
     pub any_tool: bool,
+}
+
+/// Builtins whose value depends on their arguments alone and takes no function: a call of one
+/// on known arguments gives a known argument.
+const PURE: &[&str] = &[
+    "str",
+    "inc",
+    "dec",
+    "+",
+    "-",
+    "*",
+    "/",
+    "mod",
+    "rem",
+    "abs",
+    "max",
+    "min",
+    "round",
+    "floor",
+    "ceil",
+    "int",
+    "double",
+    "vector",
+    "vec",
+    "get",
+    "get-in",
+    "first",
+    "second",
+    "last",
+    "nth",
+    "rest",
+    "count",
+    "upper-case",
+    "lower-case",
+    "upcase",
+    "downcase",
+    "trim",
+    "subs",
+    "join",
+    "split",
+    "replace",
+    "concat",
+    "conj",
+    "assoc",
+    "assoc-in",
+    "dissoc",
+    "merge",
+    "select-keys",
+    "keys",
+    "vals",
+    "take",
+    "drop",
+    "reverse",
+    "distinct",
+    "into",
+    "not",
+    "=",
+    "not=",
+    "parse-long",
+    "parse-double",
+    "starts-with?",
+    "ends-with?",
+    "includes?",
+    "set",
+    "union",
+    "intersection",
+    "difference",
+    "zip",
+    "interleave",
+    "interpose",
+    "flatten",
+    "contains?",
+    "empty?",
+    "nil?",
+    "some?",
+    "range",
+];
+
+/// The longest text of a builtin call worked out for an argument.
+const FOLD_TEXT: usize = 4096;
+
+/// Whether a value is plain data written the same way it reads back (what a program's
+/// literals are): nil, booleans, integers, finite floats, strings, keywords and collections
+/// of them.
+fn literal(v: &Value) -> bool {
+    crate::guard::deeper(|| match v {
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Str(_) | Value::Keyword(_) => true,
+        Value::Float(x) => x.is_finite(),
+        Value::Vector(items) => items.iter().all(literal),
+        Value::Set(items) => items.iter().all(literal),
+        Value::Map(m) => m.iter().all(|(k, x)| literal(k) && literal(x)),
+        _ => false,
+    })
 }
 
 /// Values of earlier turns walked before the plan gives up and says `any_tool`.
@@ -475,7 +570,8 @@ impl<'a> Walker<'a> {
         (ctx.unit == TOP && ctx.via.is_none()).then_some(self.top_index)
     }
 
-    /// An argument as far as the source shows it, with names whose values are known.
+    /// An argument as far as the source shows it, with names whose values are known and
+    /// calls of pure builtins on known values worked out (`(str "order-" 7)`).
     fn arg_of(&mut self, node: &Node, ctx: &Ctx) -> Arg {
         arg_with(node, &mut |n| match n {
             Node::Local(_) | Node::MoveLocal(_) | Node::Capture(_) => match self.held(n)? {
@@ -487,8 +583,53 @@ impl<'a> Walker<'a> {
                 // a value written at the top level sees no locals: nothing stale is read
                 Some(self.arg_of(value, ctx))
             }
+            Node::CallBuiltin(b, args, _) if PURE.contains(&b.name) => self.fold(b.name, args, ctx),
+            Node::Compare(b, xy, _) => self.fold(b.name, &[&xy.0, &xy.1], ctx),
             _ => None,
         })
+    }
+
+    /// A pure builtin's value on known arguments, worked out by running the call in a
+    /// throwaway run with small limits (no tools, no data): None when an argument is not known
+    /// or the call fails.
+    fn fold<N: std::borrow::Borrow<Node>>(
+        &mut self,
+        name: &str,
+        args: &[N],
+        ctx: &Ctx,
+    ) -> Option<Arg> {
+        let mut text = format!("({name}");
+        for a in args {
+            let Arg::Known(v) = self.arg_of(a.borrow(), ctx) else {
+                return None;
+            };
+            if !literal(&v) {
+                return None;
+            }
+            let (shown, cut) = crate::format::to_clojure(&v, None, None);
+            if cut || text.len() + shown.len() > FOLD_TEXT {
+                return None;
+            }
+            text.push(' ');
+            text.push_str(&shown);
+        }
+        text.push(')');
+        let limits = Limits {
+            fuel: 10_000,
+            timeout_ms: 100,
+            max_collection_size: 10_000,
+            max_string_size: FOLD_TEXT * 4,
+            max_memory: 4 << 20,
+            ..Limits::default()
+        };
+        let state = SessionState::new(Value::empty_map());
+        let (r, _) = crate::session::run_source(&text, &state, &crate::NoTools, &limits);
+        match (r.error, r.outcome) {
+            (None, crate::session::Outcome::Value) if literal(&r.value) => {
+                Some(Arg::Known(r.value))
+            }
+            _ => None,
+        }
     }
 
     fn len_of(&mut self, node: &Node, ctx: &Ctx) -> Option<Len> {

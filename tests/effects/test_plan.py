@@ -167,3 +167,19 @@ def test_planning_is_bounded_by_the_limits_given() -> None:
     found = ptc.check(source, tools=TOOLS, limits=ptc.Limits(max_nesting=3))
     assert not found.ok and found.plan is None
     assert found.errors[0].type == "parse_error"
+
+
+def test_arguments_computed_from_literals_are_worked_out() -> None:
+    """A pure builtin's call on known values is worked out (in a throwaway run with small
+    limits); a call that fails, or whose value is not plain data, stays UNKNOWN."""
+
+    def args(source: str) -> Any:
+        return plan_of(source).calls[0].args
+
+    assert args('(tool/get-order (str "order-" 7))') == ("order-7",)
+    assert args('(let [base "x"] (tool/get-order (str base "-" (+ 1 2))))') == ("x-3",)
+    assert args("(def w 3) (tool/get-order {:id (* w 2)})") == ({Keyword("id"): 6},)
+    assert args('(tool/refund-order (first (range 4 9)) (subs "late!" 0 4))') == (4, "late")
+    assert args("(tool/get-order (/ 1 0))") == (UNKNOWN,)  # ##Inf is not plain data
+    assert args("(tool/get-order (range 100000000))") == (UNKNOWN,)  # past the small limits
+    assert args("(tool/get-order (inc data/n))") == (UNKNOWN,)
