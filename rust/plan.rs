@@ -12,6 +12,9 @@
 //! for `(f x)`, `n` for `(map f coll)` when `coll` has at most `n` elements). A function that
 //! escapes (stored in a map, returned, passed to one of the program's own functions) or recurses
 //! has no count: its sites get no bound, but are still listed.
+//!
+//! Why one file: the walk, the lengths it reads, the names it follows and the counting of units
+//! are one analysis over one state (`Walker`); split, each part would reach into the others'.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -147,10 +147,15 @@ pub fn execute(
     budget: &Budget,
 ) -> (RunResult, Option<UserNs>) {
     guard::with_budget(budget, || {
+        let _ = crate::eval::take_salvaged(); // left by an earlier run on this thread
         let caught = guard::catch(budget, || evaluate(program, state, host, budget));
         let (mut r, ns) = match caught {
             Ok(done) => done,
-            Err(e) => (error_result(e), None),
+            Err(e) => {
+                let mut r = error_result(e);
+                r.tool_calls = crate::eval::take_salvaged();
+                (r, None)
+            }
         };
         r.steps = budget.fuel_used();
         if r.duration.is_zero() {

@@ -154,6 +154,27 @@ class Plan:
                 total += c.bound
         return total
 
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready values: arguments in PTC-Lisp notation (``?`` where one is
+        computed when the program runs; ``None`` for a tool used as a value)."""
+        return {
+            "tools": list(self.tools),
+            "writes": list(self.writes),
+            "any_tool": self.any_tool,
+            "calls": [
+                {
+                    "tool": c.tool,
+                    "args": None if c.args is UNKNOWN else [shown(a) for a in c.args],
+                    "line": c.line,
+                    "column": c.column,
+                    "conditional": c.conditional,
+                    "bound": c.bound,
+                    "via": c.via,
+                }
+                for c in self.calls
+            ],
+        }
+
     def render(self) -> str:
         """The plan as a person reads it, one line per place a tool can be called from."""
         if not self.calls:

@@ -426,7 +426,7 @@ def _check(args: argparse.Namespace) -> int:
         ]
         doc = {"ok": found.ok, "errors": errors, "warnings": list(found.warnings)}
         if found.plan is not None:
-            doc["plan"] = _plan_json(found.plan)
+            doc["plan"] = found.plan.to_dict()
         print(json.dumps(doc, ensure_ascii=False))
     else:
         for e in found.errors:
@@ -436,29 +436,6 @@ def _check(args: argparse.Namespace) -> int:
         if args.plan and found.plan is not None:
             print(found.plan.render())
     return EX_OK if found.ok else EX_ERROR
-
-
-def _plan_json(plan: Any) -> dict[str, Any]:
-    """A plan as JSON: arguments in PTC-Lisp notation (``?`` where computed at run time)."""
-    from .checking import UNKNOWN, shown
-
-    return {
-        "tools": list(plan.tools),
-        "writes": list(plan.writes),
-        "any_tool": plan.any_tool,
-        "calls": [
-            {
-                "tool": c.tool,
-                "args": None if c.args is UNKNOWN else [shown(a) for a in c.args],
-                "line": c.line,
-                "column": c.column,
-                "conditional": c.conditional,
-                "bound": c.bound,
-                "via": c.via,
-            }
-            for c in plan.calls
-        ],
-    }
 
 
 def _demo(args: argparse.Namespace) -> int:

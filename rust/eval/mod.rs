@@ -167,6 +167,34 @@ pub struct Interp<'a> {
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
 
+thread_local! {
+    /// Tool calls of interpreters unwound by a panic or an abort (a limit met inside an
+    /// allocation): `session::execute` gives them to the failed run's Result, so a call that
+    /// was made is never left out of the record.
+    static SALVAGED: std::cell::RefCell<Vec<ToolCallRecord>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The tool calls of interpreters unwound on this thread since the last take.
+pub fn take_salvaged() -> Vec<ToolCallRecord> {
+    SALVAGED
+        .try_with(|s| std::mem::take(&mut *s.borrow_mut()))
+        .unwrap_or_default()
+}
+
+impl Drop for Interp<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() && !self.tool_calls.is_empty() {
+            let calls = std::mem::take(&mut self.tool_calls);
+            let _ = SALVAGED.try_with(|s| {
+                if let Ok(mut kept) = s.try_borrow_mut() {
+                    kept.extend(calls);
+                }
+            });
+        }
+    }
+}
+
 /// Return types by function (its closure's address). Addresses are not the program's to
 /// choose, so fixed hash keys do: a table costs nothing to make, once per run and per stage.
 type ReturnTable = std::collections::HashMap<usize, ReturnType, BuildHasherDefault<ahash::AHasher>>;

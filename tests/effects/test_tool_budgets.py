@@ -308,3 +308,16 @@ def test_an_agent_offered_as_a_tool_declares_its_effect_and_cap() -> None:
     first = parent.run().turns[0]
     assert first.error is not None and first.error.type == "tool_error"
     assert "tool/notify may be called once per run (its max_calls)" in first.error.message
+
+
+def test_calls_made_before_a_limit_met_deep_in_the_native_stack_are_recorded() -> None:
+    """A limit met while the native stack grows ends the run by unwinding the interpreter:
+    the calls it had made are still the Result's (they were lost)."""
+    made, note = counter()
+    s = ptc.Session(tools=[ptc.Tool(note, name="f")])
+    r = s.run(
+        "(tool/f 1) (defn g [n] (inc (g (inc n)))) (g 0)",
+        limits={"max_memory": 3_000_000, "max_depth": 100_000},
+    )
+    assert r.error is not None and r.error.type == "memory_exceeded", r.error
+    assert made == [1] and [c.args for c in r.tool_calls] == [[1]]
