@@ -266,6 +266,12 @@ fn add(a: Bound, b: Bound) -> Bound {
     Some(a?.saturating_add(b?))
 }
 
+/// The elements of an input the way a loop over it counts them (characters of a string, at
+/// most; 0 for nil); None for a scalar.
+pub fn count(v: &Value) -> Option<u64> {
+    value_len(v).map(|l| l.max)
+}
+
 fn value_len(v: &Value) -> Option<Len> {
     match v {
         Value::Nil => exact(0),
@@ -450,9 +456,12 @@ impl<'a> Walker<'a> {
     }
 
     fn frame(&mut self) -> &mut Frame {
-        self.frames
-            .last_mut()
-            .expect("the top-level frame is never popped")
+        // pushes and pops pair up; an empty stack gets a frame rather than a panic
+        if self.frames.is_empty() {
+            self.frames.push(Frame::default());
+        }
+        let last = self.frames.len() - 1;
+        &mut self.frames[last]
     }
 
     /// Forgets what was known of the slots a pattern binds (a slot is reused once its scope ends).
@@ -821,6 +830,8 @@ impl<'a> Walker<'a> {
                 }
                 self.call_fn(&c.f, ctx, Self::here(ctx));
             }
+            // the function `juxt`/`fnil`/... build escapes: what they wrap is called as often
+            Node::CallBuiltin(b, ..) if wraps(b.name).is_some() => self.call_fn(node, ctx, ESCAPED),
             Node::CallBuiltin(b, args, _) => self.builtin(b.name, args, ctx),
             Node::Stages(st) => self.builtin(st.builtin.name, &st.args, ctx),
             Node::If(b) => {
@@ -946,23 +957,6 @@ impl<'a> Walker<'a> {
     }
 
     fn builtin(&mut self, name: &str, args: &[Node], ctx: &Ctx) {
-        if let Some((from, sure)) = wraps(name) {
-            // the function built escapes: what it wraps is called as often as it is
-            let at = self.unit(ESCAPED);
-            for (i, a) in args.iter().enumerate() {
-                if from == usize::MAX || i < from {
-                    let u = Use {
-                        unit: at,
-                        rel: Some(1),
-                        sure,
-                    };
-                    self.call_fn(a, ctx, u);
-                } else {
-                    self.walk(a, ctx);
-                }
-            }
-            return;
-        }
         let lens: Vec<Option<Len>> = args.iter().map(|a| self.len_of(a, ctx)).collect();
         let called = called_args(name, &lens);
         for (i, a) in args.iter().enumerate() {
@@ -1321,7 +1315,9 @@ impl<'a> Walker<'a> {
             }
             let callers = &self.callers[v];
             if i < callers.len() {
-                stack.last_mut().expect("not empty").1 += 1;
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
                 let w = callers[i].unit;
                 if memo[w].is_none() && !in_progress[w] {
                     in_progress[w] = true;

@@ -268,22 +268,10 @@ _OPEN_KINDS = (
 )
 
 
-def _signature(tool: Tool | None) -> Signature | None:
-    """The signature calls are judged by, or None when calls cannot be judged without
-    running them (no signature can be read, or the function takes any arguments). Read once
-    per Tool and kept on it (a Tool is frozen: its function and signature do not change)."""
-    if tool is None:
-        return None
-    cached = tool.__dict__.get("_judged_signature", _UNSET)
-    if cached is _UNSET:
-        cached = _read_signature(tool)
-        object.__setattr__(tool, "_judged_signature", cached)
-    return cast("Signature | None", cached)
-
-
 def _judge(tool: Tool | AgentTool | None) -> _Judge | None:
     """The judge of a tool's calls, or None when its calls are not judged (an agent's: its
-    arguments are its data). Kept on the Tool."""
+    arguments are its data; a function that takes any arguments). Read once per Tool and kept on
+    it (a Tool is frozen: its function and signature do not change)."""
     if not isinstance(tool, Tool):
         return None
     cached = tool.__dict__.get("_judge", _UNSET)
@@ -296,7 +284,7 @@ def _judge(tool: Tool | AgentTool | None) -> _Judge | None:
             by_signature = {}
         cached = by_signature.get(tool.signature, _UNSET)
         if cached is _UNSET:
-            sig = _signature(tool)
+            sig = _read_signature(tool)
             cached = _Judge(sig) if sig is not None and sig.params is not None else None
             by_signature[tool.signature] = cached
         object.__setattr__(tool, "_judge", cached)

@@ -82,15 +82,7 @@ pub struct Analyzer {
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
     count_symbols(forms, opts.max_symbols)?;
-    let mut a = Analyzer {
-        scopes: vec![FnScope::default()],
-        recur_targets: Vec::new(),
-        short_fn: None,
-        depth: 0,
-        max_nesting: opts.max_nesting,
-        max_string_size: opts.max_string_size,
-        reaches_host: false,
-    };
+    let mut a = Analyzer::new(opts);
     let mut body = Vec::with_capacity(forms.len());
     for f in forms {
         body.push(a.expr(f, false)?);
@@ -108,15 +100,8 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
 /// analyze, and the error of each form that does not (all of them, in source order). A limit
 /// on the whole program (`max_symbols`) is the only error.
 pub fn analyze_each(forms: &[Form], opts: &AnalyzeOptions) -> (Program, Vec<Error>) {
-    let mut a = Analyzer {
-        scopes: vec![FnScope::default()],
-        recur_targets: Vec::new(),
-        short_fn: None,
-        depth: 0,
-        max_nesting: opts.max_nesting,
-        max_string_size: opts.max_string_size,
-        reaches_host: false,
-    };
+    let mut a = Analyzer::new(opts);
+    let mut frame = 0;
     let mut body = Vec::with_capacity(forms.len());
     let mut errors = Vec::new();
     if let Err(e) = count_symbols(forms, opts.max_symbols) {
@@ -128,15 +113,15 @@ pub fn analyze_each(forms: &[Form], opts: &AnalyzeOptions) -> (Program, Vec<Erro
                 Err(e) => {
                     errors.push(e);
                     // a form that failed part-way may have left its scopes open
-                    a.scopes = vec![FnScope::default()];
-                    a.recur_targets.clear();
-                    a.short_fn = None;
-                    a.depth = 0;
+                    let reaches_host = a.reaches_host;
+                    frame = frame.max(a.scopes[0].next_slot);
+                    a = Analyzer::new(opts);
+                    a.reaches_host = reaches_host;
                 }
             }
         }
     }
-    let frame_size = a.scopes[0].next_slot;
+    let frame_size = frame.max(a.scopes[0].next_slot);
     let program = Program {
         body,
         frame_size,
@@ -150,6 +135,18 @@ fn err_at(pos: Pos, msg: impl Into<String>) -> Error {
 }
 
 impl Analyzer {
+    fn new(opts: &AnalyzeOptions) -> Self {
+        Analyzer {
+            scopes: vec![FnScope::default()],
+            recur_targets: Vec::new(),
+            short_fn: None,
+            depth: 0,
+            max_nesting: opts.max_nesting,
+            max_string_size: opts.max_string_size,
+            reaches_host: false,
+        }
+    }
+
     // ---- scopes ----
 
     // ---- expressions ----

@@ -753,12 +753,7 @@ impl CoreSession {
                 if let Value::Map(m) = &state.data {
                     for (k, v) in m.iter() {
                         if let Value::Keyword(k) | Value::Str(k) = k {
-                            let n = match v {
-                                Value::Str(s) => Some(s.chars().count() as u64),
-                                Value::Nil => Some(0),
-                                other => other.coll_len().map(|n| n as u64),
-                            };
-                            lens.insert(k.to_string(), n);
+                            lens.insert(k.to_string(), crate::plan::count(v));
                         }
                     }
                 }
