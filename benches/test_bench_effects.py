@@ -101,3 +101,66 @@ def test_tool_calls_capped_tool_ptc(benchmark: Any) -> None:
 @pytest.mark.benchmark(group="1,000 tool calls in one run")
 def test_tool_calls_cpython(benchmark: Any) -> None:
     assert benchmark(lambda: sum(identity(i) for i in range(1000))) == sum(range(1000))
+
+
+# -- issue 32: resuming a run that stopped at approvals ------------------------------------------
+
+ORDERS = [
+    {"id": i, "total": (i * 37) % 1000, "region": ("n", "s", "e", "w")[i % 4]}
+    for i in range(10_000)
+]
+#: The work of a benchmark program over 10,000 records, then ten calls that need approval.
+APPROVALS = """
+(def big (->> data/orders (filter #(> (:total %) 500)) (map :total) (reduce +)))
+(def by-region (update-vals (group-by :region data/orders) count))
+(mapv (fn [i] (tool/pay i big)) (range 10))"""
+
+
+def pay(i: int, amount: int) -> int:
+    return i
+
+
+def _at_tenth_stop() -> tuple[Any, Any]:
+    """A Session and the continuation of its run stopped at the 10th approval."""
+    s = ptc.Session(data={"orders": ORDERS}, tools={"pay": ptc.Tool(pay, approval=True)})
+    r = s.run(APPROVALS)
+    while len(r.tool_calls) < 9:
+        r = s.resume(r, {p.id: True for p in r.pending})
+    assert [p.id for p in r.pending] == ["9"]
+    return s, ptc.Continuation.from_json(r.continuation.to_json())
+
+
+@pytest.mark.benchmark(group="resume after the 10th of 10 approvals (10k records)")
+def test_resume_tenth_approval_ptc(benchmark: Any) -> None:
+    """The resume that finishes the run: the program again, nine calls answered from the
+    record, the tenth called (a fresh Session each round: a finished resume commits)."""
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        s, cont = _at_tenth_stop()
+        return (s, cont), {}
+
+    def resume(s: Any, cont: Any) -> Any:
+        return s.resume(cont, {"9": True})
+
+    r = benchmark.pedantic(resume, setup=setup, rounds=20)
+    assert r.ok and r.value == list(range(10))
+
+
+@pytest.mark.benchmark(group="resume after the 10th of 10 approvals (10k records)")
+def test_plain_run_ptc(benchmark: Any) -> None:
+    """The reference: one run of the same program whose tool needs no approval."""
+    s = ptc.Session(data={"orders": ORDERS}, tools={"pay": pay})
+    r = benchmark(s.run, APPROVALS)
+    assert r.ok and r.value == list(range(10))
+
+
+@pytest.mark.benchmark(group="resume after the 10th of 10 approvals (10k records)")
+def test_continuation_json_round_trip_ptc(benchmark: Any) -> None:
+    """Writing the continuation at the 10th stop and reading it back (sealed with a key)."""
+    s = ptc.Session(data={"orders": ORDERS}, tools={"pay": ptc.Tool(pay, approval=True)})
+    r = s.run(APPROVALS)
+    while len(r.tool_calls) < 9:
+        r = s.resume(r, {p.id: True for p in r.pending})
+    cont = r.continuation
+    back = benchmark(lambda: ptc.Continuation.from_json(cont.to_json(key="k"), key="k"))
+    assert back == cont

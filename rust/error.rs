@@ -28,11 +28,13 @@ pub enum ErrorKind {
     MemoryExceeded,
     Validation,
     Cancelled,
+    Rejected,
+    Replay,
     Internal,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::Parse,
         ErrorKind::Analysis,
         ErrorKind::SymbolLimitExceeded,
@@ -54,6 +56,8 @@ impl ErrorKind {
         ErrorKind::MemoryExceeded,
         ErrorKind::Validation,
         ErrorKind::Cancelled,
+        ErrorKind::Rejected,
+        ErrorKind::Replay,
         ErrorKind::Internal,
     ];
 
@@ -80,6 +84,8 @@ impl ErrorKind {
             ErrorKind::MemoryExceeded => "memory_exceeded",
             ErrorKind::Validation => "validation_error",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Rejected => "rejected",
+            ErrorKind::Replay => "replay_diverged",
             ErrorKind::Internal => "internal_error",
         }
     }
@@ -183,6 +189,16 @@ impl ErrorKind {
                 "RunCancelled",
                 "LispError",
                 "A run stopped by `cancel()`, as recorded inside the run.",
+            ),
+            Rejected => (
+                "RejectedError",
+                "LispError",
+                "A tool call the host rejected (a person or a policy); the message says why.",
+            ),
+            Replay => (
+                "ReplayDiverged",
+                "LispError",
+                "A resumed run that did not retrace its record (edited program, other data or tampering).",
             ),
             Internal => ("InternalError", "LispError", ""),
         }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
-use crate::eval::{FlowKind, Host, Interp, ToolCallRecord, UserNs};
+use crate::eval::{FlowKind, Host, Interp, PendingCall, Tape, ToolCallRecord, UserNs};
 use crate::guard::{self, Budget, NeverInterrupted};
 use crate::ir::Program;
 use crate::limits::Limits;
@@ -21,6 +21,8 @@ pub enum Outcome {
     Return,
     Fail,
     Error,
+    /// Stopped at calls that wait for the host (`RunResult::pending`); nothing is committed.
+    Pending,
 }
 
 pub struct RunResult {
@@ -32,6 +34,10 @@ pub struct RunResult {
     /// Notes for the host: `data/` names the run read that are not in the input.
     pub warnings: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The calls the run stopped at (outcome `Pending`), in id order.
+    pub pending: Vec<PendingCall>,
+    /// Clock readings of the run by id (when it ran with a tape), for its replays.
+    pub clock: Vec<(Str, i64)>,
     /// Names defined or redefined by this run, in order of first definition in the run.
     pub defined: Vec<Str>,
     /// Return types of named functions called by this run, applied to them on commit.
@@ -146,9 +152,21 @@ pub fn execute(
     host: &dyn Host,
     budget: &Budget,
 ) -> (RunResult, Option<UserNs>) {
+    execute_taped(program, state, host, budget, None)
+}
+
+/// [`execute`], answering from and adding to `tape` (a run that can stop at calls waiting for
+/// the host, and be resumed: `eval/tape.rs`).
+pub fn execute_taped(
+    program: &Program,
+    state: &SessionState,
+    host: &dyn Host,
+    budget: &Budget,
+    tape: Option<&Tape>,
+) -> (RunResult, Option<UserNs>) {
     guard::with_budget(budget, || {
         let _ = crate::eval::take_salvaged(); // left by an earlier run on this thread
-        let caught = guard::catch(budget, || evaluate(program, state, host, budget));
+        let caught = guard::catch(budget, || evaluate(program, state, host, budget, tape));
         let (mut r, ns) = match caught {
             Ok(done) => done,
             Err(e) => {
@@ -175,6 +193,8 @@ pub fn error_result(e: Error) -> RunResult {
         prints: Vec::new(),
         warnings: Vec::new(),
         tool_calls: Vec::new(),
+        pending: Vec::new(),
+        clock: Vec::new(),
         defined: Vec::new(),
         returns: Vec::new(),
         steps: 0,
@@ -187,6 +207,7 @@ fn evaluate(
     state: &SessionState,
     host: &dyn Host,
     budget: &Budget,
+    tape: Option<&Tape>,
 ) -> (RunResult, Option<UserNs>) {
     let mut interp = Interp::new(
         host,
@@ -194,7 +215,8 @@ fn evaluate(
         &state.data,
         state.user.clone(),
         &state.history,
-    );
+    )
+    .with_tape(tape);
     let mut result = interp.run_program(program);
     interp.publish_steps();
     let finished = match &result {
@@ -213,12 +235,17 @@ fn evaluate(
             result = Err(e.into());
         }
     }
+    // a replay that left its record ends with that, whatever the program did after
+    if let Some(e) = tape.and_then(Tape::take_divergence) {
+        result = Err(e.into());
+    }
     let (outcome, value, error) = match result {
         Ok(v) => (Outcome::Value, v, None),
         Err(f) => match f.into_kind() {
             Some(FlowKind::Return(v)) => (Outcome::Return, v, None),
             Some(FlowKind::Fail(v)) => (Outcome::Fail, v, None),
             Some(FlowKind::Error(e)) => (Outcome::Error, Value::Nil, Some(e)),
+            Some(FlowKind::Pending) => (Outcome::Pending, Value::Nil, None),
             None => (
                 Outcome::Error,
                 Value::Nil,
@@ -230,7 +257,23 @@ fn evaluate(
         },
     };
     let records = interp.take_records();
-    let ns = (outcome != Outcome::Error).then_some(records.user);
+    let finished = !matches!(outcome, Outcome::Error | Outcome::Pending);
+    let ns = finished.then_some(records.user);
+    let (pending, clock) = match tape {
+        Some(t) => {
+            let pending = t.take_pending();
+            let clock = t.take_readings();
+            (
+                if outcome == Outcome::Pending {
+                    pending
+                } else {
+                    Vec::new()
+                },
+                clock,
+            )
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     let r = RunResult {
         outcome,
         value,
@@ -238,6 +281,8 @@ fn evaluate(
         prints: records.prints,
         warnings: records.warnings,
         tool_calls: records.tool_calls,
+        pending,
+        clock,
         defined: records.defined,
         returns: records.returns,
         steps: 0,

@@ -31,7 +31,7 @@ def test_the_generated_block_is_up_to_date() -> None:
 
 def test_every_kind_has_its_own_class_under_lisp_error() -> None:
     kinds = _core.error_kinds()
-    assert len(kinds) == 22
+    assert len(kinds) == 24
     assert sorted(ERROR_CLASSES) == sorted(k for k, _, _, _ in kinds)
     classes = list(ERROR_CLASSES.values())
     assert len(set(classes)) == len(classes)  # no two kinds share a class

@@ -16,7 +16,7 @@ def test_session_run_is_the_core_method_and_keeps_its_signature() -> None:
     assert s.run("(+ 1 2)").value == 3
     assert type(s).run is ptc._core.SessionBase.run
     assert str(inspect.signature(ptc.Session.run)) == (
-        "(self, /, source, *, limits=None, cancel=None, lazy=False, check=False)"
+        "(self, /, source, *, limits=None, cancel=None, lazy=False, check=False, approved=None)"
     )
     # keyword-only options, as before
     with pytest.raises(TypeError):

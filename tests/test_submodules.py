@@ -22,6 +22,7 @@ def test_the_package_has_the_submodules_this_test_expects() -> None:
     # a new module is public by its name: it must then be reachable as ptc.<name> too
     assert PUBLIC == [
         "agent",
+        "approvals",
         "checking",
         "checkpoint",
         "cli",

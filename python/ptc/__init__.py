@@ -38,6 +38,8 @@ from .errors import (  # noqa: E402
     PmapError,
     ProgramFailed,
     PtcError,
+    RejectedError,
+    ReplayDiverged,
     RunCancelled,
     SymbolLimitExceeded,
     TimeoutExceeded,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
     # the submodules, imported on first use by __getattr__ (see _SUBMODULES)
     from . import agent as agent
+    from . import approvals as approvals
     from . import checking as checking
     from . import checkpoint as checkpoint
     from . import cli as cli
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     from . import trace as trace
     from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
+    from .approvals import Answer, Continuation, ContinuationError, PendingCall, Reject
     from .checking import UNKNOWN, CallSite, Check, Plan, PlannedCall, check
     from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
@@ -97,6 +101,11 @@ _LAZY = {
     "ToolCall": "session",
     "run": "session",
     "eval": "session",
+    "Answer": "approvals",
+    "Continuation": "approvals",
+    "ContinuationError": "approvals",
+    "PendingCall": "approvals",
+    "Reject": "approvals",
     "AgentTool": "agent",
     "SubAgent": "agent",
     "SubAgentError": "agent",
@@ -122,6 +131,7 @@ _LAZY = {
 _SUBMODULES = frozenset(
     {
         "agent",
+        "approvals",
         "checking",
         "checkpoint",
         "cli",
@@ -195,6 +205,7 @@ __all__ = [
     "AgentTool",
     "AmbiguousReference",
     "AnalysisError",
+    "Answer",
     "ArgumentError",
     "ArityError",
     "CallSite",
@@ -203,6 +214,8 @@ __all__ = [
     "CannotShadowBuiltin",
     "Check",
     "CheckpointError",
+    "Continuation",
+    "ContinuationError",
     "Definition",
     "Description",
     "DestructureError",
@@ -223,11 +236,15 @@ __all__ = [
     "NotCallable",
     "ParseError",
     "PcallsError",
+    "PendingCall",
     "Plan",
     "PlannedCall",
     "PmapError",
     "ProgramFailed",
     "PtcError",
+    "Reject",
+    "RejectedError",
+    "ReplayDiverged",
     "Result",
     "RunCancelled",
     "RunMismatchError",

@@ -191,6 +191,14 @@ class RunCancelled(LispError):
     """A run stopped by `cancel()`, as recorded inside the run."""
 
 
+class RejectedError(LispError):
+    """A tool call the host rejected (a person or a policy); the message says why."""
+
+
+class ReplayDiverged(LispError):
+    """A resumed run that did not retrace its record (edited program, other data or tampering)."""
+
+
 ERROR_CLASSES: dict[str, type[LispError]] = {
     "parse_error": ParseError,
     "analysis_error": AnalysisError,
@@ -213,6 +221,8 @@ ERROR_CLASSES: dict[str, type[LispError]] = {
     "memory_exceeded": MemoryExceeded,
     "validation_error": ValidationError,
     "cancelled": RunCancelled,
+    "rejected": RejectedError,
+    "replay_diverged": ReplayDiverged,
     "internal_error": InternalError,
 }
 # --- end of generated block ---

@@ -16,14 +16,19 @@ from ._core import CancelToken
 from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
-from .tools.declare import ToolsArg, tool_caps
+from .tools.declare import ToolsArg, tool_caps, tool_gates, tool_idempotent
 
 if TYPE_CHECKING:
+    from .approvals import Continuation, Decision, Policy
     from .checking import Check, Plan
+
+#: ``Session(clock=...)``: a fixed instant (an aware or UTC ``datetime``, or milliseconds since
+#: the Unix epoch) or a callable returning one.
+ClockArg = Any
 
 # No tool call starts once the interpreter exits; calls abandoned at their runs' deadlines do not
 # delay the exit (their threads are parked for good if they return while Python shuts down: see
-# rust/python/host.rs `call_hanging_at_exit`).
+# rust/python/hang.rs `call_hanging_at_exit`).
 atexit.register(_core._at_exit)
 
 
@@ -78,20 +83,47 @@ class Session(_core.SessionBase):
         data: Mapping[str, Any] | None = None,
         tools: ToolsArg = None,
         limits: LimitsArg = None,
+        *,
+        approve: Policy | None = None,
+        clock: ClockArg = None,
     ) -> None:
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
-        self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
-        self._tools_arg = tools
-        self._loop_ref = EventLoopRef()
+        self._setup(tools, approve)
         self._attach(
             _core.CoreSession(
                 dict(data) if data is not None else None,
                 self._adapters(),
                 limits_dict(limits),
-                tool_caps=tool_caps(tools) or None,
+                **self._core_options(tools, clock),
             )
         )
+
+    def _setup(self, tools: ToolsArg, approve: Policy | None) -> None:
+        if approve is not None and not callable(approve):
+            raise TypeError(
+                f"approve must be a callable PendingCall -> decision, got {type(approve).__name__}"
+            )
+        self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
+        self._tools_arg = tools
+        self._loop_ref = EventLoopRef()
+        self._gates = tool_gates(tools)
+        self._deferred = frozenset(n for n, g in self._gates.items() if g == "deferred")
+        self._approve = approve
+
+    def _core_options(self, tools: ToolsArg, clock: ClockArg) -> dict[str, Any]:
+        policy = None
+        if self._approve is not None:  # imported only when used: a Session starts fast
+            from .approvals import gate_of
+
+            policy = gate_of(self._approve, self._deferred, self._loop_ref.resolve)
+        return {
+            "tool_caps": tool_caps(tools) or None,
+            "tool_gates": self._gates or None,
+            "policy": policy,
+            "clock": _clock_fn(clock),
+            "idempotent": tool_idempotent(tools) or None,
+        }
 
     def _adapters(self) -> dict[str, Callable[[list[Any], dict[str, Any] | None], Any]]:
         # bound methods: the core calls them by vectorcall (an instance's __call__ costs a
@@ -106,6 +138,9 @@ class Session(_core.SessionBase):
         source: str | bytes | os.PathLike[str],
         tools: ToolsArg = None,
         limits: LimitsArg = None,
+        *,
+        approve: Policy | None = None,
+        clock: ClockArg = None,
     ) -> Session:
         """A Session whose data is a JSON object, parsed straight into the core without
         building Python objects first (object keys become ``data/`` names; keys that are valid
@@ -116,7 +151,7 @@ class Session(_core.SessionBase):
         text it received (a request body, an LLM's reply) must not let that text name a file
         to read. ``Session.from_file(path)`` reads a file named by a ``str``."""
         if isinstance(source, os.PathLike):
-            return cls.from_file(source, tools=tools, limits=limits)
+            return cls.from_file(source, tools=tools, limits=limits, approve=approve, clock=clock)
         if isinstance(source, bytes):
             text = source.decode("utf-8")
         elif isinstance(source, str):
@@ -127,7 +162,7 @@ class Session(_core.SessionBase):
                 f"got {type(source).__name__}"
             )
         try:
-            return cls._from_text(text, tools, limits)
+            return cls._from_text(text, tools, limits, approve, clock)
         except ValueError as e:
             head = text.lstrip("\ufeff \t\r\n")[:1]
             if head in ("{", "[") or len(text) > 4096:
@@ -144,6 +179,9 @@ class Session(_core.SessionBase):
         path: str | os.PathLike[str],
         tools: ToolsArg = None,
         limits: LimitsArg = None,
+        *,
+        approve: Policy | None = None,
+        clock: ClockArg = None,
     ) -> Session:
         """A Session whose data is the JSON object in the file at ``path`` (UTF-8), parsed
         straight into the core as :meth:`from_json` does."""
@@ -151,17 +189,27 @@ class Session(_core.SessionBase):
 
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or a path object, got {type(path).__name__}")
-        return cls._from_text(Path(path).read_text(encoding="utf-8"), tools, limits)
+        text = Path(path).read_text(encoding="utf-8")
+        return cls._from_text(text, tools, limits, approve, clock)
 
     @classmethod
-    def _from_text(cls, text: str, tools: ToolsArg, limits: LimitsArg) -> Session:
+    def _from_text(
+        cls,
+        text: str,
+        tools: ToolsArg,
+        limits: LimitsArg,
+        approve: Policy | None = None,
+        clock: ClockArg = None,
+    ) -> Session:
         self = cls.__new__(cls)
-        self._tools = normalize_tools(tools)
-        self._tools_arg = tools
-        self._loop_ref = EventLoopRef()
+        self._setup(tools, approve)
         self._attach(
             _core.CoreSession(
-                None, self._adapters(), limits_dict(limits), text, tool_caps(tools) or None
+                None,
+                self._adapters(),
+                limits_dict(limits),
+                text,
+                **self._core_options(tools, clock),
             )
         )
         return self
@@ -206,6 +254,7 @@ class Session(_core.SessionBase):
         cancel: CancelToken | None,
         lazy: bool,
         check: bool = False,
+        approved: Plan | None = None,
     ) -> Result:
         if not isinstance(source, str):
             raise _not_str(source)
@@ -215,9 +264,89 @@ class Session(_core.SessionBase):
                 e = found.errors[0]
                 return _core._refused(e.type, e.message, e.hint, e.line, e.column)
         try:
-            return self._core.run(source, limits_dict(limits), cancel, lazy)
+            return self._core.run(
+                source, limits_dict(limits), cancel, lazy, self._gate(approved), None
+            )
         except UnicodeEncodeError as e:
             raise _not_text(source, e) from None
+
+    def _run_gated(self, source: str, gate: Callable[[Any], Any], lazy: bool = False) -> Result:
+        """A run whose gated calls ``gate`` decides (a replay of a turn whose decisions were
+        taken when it first ran)."""
+        return self._core.run(source, None, None, lazy, gate, None)
+
+    def _gate(self, approved: Plan | None) -> Any:
+        """The gate of one run: the approved plan's, then the Session's policy (None: the
+        Session's own)."""
+        if approved is None:
+            return None
+        from .approvals import gate_of
+        from .checking import Plan
+
+        if not isinstance(approved, Plan):
+            raise TypeError(
+                f"approved= takes a ptc.Plan (from check or plan), got {type(approved).__name__}"
+            )
+        return gate_of(self._approve, self._deferred, self._loop_ref.resolve, approved)
+
+    def resume(
+        self,
+        run: Result | Continuation,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        approved: Plan | None = None,
+        cancel: CancelToken | None = None,
+        lazy: bool = False,
+    ) -> Result:
+        """Continues a run that stopped at calls waiting for the host (``Result.outcome ==
+        "pending"``): ``run`` is its Result or its :class:`ptc.Continuation` (from another
+        process too). ``decisions`` maps a pending call's id to ``True`` (call the tool now),
+        ``ptc.Reject(reason)`` (the program gets a ``rejected`` error there) or
+        ``ptc.Answer(value)`` (the call returns ``value``: a deferred tool's answer); calls
+        without a decision stay pending.
+
+        The program runs again from the start, and every call the record holds is answered
+        from it: no tool is called twice, and printed output, definitions and the value are
+        those of a run that never stopped. The result may stop again (more calls to decide).
+        Raises :class:`ptc.ContinuationError` when this Session's state (data, definitions,
+        ``*1``..``*3``) is not the one the run stopped in, or the record claims a call of an
+        approval tool that no decision allowed; :class:`ptc.ReplayDiverged` when the run did
+        not retrace its record."""
+        from .approvals import Continuation, ContinuationError
+
+        cont = run.continuation if isinstance(run, Result) else run
+        if not isinstance(cont, Continuation):
+            if isinstance(run, Result):
+                raise ValueError(
+                    f"this run did not stop at a pending call (its outcome is {run.outcome!r}): "
+                    "there is nothing to resume"
+                )
+            raise TypeError(f"resume takes a Result or a Continuation, got {type(run).__name__}")
+        if decisions is not None and not isinstance(decisions, Mapping):
+            raise TypeError("decisions is a mapping of pending call id -> decision")
+        if cont.state != self._core._state_fingerprint():
+            raise ContinuationError(
+                "this Session's data, definitions or *1..*3 are not those the run stopped in; "
+                "resume it in a Session with the same data and earlier turns"
+            )
+        for c in cont.calls:
+            gate = self._gates.get(c["tool"])
+            if gate is not None and c.get("how") == "called":
+                raise ContinuationError(
+                    f"the record holds a call {c['id']!r} of tool/{c['tool']}, which needs a "
+                    "decision, without one: it was edited"
+                )
+            if c["tool"] not in self._tools:
+                raise ContinuationError(
+                    f"the record holds a call of tool/{c['tool']}, which this Session does not have"
+                )
+        tape = cont.tape(dict(decisions or {}), self._deferred)
+        gate = self._gate(approved)
+        result = self._core.run(cont.program, dict(cont.limits), cancel, lazy, gate, tape)
+        error = result.error
+        if error is not None and error.type == "replay_diverged":
+            raise error
+        return result
 
     async def arun(
         self,
@@ -319,6 +448,30 @@ class Session(_core.SessionBase):
     ) -> Description:
         """Type label and sample of an input value, rendered on the value in place."""
         return Description(*self._core.describe_data(key, limit, printable_limit))
+
+
+def _clock_fn(clock: ClockArg) -> Callable[[], int] | None:
+    """``Session(clock=...)`` as a callable returning milliseconds since the epoch."""
+    if clock is None:
+        return None
+    if callable(clock):
+        return lambda: _millis(clock())
+    ms = _millis(clock)
+    return lambda: ms
+
+
+def _millis(t: Any) -> int:
+    import datetime
+
+    if type(t) is int:
+        return t
+    if isinstance(t, datetime.datetime):
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=datetime.UTC)
+        return int(t.timestamp() * 1000)
+    raise TypeError(
+        f"a clock gives a datetime or milliseconds since the epoch (int), got {type(t).__name__}"
+    )
 
 
 def _on_own_thread(loop: Any, fn: Callable[[], Result]) -> Any:

@@ -133,14 +133,16 @@ fn run_branches(
         }
         // a branch is work too: millions of short branches still meet the deadline
         guard::charge(1);
-        let mut child = env.interp();
+        let mut child = env.interp(i);
         let r = match guard::catch(budget, || body(&mut child, i)) {
             Ok(r) => r,
             Err(e) => Err(e.into()),
         };
         let r = branch_result(kind, &format!("{name} branch {i}"), r);
         child.publish_steps();
-        if r.is_err() {
+        // a branch stopped at a call waiting for the host does not stop the others: they run
+        // to their own waiting calls, so one stop asks for every decision it can
+        if r.as_ref().is_err_and(|f| !f.is_pending()) {
             first_failed.fetch_min(i, Relaxed);
         }
         let calls = child.take_tool_calls();

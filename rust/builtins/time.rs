@@ -1,8 +1,6 @@
 //! Date-time interop (§7.16) and the float constants. Dates are days since the epoch;
 //! date-times are UTC milliseconds. The clock is the only non-determinism in the language.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use super::{type_error, Builtin};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
@@ -132,16 +130,10 @@ fn parse_rfc2822(s: &str) -> Option<i64> {
     Some(days_from_civil(y, m, d) * 86_400_000 + parse_time(parts[3])?)
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn date_new(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn date_new(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     let Some(arg) = a.first() else {
-        return Ok(Value::DateTime(now_ms()));
+        // the host's clock, recorded: a resumed run reads the same instant
+        return Ok(Value::DateTime(it.clock_ms()?));
     };
     match arg {
         Value::Int(n) => {
@@ -175,8 +167,8 @@ fn get_time(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 
-fn current_millis(_: &mut Interp, _: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(now_ms()))
+fn current_millis(it: &mut Interp, _: &mut [Value]) -> EvalResult {
+    Ok(Value::Int(it.clock_ms()?))
 }
 
 fn local_date_parse(_: &mut Interp, a: &mut [Value]) -> EvalResult {

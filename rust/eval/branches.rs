@@ -12,6 +12,9 @@ pub struct BranchEnv<'a> {
     history: &'a [Value],
     deadline: Instant,
     depth: usize,
+    tape: Option<&'a Tape>,
+    /// The ids of the branches' calls start with this and the branch's index.
+    fork: Str,
 }
 
 impl<'a> BranchEnv<'a> {
@@ -24,9 +27,9 @@ impl<'a> BranchEnv<'a> {
         self.deadline
     }
 
-    /// A fresh interpreter for one branch: the namespace snapshot, its own stack, prints,
-    /// definitions and counters; the branch's deadline.
-    pub fn interp(&self) -> Interp<'a> {
+    /// A fresh interpreter for branch `i`: the namespace snapshot, its own stack, prints,
+    /// definitions and counters; the branch's deadline and place in the run.
+    pub fn interp(&self, i: usize) -> Interp<'a> {
         let mut it = Interp::new(
             self.host,
             self.budget,
@@ -36,6 +39,8 @@ impl<'a> BranchEnv<'a> {
         );
         it.deadline = self.deadline;
         it.depth = self.depth;
+        it.tape = self.tape;
+        it.prefix = Str::from(format!("{}{i}.", self.fork).as_str());
         it
     }
 }
@@ -56,7 +61,13 @@ impl<'a> Interp<'a> {
     pub fn branch_env(&mut self) -> BranchEnv<'a> {
         self.publish_steps();
         let branch_deadline = Instant::now() + Duration::from_millis(BRANCH_TIMEOUT_MS);
+        // a fork takes a call number of its own: the calls after it keep their ids whatever
+        // its branches do
+        let fork = Str::from(format!("{}{}.", self.prefix, self.seq).as_str());
+        self.seq += 1;
         BranchEnv {
+            tape: self.tape,
+            fork,
             host: self.host,
             budget: self.budget,
             data: self.data,

@@ -25,6 +25,9 @@ pub struct ToolCtx<'c> {
     pub budget: &'c Budget,
     /// When the calling thread must stop waiting (the run's deadline, or its branch's).
     pub deadline: Instant,
+    /// The call's id in the run (`tape.rs`): a host that records calls as they start keys
+    /// its records by it.
+    pub id: &'c str,
 }
 
 /// What the interpreter needs from its host: the tools.
@@ -41,11 +44,39 @@ pub trait Host: Sync {
         args: &[Value],
         ctx: &ToolCtx<'_>,
     ) -> std::result::Result<Value, ToolFailure>;
+    /// Whether calls of `name` need the host's decision first (`gate`): approval and deferred
+    /// tools.
+    fn gated(&self, _name: &str) -> bool {
+        false
+    }
+    /// The host's decision for the call `id` of a gated tool (`pos`: where it is written, when
+    /// known).
+    fn gate(&self, _id: &str, _name: &str, _args: &[Value], _pos: Option<Pos>) -> Gate {
+        Gate::Call
+    }
+    /// Whether calling `name` twice with the same arguments does no more than calling it once
+    /// (`idempotent=True`): a call that was under way when an earlier process died is then
+    /// made again instead of waiting for the host's decision.
+    fn idempotent(&self, _name: &str) -> bool {
+        false
+    }
+    /// The clock the program reads, in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64 {
+        system_now_ms()
+    }
     /// Runs a thread's share of the run's work (a parallel branch's thread), giving the host a
     /// chance to prepare the thread once for the tool calls it will make.
     fn thread_scope(&self, work: &mut (dyn FnMut() + Send)) {
         work()
     }
+}
+
+/// The system clock in milliseconds since the Unix epoch.
+pub fn system_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 pub struct NoTools;
@@ -76,6 +107,8 @@ pub struct Definition {
 pub type UserNs = Arc<IndexMap<Str, Definition, RandomState>>;
 
 pub struct ToolCallRecord {
+    /// Where in the run the call happened (`tape.rs`): the same in every replay of the run.
+    pub id: Str,
     pub name: Str,
     pub args: Vec<Value>,
     pub result: Option<Value>,
@@ -83,6 +116,10 @@ pub struct ToolCallRecord {
     pub duration: Duration,
     /// Still running when the run ended: its result, if it ever comes, is discarded.
     pub abandoned: bool,
+    /// How it came to its outcome (called, approved, answered, rejected).
+    pub how: How,
+    /// Answered from the record of an earlier run (the tool was not called again).
+    pub replayed: bool,
 }
 
 impl<'a> Interp<'a> {
@@ -106,22 +143,49 @@ impl<'a> Interp<'a> {
         }
         self.budget
             .admit_tool_call(name, self.host.max_calls(name))?;
-        let started = Instant::now();
+        let seq = self.seq;
+        self.seq += 1;
+        let id = self.call_id(seq);
+        let site = self.site.take();
         let args: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
+        let how = match self.settle(&id, name, &args, site) {
+            tape::Settle::Call(how) => how,
+            tape::Settle::Done { r, record } => {
+                if let Some((how, error, replayed)) = record {
+                    self.tool_calls.push(ToolCallRecord {
+                        id,
+                        name: name.clone(),
+                        args,
+                        result: r.as_ref().ok().cloned(),
+                        error,
+                        duration: Duration::ZERO,
+                        abandoned: false,
+                        how,
+                        replayed,
+                    });
+                }
+                return r;
+            }
+        };
+        let started = Instant::now();
         self.publish_steps();
         let ctx = ToolCtx {
             budget: self.budget,
             deadline: self.deadline,
+            id: &id,
         };
         let outcome = self.host.call_tool(name, &args, &ctx);
         let duration = started.elapsed();
         let mut record = ToolCallRecord {
+            id,
             name: name.clone(),
             args,
             result: None,
             error: None,
             duration,
             abandoned: false,
+            how,
+            replayed: false,
         };
         let r = match outcome {
             Ok(v) => {
@@ -129,13 +193,12 @@ impl<'a> Interp<'a> {
                 Ok(v)
             }
             Err(ToolFailure::Failed(msg)) => {
-                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {msg}"));
+                let e = tape::tool_failed(name, &msg);
                 record.error = Some(msg);
                 Err(e.into())
             }
             Err(ToolFailure::Misused { message, hint }) => {
-                let e = Error::new(ErrorKind::Tool, format!("Tool '{name}' failed: {message}"))
-                    .with_hint(hint);
+                let e = tape::tool_failed(name, &message).with_hint(hint);
                 record.error = Some(message);
                 Err(e.into())
             }

@@ -35,6 +35,7 @@ mod keywords;
 mod metering;
 mod nil_hints;
 mod stages;
+mod tape;
 
 pub use branches::*;
 pub use host::*;
@@ -42,6 +43,7 @@ pub use keywords::*;
 use metering::*;
 use nil_hints::*;
 pub(crate) use stages::{is_stage, is_stage_call};
+pub use tape::{recordable, Entry, Gate, How, PendingCall, Recorded, Tape};
 
 pub type Args = SmallVec<[Value; 4]>;
 
@@ -55,6 +57,8 @@ pub enum FlowKind {
     Error(Error),
     Return(Value),
     Fail(Value),
+    /// The run stopped at a call that waits for the host (the calls are in the run's tape).
+    Pending,
 }
 
 impl Flow {
@@ -65,6 +69,12 @@ impl Flow {
     }
     pub fn fail(v: Value) -> Flow {
         Flow(Some(Box::new(FlowKind::Fail(v))))
+    }
+    pub fn pending() -> Flow {
+        Flow(Some(Box::new(FlowKind::Pending)))
+    }
+    pub fn is_pending(&self) -> bool {
+        matches!(self.0.as_deref(), Some(FlowKind::Pending))
     }
     pub fn is_recur(&self) -> bool {
         self.0.is_none()
@@ -163,6 +173,17 @@ pub struct Interp<'a> {
     /// `pass_target` is the table the current call records into (`None`: `returns`).
     pass_tables: Vec<ReturnTable>,
     pass_target: Option<usize>,
+    /// The record this run is answered from and adds to (`tape.rs`); none for runs that
+    /// cannot stop (checks, throwaway runs).
+    tape: Option<&'a Tape>,
+    /// This interpreter's place among the run's parallel branches (`""` for the run itself,
+    /// `"2.0."` for branch 0 of its call number 2), and its count of tool calls and forks,
+    /// and of clock readings: together they make the ids of its calls.
+    prefix: Str,
+    seq: u32,
+    clock_seq: u32,
+    /// Where the tool call being made is written (a call through a tool value: unknown).
+    site: Option<Pos>,
 }
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
@@ -276,7 +297,18 @@ impl<'a> Interp<'a> {
             refused: Default::default(),
             pass_tables: Vec::new(),
             pass_target: None,
+            tape: None,
+            prefix: Str::from(""),
+            seq: 0,
+            clock_seq: 0,
+            site: None,
         }
+    }
+
+    /// The same interpreter answering from and adding to `tape`.
+    pub fn with_tape(mut self, tape: Option<&'a Tape>) -> Self {
+        self.tape = tape;
+        self
     }
 
     pub fn run_program(&mut self, prog: &Program) -> EvalResult {
@@ -481,7 +513,10 @@ impl<'a> Interp<'a> {
                 at(r, *pos)
             }
             Node::CallTool(name, args, pos) => {
-                let r = self.with_args(args, ctx, |it, a| it.call_tool(name, a));
+                let r = self.with_args(args, ctx, |it, a| {
+                    it.site = Some(*pos);
+                    it.call_tool(name, a)
+                });
                 at(r, *pos)
             }
             Node::KwGet(k, args, pos) => {

@@ -185,6 +185,27 @@ pub struct CoreSession {
     /// Cancel flags of the runs in progress (nested runs included), for `cancel()`.
     running: Mutex<Vec<CancelFlag>>,
     programs: ProgramCache,
+    /// Decides calls of approval and deferred tools for every run (`Session(approve=...)`,
+    /// wrapped by Python); a run may be given its own (an approved plan, a resume).
+    policy: Option<Py<PyAny>>,
+    /// The digest of the data (it never changes), made when a run first stops.
+    data_digest: std::sync::OnceLock<[u8; 32]>,
+}
+
+/// How one run goes besides its program and limits: a lazy last value, its own gate for calls
+/// of approval and deferred tools, the record it is answered from (a resume).
+#[derive(Default)]
+pub(super) struct RunOpts {
+    pub lazy: bool,
+    pub gate: Option<Py<PyAny>>,
+    pub tape: Option<crate::eval::Tape>,
+}
+
+/// A run handed to a worker thread.
+pub(super) struct WorkerRun {
+    program: Arc<crate::ir::Program>,
+    snapshot: SessionState,
+    tape: Option<Arc<crate::eval::Tape>>,
 }
 
 /// How often the thread waiting for a run looks at Ctrl-C, `cancel()` and the deadline.
@@ -237,7 +258,8 @@ pub(super) fn run_outcome(
                     c.duration.as_secs_f64() * 1000.0,
                     c.abandoned,
                     limits,
-                ),
+                )
+                .with_place(&c.id, c.how, c.replayed),
             )
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -369,7 +391,33 @@ impl CoreSession {
             gate: RunGate::default(),
             running: Mutex::new(Vec::new()),
             programs: ProgramCache::default(),
+            policy: None,
+            data_digest: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The fingerprint of the state a run starts from: the data, the definitions and
+    /// `*1`..`*3`. A continuation resumes only against the state it stopped in.
+    pub(super) fn state_fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let state = self.lock().clone();
+        let data = *self.data_digest.get_or_init(|| {
+            let mut h = Sha256::new();
+            suspend::digest_into(&mut h, &state.data);
+            h.finalize().into()
+        });
+        let mut h = Sha256::new();
+        h.update(data);
+        h.update((state.user.len() as u64).to_le_bytes());
+        for (name, d) in state.user.iter() {
+            h.update((name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+            suspend::digest_into(&mut h, &d.value);
+        }
+        for v in &state.history {
+            suspend::digest_into(&mut h, v);
+        }
+        suspend::hex(&h.finalize())
     }
 
     pub(super) fn run_inner<'py>(
@@ -378,8 +426,9 @@ impl CoreSession {
         source: &str,
         limits: Limits,
         cancel: CancelFlag,
-        lazy: bool,
+        opts: RunOpts,
     ) -> PyResult<RunOutcome> {
+        let RunOpts { lazy, gate, tape } = opts;
         if cancel.load(Relaxed) {
             return Err(cancelled(py)); // cancelled before it started
         }
@@ -409,7 +458,15 @@ impl CoreSession {
         };
 
         let snapshot = self.lock().clone();
-        let host = Arc::new(RunHost::new(self.host.clone(), self.id(), outer));
+        let gate = gate.or_else(|| self.policy.as_ref().map(|p| p.clone_ref(py)));
+        let host =
+            Arc::new(RunHost::new(self.host.clone(), self.id(), outer).with_gate(gate, limits));
+        // a run records where its calls happen when it can stop at one, or is a resume
+        let tape = match tape {
+            Some(t) => Some(Arc::new(t)),
+            None if self.host.has_gates() => Some(Arc::new(crate::eval::Tape::default())),
+            None => None,
+        };
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
         let prepared = if host.depth() > host::MAX_NESTED_RUNS {
             Err(Box::new(session::error_result(host::nested_too_deep(
@@ -430,11 +487,26 @@ impl CoreSession {
             // a program that cannot call a tool cannot block outside the evaluator's own
             // checks: it runs on this thread
             Ok(program) if self.host.is_empty() || !program.reaches_host => {
-                let r = py.detach(|| session::execute(&program, &snapshot, host.as_ref(), &budget));
+                let r = py.detach(|| {
+                    session::execute_taped(
+                        &program,
+                        &snapshot,
+                        host.as_ref(),
+                        &budget,
+                        tape.as_deref(),
+                    )
+                });
                 drop(snapshot); // so the commit updates the namespace in place
                 Some(r)
             }
-            Ok(program) => self.run_on_worker(py, program, snapshot, &host, &budget, &cancel)?,
+            Ok(program) => {
+                let job = WorkerRun {
+                    program,
+                    snapshot,
+                    tape: tape.clone(),
+                };
+                self.run_on_worker(py, job, &host, &budget, &cancel)?
+            }
         };
         // the host's own exceptions (Ctrl-C, SystemExit from a tool) and cancellation are not
         // program errors: they propagate, and the Session stays as it was
@@ -472,6 +544,15 @@ impl CoreSession {
         if let Some(e) = host.take_pending() {
             return Err(e);
         }
+        let converted = match converted {
+            Ok(Ok((t, c))) if result.outcome == Outcome::Pending => {
+                match self.suspended(py, source, limits, &result, tape.as_deref()) {
+                    Ok((pending, suspended)) => Ok(Ok((t.with_pending(pending, suspended), c))),
+                    Err(e) => Ok(Err(e)),
+                }
+            }
+            other => other,
+        };
         match converted {
             // a cancel that arrived while the result converted still wins: nothing committed
             Ok(Ok(_)) if cancel.load(Relaxed) => Err(cancelled(py)),
@@ -493,18 +574,28 @@ impl CoreSession {
     pub(super) fn run_on_worker(
         &self,
         py: Python<'_>,
-        program: Arc<crate::ir::Program>,
-        snapshot: SessionState,
+        run: WorkerRun,
         host: &Arc<RunHost>,
         budget: &Arc<Budget>,
         cancel: &CancelFlag,
     ) -> PyResult<Option<RunOutput>> {
+        let WorkerRun {
+            program,
+            snapshot,
+            tape,
+        } = run;
         let done: Arc<workers::Handoff<RunOutput>> = Arc::default();
         let job = {
             let (host, budget, done) = (host.clone(), budget.clone(), done.clone());
             Box::new(move || {
                 // the worker keeps a Python thread state, so its tool calls attach cheaply
-                let r = session::execute(&program, &snapshot, host.as_ref(), &budget);
+                let r = session::execute_taped(
+                    &program,
+                    &snapshot,
+                    host.as_ref(),
+                    &budget,
+                    tape.as_deref(),
+                );
                 done.put(r);
             })
         };
@@ -539,6 +630,45 @@ impl CoreSession {
                 return None;
             }
         }))
+    }
+
+    /// The pending calls of a run that stopped, and what its continuation needs.
+    fn suspended(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        limits: Limits,
+        result: &RunResult,
+        tape: Option<&crate::eval::Tape>,
+    ) -> PyResult<(Vec<Py<suspend::PendingCall>>, suspend::Suspended)> {
+        let pending = result
+            .pending
+            .iter()
+            .map(|p| Py::new(py, suspend::PendingCall::new(p, self.limits)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let reached: Vec<&str> = result
+            .tool_calls
+            .iter()
+            .map(|c| c.id.as_str())
+            .chain(result.pending.iter().map(|p| p.id.as_str()))
+            .collect();
+        let carried: Vec<_> = tape
+            .map(|t| {
+                t.unreached(&reached)
+                    .into_iter()
+                    .map(|(id, e)| (id.clone(), e.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let state = py.detach(|| self.state_fingerprint());
+        let suspended = suspend::Suspended {
+            source: source.to_string(),
+            limits,
+            state,
+            calls: suspend::calls_tree(py, &result.tool_calls, &carried)?.unbind(),
+            clock: suspend::clock_tree(py, &result.clock)?.unbind(),
+        };
+        Ok((pending, suspended))
     }
 
     /// The result of a run abandoned at its deadline: the timeout, and the tool calls made so
@@ -596,7 +726,8 @@ impl CoreSession {
 #[pymethods]
 impl CoreSession {
     #[new]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None))]
     pub(super) fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
@@ -604,26 +735,41 @@ impl CoreSession {
         limits: Option<&Bound<'_, PyDict>>,
         data_json: Option<&str>,
         tool_caps: Option<&Bound<'_, PyDict>>,
+        tool_gates: Option<&Bound<'_, PyDict>>,
+        policy: Option<Py<PyAny>>,
+        clock: Option<Py<PyAny>>,
+        idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
         guarded(py, || {
             let mut s = Self::create(py, data, tools, limits, data_json)?;
+            // a new session's host has no other owner yet
+            let Some(host) = Arc::get_mut(&mut s.host) else {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the session's host is shared already",
+                ));
+            };
             if let Some(caps) = tool_caps {
-                // a new session's host has no other owner yet
-                match Arc::get_mut(&mut s.host) {
-                    Some(host) => host.set_caps(caps)?,
-                    None => {
-                        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                            "the session's host is shared already",
-                        ))
-                    }
-                }
+                host.set_caps(caps)?;
             }
+            if let Some(gates) = tool_gates {
+                host.set_gated(gates)?;
+            }
+            if let Some(clock) = clock {
+                host.set_clock(clock);
+            }
+            if let Some(names) = idempotent {
+                host.set_idempotent(names);
+            }
+            s.policy = policy;
             Ok(s)
         })
     }
 
-    /// Runs a program; returns its `ptc.Result`.
-    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false))]
+    /// Runs a program; returns its `ptc.Result`. `gate` decides the calls of approval and
+    /// deferred tools for this run (instead of the Session's policy); `tape` is the record a
+    /// resumed run is answered from (`ptc.approvals`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false, gate=None, tape=None))]
     pub(super) fn run<'py>(
         &self,
         py: Python<'py>,
@@ -631,6 +777,8 @@ impl CoreSession {
         limits: Option<&Bound<'py, PyDict>>,
         cancel: Option<&CancelToken>,
         lazy: bool,
+        gate: Option<Py<PyAny>>,
+        tape: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<RunOutcome> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
@@ -638,8 +786,14 @@ impl CoreSession {
                 Some(t) => t.flag.clone(),
                 None => Arc::new(AtomicBool::new(false)),
             };
-            self.run_inner(py, source, limits, flag, lazy)
+            let tape = tape.map(suspend::read_tape).transpose()?;
+            self.run_inner(py, source, limits, flag, RunOpts { lazy, gate, tape })
         })
+    }
+
+    /// The fingerprint of the state a run would start from now (data, definitions, `*1`..).
+    fn _state_fingerprint(&self, py: Python<'_>) -> String {
+        py.detach(|| self.state_fingerprint())
     }
 
     /// Stops the runs of this Session in progress (they raise `ptc.Cancelled`); true if any.

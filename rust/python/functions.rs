@@ -48,8 +48,8 @@ pub(super) fn run_once<'py>(
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<RunOutcome> {
-    let s = CoreSession::new(py, data, tools, limits, None, None)?;
-    s.run(py, source, None, None, false)
+    let s = CoreSession::new(py, data, tools, limits, None, None, None, None, None, None)?;
+    s.run(py, source, None, None, false, None, None)
 }
 
 /// Registered with `atexit` by the Python package: no tool call starts after it.
@@ -69,6 +69,12 @@ pub(super) fn _tool_lineage() -> Option<host::Lineage> {
 #[pyfunction]
 pub(super) fn _tool_time_left() -> Option<f64> {
     host::tool_time_left()
+}
+
+/// The id in its run of the tool call running on this thread; `None` outside a tool call.
+#[pyfunction]
+pub(super) fn _tool_call_id() -> Option<String> {
+    host::tool_call_id()
 }
 
 /// `threading.main_thread().ident`: only that thread can notice Ctrl-C during a run.
@@ -158,8 +164,7 @@ pub(super) fn _split_conversions() -> (usize, usize, usize) {
 #[pyfunction]
 pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
     let state = SessionState::new(Value::empty_map());
-    let (r, ns) =
-        py.detach(|| run_source("(__panic__)", &state, &host::PanicHost, &Limits::default()));
+    let (r, ns) = py.detach(|| run_source("(__panic__)", &state, &PanicHost, &Limits::default()));
     Ok(run_outcome(py, &r, &ns.unwrap_or_default(), Limits::default(), false)?.0)
 }
 
@@ -450,4 +455,25 @@ pub(super) fn _refused(
         0.0,
         0,
     ))
+}
+
+/// A host whose only tool panics: proves that a panic becomes an internal error.
+pub struct PanicHost;
+
+impl crate::eval::Host for PanicHost {
+    fn has_tool(&self, name: &str) -> bool {
+        name == "__panic__"
+    }
+    fn tool_names(&self) -> Vec<String> {
+        vec!["__panic__".into()]
+    }
+    #[allow(clippy::panic)]
+    fn call_tool(
+        &self,
+        _: &str,
+        _: &[Value],
+        _: &crate::eval::ToolCtx<'_>,
+    ) -> Result<Value, crate::eval::ToolFailure> {
+        panic!("deliberate panic for tests")
+    }
 }

@@ -11,8 +11,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::convert::{GcPause, ToPy, ToValue};
+use super::tool_args::{describe_exception, named_args, named_key, named_value};
 use super::workers::SHUTTING_DOWN;
-use crate::eval::{Host, ToolCtx, ToolFailure};
+use crate::error::Pos;
+use crate::eval::{Gate, Host, ToolCtx, ToolFailure};
 use crate::guard::{self, interrupted_error, Poll};
 use crate::value::Value;
 
@@ -22,6 +24,19 @@ pub struct PyHost {
     tools: Vec<(String, Py<PyAny>)>,
     /// The tools that cap their own calls per run (`Tool(max_calls=...)`).
     caps: Vec<(String, u64)>,
+    /// The tools whose calls wait for the host's decision: approval tools (called once
+    /// allowed) and deferred ones (never called: the host answers them).
+    gated: Vec<(String, GateKind)>,
+    /// The clock programs read (`Session(clock=...)`): a callable returning milliseconds.
+    clock: Option<Py<PyAny>>,
+    /// The tools declared `idempotent=True`.
+    idempotent: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum GateKind {
+    Approval,
+    Deferred,
 }
 
 impl PyHost {
@@ -35,7 +50,49 @@ impl PyHost {
         Ok(PyHost {
             tools: out,
             caps: Vec::new(),
+            gated: Vec::new(),
+            clock: None,
+            idempotent: Vec::new(),
         })
+    }
+
+    /// Takes the tools that wait for decisions (name -> "approval" | "deferred").
+    pub fn set_gated(&mut self, gated: &Bound<'_, PyDict>) -> PyResult<()> {
+        for (k, v) in gated.iter() {
+            let name: String = k.extract()?;
+            if self.find(&name).is_none() {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "tool_gates names {name:?}, which is not a tool of this session"
+                )));
+            }
+            let kind = match v.extract::<String>()?.as_str() {
+                "approval" => GateKind::Approval,
+                "deferred" => GateKind::Deferred,
+                other => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "tool_gates: {other:?} is not 'approval' or 'deferred'"
+                    )))
+                }
+            };
+            self.gated.push((name, kind));
+        }
+        Ok(())
+    }
+
+    pub fn set_idempotent(&mut self, names: Vec<String>) {
+        self.idempotent = names;
+    }
+
+    pub fn set_clock(&mut self, clock: Py<PyAny>) {
+        self.clock = Some(clock);
+    }
+
+    pub fn gate_kind(&self, name: &str) -> Option<GateKind> {
+        self.gated.iter().find(|(n, _)| n == name).map(|(_, k)| *k)
+    }
+
+    pub fn has_gates(&self) -> bool {
+        !self.gated.is_empty()
     }
 
     /// Takes the tools' own caps (name -> calls per run); a name must be one of the tools.
@@ -75,81 +132,6 @@ impl PyHost {
     }
 }
 
-/// The call shapes of LANGUAGE.md §8.2: a single map or keyword/value pairs are named arguments.
-fn named_args(args: &[Value]) -> Option<Vec<(Value, Value)>> {
-    match args {
-        [] => Some(Vec::new()),
-        [Value::Map(m)] => Some(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
-        _ if args.len() % 2 == 0 && args.chunks(2).all(|p| matches!(p[0], Value::Keyword(_))) => {
-            Some(
-                args.chunks(2)
-                    .map(|p| (p[0].clone(), p[1].clone()))
-                    .collect(),
-            )
-        }
-        _ => None,
-    }
-}
-
-/// Named-argument values: keyword keys become strings with `-` replaced by `_`, recursively.
-/// Like every conversion, bounded: nesting as for results, elements and memory charged.
-fn named_value<'py>(
-    conv: &mut ToPy<'py>,
-    py: Python<'py>,
-    v: &Value,
-    depth: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    if depth >= super::convert::MAX_OUTPUT_DEPTH {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "a tool argument is nested more than {} levels deep",
-            super::convert::MAX_OUTPUT_DEPTH
-        )));
-    }
-    match v {
-        Value::Map(m) => {
-            guard::charge_bytes(216 + 48 * m.len());
-            let d = PyDict::new(py);
-            for (k, val) in guard::charged(m.iter()) {
-                let val = guard::deeper(|| named_value(conv, py, val, depth + 1))?;
-                d.set_item(named_key(conv, k)?, val)?;
-            }
-            Ok(d.into_any())
-        }
-        Value::Vector(xs) => {
-            guard::charge_bytes(72 + 8 * xs.len());
-            let l = PyList::empty(py);
-            for x in guard::charged(xs.iter()) {
-                l.append(guard::deeper(|| named_value(conv, py, x, depth + 1))?)?;
-            }
-            Ok(l.into_any())
-        }
-        other => conv.convert(other),
-    }
-}
-
-fn named_key<'py>(conv: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>> {
-    match k {
-        Value::Keyword(s) => {
-            Ok(pyo3::types::PyString::new(conv.py(), &s.replace('-', "_")).into_any())
-        }
-        other => conv.convert(other),
-    }
-}
-
-fn describe_exception(py: Python<'_>, e: &PyErr) -> String {
-    let tname = e
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    if msg.is_empty() {
-        tname
-    } else {
-        format!("{tname}: {msg}")
-    }
-}
-
 /// The host of one run: the Session's tools, called inline on the thread that evaluates the
 /// run, plus what the run must hand back to Python when it ends — an exception that is not an
 /// `Exception` (KeyboardInterrupt, SystemExit, ...) raised by a tool or by Python's signal
@@ -168,6 +150,11 @@ pub struct RunHost {
     /// The runs this one is nested in (see [`outer_lineage`]), and its Session.
     outer: Option<Arc<[usize]>>,
     session: usize,
+    /// Decides the calls of gated tools that the record does not (a policy, an approved
+    /// plan): called with a `PendingCall`, it returns None (wait), True (call),
+    /// `("reject", reason)` or `("answer", value)`. None: every such call waits.
+    gate: Option<Py<PyAny>>,
+    limits: crate::limits::Limits,
 }
 
 /// One tool call as the caller may need to report it.
@@ -269,7 +256,16 @@ impl RunHost {
             lineage: std::sync::OnceLock::new(),
             outer,
             session,
+            gate: None,
+            limits: crate::limits::Limits::default(),
         }
+    }
+
+    /// The same host deciding gated calls with `gate` (converting within `limits`).
+    pub fn with_gate(mut self, gate: Option<Py<PyAny>>, limits: crate::limits::Limits) -> Self {
+        self.gate = gate;
+        self.limits = limits;
+        self
     }
 
     /// How many runs this one is nested in, itself included.
@@ -375,9 +371,11 @@ impl RunHost {
             return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
         }
         let result = {
-            let _in_tool = InTool::enter(self.lineage(), ctx.budget);
+            let _in_tool = InTool::enter(self.lineage(), ctx.budget, ctx.id);
             // the tool's own code (which may call ptc again) is not part of this run's budget
-            guard::without_budget(|| call_hanging_at_exit(f.bind(py), &positional, &named))
+            guard::without_budget(|| {
+                super::hang::call_hanging_at_exit(f.bind(py), &positional, &named)
+            })
         };
         let result = match result {
             Ok(r) => r,
@@ -425,13 +423,15 @@ impl RunHost {
 struct InTool {
     outer: Option<Arc<[usize]>>,
     outer_budget: *const guard::Budget,
+    outer_call: Option<String>,
 }
 
 impl InTool {
-    fn enter(lineage: &Arc<[usize]>, budget: &guard::Budget) -> InTool {
+    fn enter(lineage: &Arc<[usize]>, budget: &guard::Budget, call: &str) -> InTool {
         InTool {
             outer: TOOL_LINEAGE.with(|c| c.replace(Some(lineage.clone()))),
             outer_budget: TOOL_BUDGET.with(|c| c.replace(budget as *const guard::Budget)),
+            outer_call: TOOL_CALL.with(|c| c.replace(Some(call.to_string()))),
         }
     }
 }
@@ -441,7 +441,19 @@ impl Drop for InTool {
         let outer = self.outer.take();
         let _ = TOOL_LINEAGE.try_with(|c| *c.borrow_mut() = outer);
         let _ = TOOL_BUDGET.try_with(|c| c.set(self.outer_budget));
+        let call = self.outer_call.take();
+        let _ = TOOL_CALL.try_with(|c| *c.borrow_mut() = call);
     }
+}
+
+thread_local! {
+    /// The id in its run of the tool call this thread is making (`None`: no tool call).
+    static TOOL_CALL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The id of the tool call running on this thread (for a host recording calls as they start).
+pub fn tool_call_id() -> Option<String> {
+    TOOL_CALL.with(|c| c.borrow().clone())
 }
 
 thread_local! {
@@ -475,60 +487,9 @@ pub fn tool_time_left() -> Option<f64> {
 }
 
 /// At interpreter exit (an `atexit` hook): no tool call starts afterwards. Calls still running
-/// (abandoned at their runs' deadlines) do not delay the exit: see [`call_hanging_at_exit`].
+/// (abandoned at their runs' deadlines) do not delay the exit: see [`super::hang::call_hanging_at_exit`].
 pub fn at_exit() {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
-}
-
-// The tool is called through a declaration that lets a forced unwind through: see
-// `call_hanging_at_exit`. The symbol is CPython's public `PyObject_Vectorcall` (3.9+).
-extern "C-unwind" {
-    #[link_name = "PyObject_Vectorcall"]
-    fn vectorcall_may_unwind(
-        callable: *mut pyo3::ffi::PyObject,
-        args: *const *mut pyo3::ffi::PyObject,
-        nargsf: usize,
-        kwnames: *mut pyo3::ffi::PyObject,
-    ) -> *mut pyo3::ffi::PyObject;
-}
-
-/// Blocks its thread forever when dropped; forgotten when the call it guards returns.
-struct HangThread;
-
-impl Drop for HangThread {
-    fn drop(&mut self) {
-        loop {
-            std::thread::park();
-        }
-    }
-}
-
-/// `f(a, b)`, for a tool whose call may outlive the interpreter.
-///
-/// A tool abandoned at its run's deadline goes on in its worker thread, and the interpreter
-/// may shut down under it. On Python 3.11-3.13 a thread that takes the GIL back after that
-/// point (a tool returning from a blocking call) is ended with `pthread_exit`: a forced unwind
-/// through the thread's frames. Through a Rust frame that called Python by a plain `"C"`
-/// declaration (no unwinding expected) that aborts the process. So the call goes through a
-/// `"C-unwind"` declaration, and the unwind runs the one destructor in this frame, which parks
-/// the thread for good, as Python 3.14 itself does: the process exits normally, the thread
-/// never runs again. (PyO3 does the same for its own `PyGILState_Ensure` and
-/// `PyEval_RestoreThread`, the other places a worker takes the GIL back.)
-fn call_hanging_at_exit<'py>(
-    f: &Bound<'py, PyAny>,
-    a: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = f.py();
-    let args = [a.as_ptr(), b.as_ptr()];
-    let guard = HangThread;
-    // SAFETY: the GIL is held (`py`); `f`, `a` and `b` are live objects borrowed for the call;
-    // `args` holds 2 borrowed references, as nargsf says, and no keyword names. The only
-    // unwind that can come out of CPython is the forced one described above.
-    let out = unsafe { vectorcall_may_unwind(f.as_ptr(), args.as_ptr(), 2, std::ptr::null_mut()) };
-    std::mem::forget(guard);
-    // SAFETY: a new reference, or null with the exception set
-    unsafe { Bound::from_owned_ptr_or_err(py, out) }
 }
 
 /// Whether the current thread is Python's main thread (the one signal handlers run on).
@@ -570,6 +531,54 @@ impl Host for RunHost {
         self.tools.cap(name)
     }
 
+    fn gated(&self, name: &str) -> bool {
+        self.tools.gate_kind(name).is_some()
+    }
+
+    fn gate(&self, id: &str, name: &str, args: &[Value], pos: Option<Pos>) -> Gate {
+        let Some(gate) = &self.gate else {
+            return Gate::Pending;
+        };
+        let call = crate::eval::PendingCall {
+            id: id.into(),
+            name: name.into(),
+            args: args.to_vec(),
+            pos,
+            interrupted: false,
+        };
+        let decided = Python::attach(|py| {
+            super::suspend::decide(py, gate, &call, self.limits).unwrap_or_else(|e| {
+                // the host's own failure, raised by `run()` once the run has stopped here
+                self.set_pending(e);
+                Gate::Pending
+            })
+        });
+        match decided {
+            // a deferred tool is never called by ptc, whatever a policy says
+            Gate::Call if self.tools.gate_kind(name) == Some(GateKind::Deferred) => Gate::Pending,
+            other => other,
+        }
+    }
+
+    fn idempotent(&self, name: &str) -> bool {
+        self.tools.idempotent.iter().any(|n| n == name)
+    }
+
+    fn now_ms(&self) -> i64 {
+        let Some(clock) = &self.tools.clock else {
+            return crate::eval::system_now_ms();
+        };
+        Python::attach(
+            |py| match clock.call0(py).and_then(|v| v.extract::<i64>(py)) {
+                Ok(ms) => ms,
+                Err(e) => {
+                    self.set_pending(e);
+                    crate::eval::system_now_ms()
+                }
+            },
+        )
+    }
+
     fn call_tool(
         &self,
         name: &str,
@@ -592,22 +601,6 @@ impl Host for RunHost {
             },
         );
         r
-    }
-}
-
-/// A host whose only tool panics: proves that a panic becomes an internal error.
-pub struct PanicHost;
-
-impl Host for PanicHost {
-    fn has_tool(&self, name: &str) -> bool {
-        name == "__panic__"
-    }
-    fn tool_names(&self) -> Vec<String> {
-        vec!["__panic__".into()]
-    }
-    #[allow(clippy::panic)]
-    fn call_tool(&self, _: &str, _: &[Value], _: &ToolCtx<'_>) -> Result<Value, ToolFailure> {
-        panic!("deliberate panic for tests")
     }
 }
 

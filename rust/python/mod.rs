@@ -3,9 +3,12 @@
 //! it back (`Python::attach`) and no Session lock is held while Python code runs.
 
 mod convert;
+mod hang;
 mod host;
 mod printable;
 mod result;
+mod suspend;
+mod tool_args;
 mod workers;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -69,9 +72,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_time_left, m)?)?;
+    m.add_function(wrap_pyfunction!(_tool_call_id, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_lineage, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_sites, m)?)?;
     m.add_function(wrap_pyfunction!(_refused, m)?)?;
+    m.add_function(wrap_pyfunction!(suspend::_record_value, m)?)?;
+    m.add_function(wrap_pyfunction!(suspend::_check_tape, m)?)?;
     m.add_class::<host::Lineage>()?;
     m.add_class::<functions::Planner>()?;
     let py = m.py();

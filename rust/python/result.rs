@@ -4,9 +4,10 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use super::convert::{scalar_to_python, ToPy};
+use super::suspend::{PendingCall, Suspended};
 use super::{bounded, lisp_error};
 use crate::error::Error;
 use crate::format::{
@@ -179,6 +180,16 @@ pub struct ToolCall {
     /// Still running when the run ended (deadline, cancel, Ctrl-C): its result is discarded.
     #[pyo3(get)]
     abandoned: bool,
+    /// Where in the run the call happened: the same id in every replay of the run.
+    #[pyo3(get)]
+    id: String,
+    /// None for a call that needed no decision; else "approved", "answered" (the host gave
+    /// its value) or "rejected" (not called: the program got a `rejected` error).
+    #[pyo3(get)]
+    decision: Option<&'static str>,
+    /// Answered from the record of an earlier run of the program (a resume): not called again.
+    #[pyo3(get)]
+    replayed: bool,
     limits: Limits,
     args_py: PyOnceLock<Py<PyList>>,
     result_py: PyOnceLock<Py<PyAny>>,
@@ -201,10 +212,23 @@ impl ToolCall {
             error,
             duration_ms,
             abandoned,
+            id: String::new(),
+            decision: None,
+            replayed: false,
             limits,
             args_py: PyOnceLock::new(),
             result_py: PyOnceLock::new(),
         }
+    }
+}
+
+impl ToolCall {
+    /// The call's id and how it came to its outcome.
+    pub fn with_place(mut self, id: &str, how: crate::eval::How, replayed: bool) -> Self {
+        self.id = id.to_string();
+        self.decision = (how != crate::eval::How::Called).then(|| how.as_str());
+        self.replayed = replayed;
+        self
     }
 }
 
@@ -348,8 +372,13 @@ pub struct RunOutcome {
     pub defined: Vec<Py<Definition>>,
     pub duration_ms: f64,
     pub steps: u64,
+    /// The calls the run stopped at (outcome "pending").
+    pub pending: Vec<Py<PendingCall>>,
+    /// What a pending run leaves for its continuation.
+    pub suspended: Option<Box<Suspended>>,
     error_py: PyOnceLock<Py<PyAny>>,
     prints_py: PyOnceLock<Py<PyList>>,
+    continuation: PyOnceLock<Py<PyAny>>,
 }
 
 impl RunOutcome {
@@ -374,9 +403,19 @@ impl RunOutcome {
             defined,
             duration_ms,
             steps,
+            pending: Vec::new(),
+            suspended: None,
             error_py: PyOnceLock::new(),
             prints_py: PyOnceLock::new(),
+            continuation: PyOnceLock::new(),
         }
+    }
+
+    /// The same outcome stopped at `pending`, with what its continuation needs.
+    pub fn with_pending(mut self, pending: Vec<Py<PendingCall>>, suspended: Suspended) -> Self {
+        self.pending = pending;
+        self.suspended = Some(Box::new(suspended));
+        self
     }
 
     /// The same outcome with the run's warnings.
@@ -391,6 +430,12 @@ impl RunOutcome {
     #[getter]
     fn ok(&self) -> bool {
         matches!(self.outcome, Outcome::Value | Outcome::Return)
+    }
+
+    /// True when the run stopped at calls waiting for the host (see `pending`).
+    #[getter]
+    fn is_pending(&self) -> bool {
+        self.outcome == Outcome::Pending
     }
 
     /// The value as Python objects. Converted when the run ended, unless the run was made
@@ -471,7 +516,64 @@ impl RunOutcome {
             Outcome::Return => "return",
             Outcome::Fail => "fail",
             Outcome::Error => "error",
+            Outcome::Pending => "pending",
         }
+    }
+
+    /// The calls the run stopped at, waiting for the host (empty unless `outcome` is
+    /// "pending"): decide them and continue with `Session.resume`.
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.pending.iter().map(|c| c.clone_ref(py)))
+    }
+
+    /// Everything needed to continue a pending run, in this process or another
+    /// (`ptc.Continuation`); None for a run that finished.
+    #[getter]
+    fn continuation<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let me = slf.get();
+        if me.suspended.is_none() {
+            return Ok(py.None().into_bound(py));
+        }
+        let obj = me.continuation.get_or_try_init(py, || {
+            py.import("ptc.approvals")?
+                .getattr("Continuation")?
+                .call_method1("_of", (slf,))
+                .map(Bound::unbind)
+        })?;
+        Ok(obj.bind(py).clone())
+    }
+
+    /// The record of a pending run, JSON-ready (for `ptc.Continuation`).
+    fn _suspended<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(s) = &self.suspended else {
+            return Ok(py.None().into_bound(py));
+        };
+        let d = PyDict::new(py);
+        d.set_item("program", &s.source)?;
+        let limits = PyDict::new(py);
+        for name in crate::error::LimitName::ALL {
+            limits.set_item(name.as_str(), s.limits.get(name))?;
+        }
+        d.set_item("limits", limits)?;
+        d.set_item("state", &s.state)?;
+        d.set_item("calls", s.calls.bind(py))?;
+        d.set_item("clock", s.clock.bind(py))?;
+        let pending = PyList::empty(py);
+        for p in &self.pending {
+            let p = p.get();
+            let e = PyDict::new(py);
+            e.set_item("id", p.id())?;
+            e.set_item("tool", p.tool())?;
+            e.set_item("args", p.encoded(py)?)?;
+            e.set_item("line", p.line())?;
+            e.set_item("column", p.column())?;
+            e.set_item("interrupted", p.is_interrupted())?;
+            pending.append(e)?;
+        }
+        d.set_item("pending", pending)?;
+        Ok(d.into_any())
     }
 
     /// The value in Clojure syntax, rendered from the core value without converting it (as
@@ -510,5 +612,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LazyValue>()?;
     m.add_class::<ToolCall>()?;
     m.add_class::<Definition>()?;
+    m.add_class::<PendingCall>()?;
     Ok(())
 }

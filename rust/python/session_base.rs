@@ -54,7 +54,10 @@ impl SessionBase {
     ///
     /// With `check=True` the program is checked first (`Session.check`): one with errors is
     /// not run, and the Result carries the first error (its tool calls never happen).
-    #[pyo3(signature = (source, *, limits=None, cancel=None, lazy=false, check=false))]
+    ///
+    /// With `approved=plan` (a `ptc.Plan`, possibly edited by the host) the calls of approval
+    /// tools the plan covers run without stopping; any other stops the run as pending.
+    #[pyo3(signature = (source, *, limits=None, cancel=None, lazy=false, check=false, approved=None))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
         source: &Bound<'py, PyAny>,
@@ -62,9 +65,13 @@ impl SessionBase {
         cancel: Option<&Bound<'py, PyAny>>,
         lazy: bool,
         check: bool,
+        approved: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if check {
-            return slf.call_method1("_run_checked", (source, limits, cancel, lazy, true));
+        if check || approved.is_some() {
+            return slf.call_method1(
+                "_run_checked",
+                (source, limits, cancel, lazy, check, approved),
+            );
         }
         let py = slf.py();
         let token = match cancel {
@@ -75,7 +82,9 @@ impl SessionBase {
         if let (None, Some(text), Some(token)) = (limits, text, token) {
             let core = slf.get().core(py)?.get();
             let token = token.map(|t| t.get());
-            return Ok(Bound::new(py, core.run(py, text, None, token, lazy)?)?.into_any());
+            return Ok(
+                Bound::new(py, core.run(py, text, None, token, lazy, None, None)?)?.into_any(),
+            );
         }
         // the checks and their messages live in Python: not a str, a text that is not valid
         // Unicode, limits to normalize, a cancel that is not a token

@@ -12,4 +12,5 @@ mod map_tests;
 mod meant_tests;
 mod reader_tests;
 mod stages_tests;
+mod tape_tests;
 mod text_tests;

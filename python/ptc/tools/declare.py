@@ -220,3 +220,22 @@ def tool_caps(tools: ToolsArg) -> dict[str, int]:
     if tools is None or isinstance(tools, (str, bytes)):
         return {}
     return {name: t.max_calls for name, t in tool_entries(tools) if t.max_calls is not None}
+
+
+def tool_gates(tools: ToolsArg) -> dict[str, str]:
+    """The tools whose calls wait for the host: ``"deferred"`` (never called by ptc) or
+    ``"approval"`` (called once allowed), by Lisp name."""
+    if tools is None or isinstance(tools, (str, bytes)):
+        return {}
+    return {
+        name: "deferred" if t.deferred else "approval"
+        for name, t in tool_entries(tools)
+        if t.deferred or t.approval
+    }
+
+
+def tool_idempotent(tools: ToolsArg) -> list[str]:
+    """The tools declared ``idempotent=True``, by Lisp name."""
+    if tools is None or isinstance(tools, (str, bytes)):
+        return []
+    return [name for name, t in tool_entries(tools) if t.idempotent]
