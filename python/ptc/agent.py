@@ -46,6 +46,7 @@ from ptc.compression._format import REPLY_ECHO_CHARS
 from ptc.limits import LimitsArg
 
 if TYPE_CHECKING:
+    from ptc.approvals import Policy
     from ptc.history import AsyncPostgresStore, Store
 from ptc.checking import check_with
 from ptc.errors import LispError
@@ -73,7 +74,7 @@ from ptc.tools.signature import (
     check_value,
     signature_of,
 )
-from ptc.turn import MemoryEntry, ToolCallRecord, Turn, TurnError
+from ptc.turn import MemoryEntry, SuspendedTurn, ToolCallRecord, Turn, TurnError
 
 __all__ = ["AgentTool", "SubAgent", "SubAgentError", "Tool", "extract_program"]
 
@@ -175,6 +176,7 @@ class SubAgent:
         checkpoint: Sink | None = None,
         telemetry: bool = False,
         name: str = "ptc-agent",
+        approve: Policy | None = None,
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -196,6 +198,12 @@ class SubAgent:
         self.retry = checks.retry_arg(retry)
         self.system_prompt = checks.text_arg(system_prompt, "system_prompt")
         self.name = checks.name_arg(name)
+        if approve is not None and not callable(approve):
+            raise TypeError(
+                f"approve must be a callable PendingCall -> decision, got {type(approve).__name__}"
+            )
+        #: decides calls of approval and deferred tools where it can (see ptc.Session)
+        self.approve = approve
         # what a run reports to while it happens (ptc.observe), and where turns are saved
         self.hooks = Hooks(
             checks.callback_arg(on_turn, "on_turn", "Turn"),
@@ -282,6 +290,7 @@ class SubAgent:
         *,
         store: Store | AsyncPostgresStore | str | None = None,
         data: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, Any] | None = None,
     ) -> Step:
         """Continue a stored run: a Step, or a checkpoint (``JsonlCheckpoint``,
         ``SqliteCheckpoint``, ``PostgresCheckpoint``; ``run_id`` picks the run, default the last
@@ -289,9 +298,12 @@ class SubAgent:
         worker sharing the store can continue it). The Session state is rebuilt by replaying
         the programs of its saved turns with their recorded tool results (their tools are not
         called again), then the loop goes on, saving to this agent's checkpoint (the store's
-        when it has none). The turn under way when the run stopped was not saved: the model is
-        asked for it again, and the tool calls its program makes are made again (at least
-        once, not exactly once).
+        when it has none). The turn under way when the process died is finished from its
+        saved program and calls, without asking the model again: a call that ended is
+        answered from its record, and the call the process died in is made again only if its
+        tool is ``idempotent=True``; else the run is returned pending, that call
+        ``interrupted``, for the host to decide (a checkpoint that is a plain callable keeps
+        no calls: the model is then asked for that turn again).
 
         A run that ended (returned, failed, or used its last turn) is returned as it ended:
         nothing runs and the LLM is not called. A run stopped by an ``llm_error`` goes on.
@@ -301,12 +313,18 @@ class SubAgent:
         run was started with, as given to :meth:`run`) must be this agent's, or
         :class:`ptc.RunMismatchError` names what differs, with both values.
 
+        A run that stopped at tool calls waiting for the host (``step.outcome ==
+        "pending"``, ``step.pending``) goes on with ``decisions``: a pending call's id to
+        ``True``, ``ptc.Reject(reason)`` or ``ptc.Answer(value)`` (see ``Session.resume``).
+        Its turn is finished first (replayed: no tool is called twice), then the loop goes on;
+        calls without a decision leave the run pending again.
+
         While it runs, the run is locked when the checkpoint can lock it: a second worker
         resuming the same run gets ``ptc.checkpoint.RunLockedError``."""
         data = checks.data_arg(data, "resume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
-            runner = self._resumed(source, run_id, sink, data)
+            runner = self._resumed(source, run_id, sink, data, decisions)
             if runner.ended is not None:
                 return runner.ended
             return self._run_sync(runner)
@@ -317,10 +335,18 @@ class SubAgent:
         run_id: str | None,
         sink: Sink | None,
         data: Mapping[str, Any] | None,
+        decisions: Mapping[str, Any] | None = None,
     ) -> _Runner:
         """The runner that continues a stored run from where it was saved."""
+        if decisions is not None and not isinstance(decisions, Mapping):
+            raise TypeError("decisions is a mapping of pending call id -> decision")
         step, run_id = _resume_point(source, run_id)
-        return _Runner(
+        if decisions and step.suspended is None:
+            raise ValueError(
+                "decisions were given, but the run is not waiting on any tool call "
+                f"(its outcome is {step.outcome!r})"
+            )
+        runner = _Runner(
             self,
             self._config(None),
             data,
@@ -329,6 +355,8 @@ class SubAgent:
             checkpoint=sink,
             source=source,
         )
+        runner.decisions = dict(decisions or {})
+        return runner
 
     async def aresume(
         self,
@@ -337,12 +365,13 @@ class SubAgent:
         *,
         store: Store | AsyncPostgresStore | str | None = None,
         data: Mapping[str, Any] | None = None,
+        decisions: Mapping[str, Any] | None = None,
     ) -> Step:
         """Async twin of :meth:`resume`."""
         data = checks.data_arg(data, "aresume(data=...)")
         source, run_id, sink = _resume_source(checkpoint, run_id, store)
         with _run_lock(source, run_id) as run_id:
-            runner = self._resumed(source, run_id, sink, data)
+            runner = self._resumed(source, run_id, sink, data, decisions)
             if runner.ended is not None:
                 return runner.ended
             return await _drive_async(runner)
@@ -427,6 +456,10 @@ class _Runner:
         self.sink = hooks.checkpoint
         self.observer = Observer(hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
+        # a checkpoint that keeps calls as they happen (see ptc.checkpoint.inflight)
+        self._save_call: Callable[[str, dict[str, Any]], None] | None = getattr(
+            self.sink, "save_call", None
+        )
         self._replay: list[ToolCallRecord] | None = None
         self._diverged_by: str | None = None  # how a replayed program left its recorded calls
         self.strategy, opts = config.compression
@@ -435,12 +468,26 @@ class _Runner:
         tools: dict[str, Any] = {}
         for name, tool in agent.tools:
             wrapped = self._wrap(name, tool)
-            if tool.max_calls is not None:
-                # the cap goes to the core with the wrapper, which is what the session calls
-                tools[name] = Tool(wrapped, max_calls=tool.max_calls)
+            if tool.max_calls is not None or tool.approval or tool.deferred or tool.idempotent:
+                # the cap and the gates go to the core with the wrapper, which is what the
+                # session calls
+                tools[name] = Tool(
+                    wrapped,
+                    max_calls=tool.max_calls,
+                    approval=tool.approval,
+                    deferred=tool.deferred,
+                    idempotent=tool.idempotent,
+                )
             else:
                 tools[name] = wrapped
-        self.session = ptc.Session(data=merged, tools=tools, limits=config.limits)
+        self.deferred = frozenset(n for n, t in agent.tools if t.deferred)
+        self.session = ptc.Session(
+            data=merged, tools=tools, limits=config.limits, approve=agent.approve
+        )
+        #: the turn that stopped at calls waiting for the host (a resumed pending run), and
+        #: the decisions the resume brings for them
+        self.suspended: SuspendedTurn | None = None
+        self.decisions: Mapping[str, Any] = {}
         # each program is checked against the tools as declared (not their wrappers) first
         self.check_tools: dict[str, Tool | AgentTool] = dict(agent.tools)
         # a turn's last value stays in the core unless read; with one turn it is the answer
@@ -491,9 +538,13 @@ class _Runner:
 
         observer = self.observer
 
+        how = "approved" if tool.approval or tool.deferred else "called"
+
         def call(*args: Any, **kwargs: Any) -> Any:
             if self._replay is not None:
                 return self._replayed(name)
+            if self._save_call is not None:
+                return self._recorded_call(name, how, target, args, kwargs)
             if not observer.wants_tool_calls():
                 return target(*args, **kwargs)
             handle = observer.tool_started(name)
@@ -514,6 +565,56 @@ class _Runner:
         call.__doc__ = getattr(target, "__doc__", None)
         call.__wrapped__ = target  # type: ignore[attr-defined]
         return call
+
+    def _recorded_call(
+        self,
+        name: str,
+        how: str,
+        target: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """A tool call saved to the checkpoint as it starts and as it ends, so a process that
+        dies meanwhile leaves a record: a resume answers an ended call from it and never makes
+        a call twice without the host's say (see :mod:`ptc.checkpoint.inflight`)."""
+        assert self._save_call is not None
+        record: dict[str, Any] = {
+            "turn": len(self.turns) + 1,
+            "id": _core._tool_call_id() or "",
+            "tool": name,
+            "how": how,
+        }
+        self._save_call(self.run_id, record)
+        observer = self.observer
+        handle = observer.tool_started(name) if observer.wants_tool_calls() else None
+        t0 = time.perf_counter()
+        try:
+            result = target(*args, **kwargs)
+            if inspect.isawaitable(result):  # awaited here: its value is what is recorded
+                result = self.session._loop_ref.resolve(result)
+        except Exception as exc:
+            text = str(exc)
+            self._save_call(
+                self.run_id,
+                {
+                    **record,
+                    "error": f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
+                },
+            )
+            if handle is not None:
+                ms = (time.perf_counter() - t0) * 1000
+                observer.tool_call(ToolCallEvent(name, args, kwargs, None, exc, ms), handle)
+            raise
+        try:
+            value = _core._record_value(result)
+        except Exception:  # a result the core cannot take: the call fails in the core too
+            value = None
+        if value is not None or result is None:
+            self._save_call(self.run_id, {**record, "result": value})
+        if handle is not None:
+            ms = (time.perf_counter() - t0) * 1000
+            observer.tool_call(ToolCallEvent(name, args, kwargs, result, None, ms), handle)
+        return result
 
     def _replayed(self, name: str) -> Any:
         assert self._replay is not None
@@ -548,6 +649,13 @@ class _Runner:
                 step = future.result()
             else:
                 step = child._run_sync(runner)
+            if step.suspended is not None:
+                calls = ", ".join(p.describe() for p in step.pending)
+                raise SubAgentError(
+                    f"sub-agent {tool.name!r} stopped at tool calls that wait for a decision "
+                    f"({calls}); a sub-agent used as a tool cannot wait: give it a policy "
+                    "(approve=...) that decides them"
+                )
             if not step.ok:
                 assert step.error is not None
                 raise SubAgentError(f"sub-agent {tool.name!r} failed: {step.error.message}")
@@ -584,7 +692,8 @@ class _Runner:
                 continue  # failed runs left the Session unchanged
             self._replay, self._diverged_by = list(turn.tool_calls), None
             try:
-                result = self.session.run(turn.program)
+                # calls of approval tools were decided when the turn ran: its record answers
+                result = self.session._run_gated(turn.program, self._replay_gate)
             finally:
                 leftover, self._replay = self._replay, None
             if result.error is not None or leftover or self._diverged_by is not None:
@@ -592,6 +701,15 @@ class _Runner:
         self.turns = list(step.turns)
         self.past = step.messages
         self.usage = step.usage
+        self.suspended = step.suspended
+
+    def _replay_gate(self, call: Any) -> Any:
+        """Decides a gated call while an earlier turn is replayed: an approval tool is let
+        through to its wrapper (which answers from the record); a deferred tool gets the
+        answer the host gave it then."""
+        if call.tool in self.deferred:
+            return ("answer", self._replayed(call.tool))
+        return True
 
     def _diverged(
         self, number: int, source: object, error: Any, leftover: list[ToolCallRecord]
@@ -620,6 +738,12 @@ class _Runner:
 
     def loop(self) -> Generator[tuple[str, Any], Any, Step]:
         max_turns = self.context.max_turns
+        if self.suspended is not None:  # a pending turn, resumed with the host's decisions
+            turn = yield from self._resume_turn(self.suspended)
+            self.suspended = None
+            done = self._took(turn)
+            if done is not None:
+                return done
         while len(self.turns) < max_turns:
             messages, stats = self.context.messages_for(self.turns, self.strategy)
             self.messages.append(messages)
@@ -638,16 +762,26 @@ class _Runner:
             llm_ms = (time.perf_counter() - t0) * 1000
             self.usage = self.usage.add(reply.usage, retries)
             self.observer.llm_ended(self.calls(), messages, reply, None, retries)
-            turn = yield from self._turn(reply, llm_ms)
-            self.turns.append(turn)
-            self.observer.turn(turn, lambda: self._step_now(None, None))
-            ending = run_ending(self.context, self.turns)
-            if ending is not None:
-                _ok, value, error = ending
-                return self._finish(error, value)
+            done = self._took((yield from self._turn(reply, llm_ms)))
+            if done is not None:
+                return done
         return self._finish(_out_of_turns(self.context, self.turns))
 
-    def _turn(self, reply: LLMReply, llm_ms: float) -> Generator[tuple[str, Any], Any, Turn]:
+    def _took(self, turn: Turn | SuspendedTurn) -> Step | None:
+        """Records a turn; the Step when it ended the run or stopped it waiting for the host."""
+        if isinstance(turn, SuspendedTurn):
+            return self._suspend(turn)
+        self.turns.append(turn)
+        self.observer.turn(turn, lambda: self._step_now(None, None))
+        ending = run_ending(self.context, self.turns)
+        if ending is None:
+            return None
+        _ok, value, error = ending
+        return self._finish(error, value)
+
+    def _turn(
+        self, reply: LLMReply, llm_ms: float
+    ) -> Generator[tuple[str, Any], Any, Turn | SuspendedTurn]:
         number = len(self.turns) + 1
         previous_memory = self.turns[-1].memory if self.turns else ()
         program = extract_program(reply.content)
@@ -676,22 +810,94 @@ class _Runner:
         found = check_with(program, self.check_tools, None, self.config.limits)
         if found.errors:  # nothing of it runs: no tool call happens, nothing is defined
             return unrun(program, _check_error(found.errors))
+        save_started = getattr(self.sink, "save_started", None)
+        if save_started is not None:  # a crash while it runs leaves the program to finish
+            from ptc.checkpoint.inflight import started_record
+
+            if number == 1:  # the run itself is on file before its first turn is
+                cast("CheckpointSink", self.sink).save(self._step_now(None, None), self.run_id)
+            state = self.session._core._state_fingerprint()
+            save_started(
+                self.run_id,
+                started_record(number, reply.content, program, base["usage"], llm_ms, state),
+            )
         t0 = time.perf_counter()
         try:
             result = yield ("run", program)
         except Exception as exc:  # the core should not raise; keep the loop alive if it does
             return unrun(program, TurnError(getattr(exc, "type", "internal_error"), str(exc)))
+        if result.outcome == "pending":
+            return self._suspended_turn(
+                number, reply.content, program, base["usage"], llm_ms, result
+            )
+        return self._ran(program, result, base, previous_memory, llm_ms, t0)
+
+    def _suspended_turn(
+        self,
+        number: int,
+        response: str,
+        program: str,
+        usage: Mapping[str, int],
+        llm_ms: float,
+        result: ptc.Result,
+    ) -> SuspendedTurn:
+        return SuspendedTurn(
+            number=number,
+            response=response,
+            program=program,
+            continuation=result.continuation.to_json(),
+            usage=usage,
+            llm_ms=llm_ms,
+        )
+
+    def _resume_turn(
+        self, st: SuspendedTurn
+    ) -> Generator[tuple[str, Any], Any, Turn | SuspendedTurn]:
+        """Finishes a pending turn with the host's decisions (the run is replayed: no tool is
+        called twice); the turn is recorded as if it had run at once."""
+        from ptc.approvals import Continuation
+
+        base: dict[str, Any] = {"number": st.number, "response": st.response, "usage": st.usage}
+        previous_memory = self.turns[-1].memory if self.turns else ()
+        cont = Continuation.from_json(st.continuation)
+        t0 = time.perf_counter()
+        result = yield ("resume", (cont, dict(self.decisions)))
+        if result.outcome == "pending":
+            return self._suspended_turn(
+                st.number, st.response, st.program, st.usage, st.llm_ms, result
+            )
+        return self._ran(st.program, result, base, previous_memory, st.llm_ms, t0)
+
+    def _suspend(self, st: SuspendedTurn) -> Step:
+        """The Step of a run that stopped at calls waiting for the host (saved like an end:
+        ``resume`` continues it)."""
+        step = dataclasses.replace(self._step_now(None, None), suspended=st)
+        self.observer.finished(step)
+        return step
+
+    def _ran(
+        self,
+        program: str,
+        result: ptc.Result,
+        base: dict[str, Any],
+        previous_memory: tuple[MemoryEntry, ...],
+        llm_ms: float,
+        t0: float,
+    ) -> Turn:
+        """The turn of a program that ran (to a value, a return, a fail or an error)."""
         run_ms = (time.perf_counter() - t0) * 1000
         lim, plim = self.opts["tool_args_limit"], self.opts["tool_args_printable_limit"]
         # arguments and results stay core values until a record is read (rendered in Rust)
         calls = tuple(
             ToolCallRecord(
                 c.name,
-                c.lazy_args,
+                # a lazy field: the core value, converted when the record is read
+                cast("tuple[Any, ...]", c.lazy_args),
                 c.args_text(lim, plim),
                 c.lazy_result if c.error is None else None,
                 c.error,
                 c.duration_ms,
+                c.decision,
             )
             for c in result.tool_calls
         )
@@ -865,6 +1071,9 @@ def _drive_sync_loop(runner: _Runner) -> Generator[Turn, None, Step]:
         try:
             if kind == "llm":
                 response: Any = call_llm(runner.llm, payload, runner.config.retry)
+            elif kind == "resume":
+                cont, decisions = payload
+                response = runner.session.resume(cont, decisions, lazy=runner.lazy)
             else:
                 response = runner.session.run(payload, lazy=runner.lazy)
         except Exception as exc:
@@ -920,6 +1129,11 @@ async def _drive_async_loop(runner: _Runner) -> AsyncGenerator[Turn | Step, None
             response: Any
             if kind == "llm":
                 response = await acall_llm(runner.llm, payload, runner.config.retry)
+            elif kind == "resume":
+                cont, decisions = payload
+                response = await asyncio.to_thread(
+                    runner.session.resume, cont, decisions, lazy=runner.lazy
+                )
             else:
                 # off the event loop; cancelling the task cancels the run (Session.arun)
                 response = await runner.session.arun(payload, lazy=runner.lazy)

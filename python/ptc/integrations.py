@@ -56,10 +56,16 @@ NOTHING_GIVEN = "No data and no tools are given here: a program works on the val
 class ProgramAnswer:
     """A call's answer: ``text`` for the calling model (see :meth:`ProgramTool.text`), and
     ``is_error``, true when the program raised an error or ended with ``(fail ...)``, or the
-    call itself was not one the tool can run (no program, a program that is not text)."""
+    call itself was not one the tool can run (no program, a program that is not text).
+
+    A run that stopped at calls of approval or deferred tools is not an error: ``pending``
+    lists them (``ptc.PendingCall``) and ``continuation`` continues it
+    (:meth:`ProgramTool.resume`)."""
 
     text: str
     is_error: bool
+    pending: tuple[Any, ...] = ()
+    continuation: Any = None
 
 
 class ProgramTool:
@@ -73,22 +79,34 @@ class ProgramTool:
         *,
         name: str = "run_program",
         keep_definitions: bool = True,
+        approve: Any = None,
     ) -> None:
         self.name = name
         self.data = dict(data or {})
+        self._tools_arg = tools
         self.tools = normalize_tools(tools)
         self.limits = limits
         self.keep_definitions = keep_definitions
-        self._session = Session(data=self.data, tools=self.tools, limits=limits)
+        self.approve = approve
+        self._session = self._new_session()
         self._lock = threading.Lock()  # one program at a time: a Session runs one at a time
+        #: continuations of runs waiting on approvals, by the calling framework's call id
+        self._waiting: dict[str, Any] = {}
+
+    def _new_session(self) -> Session:
+        return Session(
+            data=self.data, tools=self._tools_arg, limits=self.limits, approve=self.approve
+        )
 
     @classmethod
     def from_session(cls, session: Session, *, name: str = "run_program") -> ProgramTool:
         self = cls.__new__(cls)
         self.name, self.data, self.tools, self.limits = name, {}, dict(session._tools), None
+        self._tools_arg, self.approve = session._tools_arg, session._approve
         self.keep_definitions = True
         self._session = session
         self._lock = threading.Lock()
+        self._waiting = {}
         return self
 
     # --- what the calling model sees -------------------------------------------------------
@@ -136,7 +154,7 @@ class ProgramTool:
             return refused
         with self._lock:
             if not self.keep_definitions:
-                self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
+                self._session = self._new_session()
             return self.answer_of(self._session.run(program, lazy=True))
 
     async def aanswer(self, program: str) -> ProgramAnswer:
@@ -145,12 +163,26 @@ class ProgramTool:
         if refused is not None:
             return refused
         if not self.keep_definitions:
-            self._session = Session(data=self.data, tools=self.tools, limits=self.limits)
+            self._session = self._new_session()
         return self.answer_of(await self._session.arun(program, lazy=True))
+
+    def resume(self, run: ProgramAnswer | Any, decisions: Mapping[str, Any]) -> ProgramAnswer:
+        """Continues a run that stopped at pending calls (an answer whose ``pending`` is not
+        empty, or its ``continuation``) with the host's decisions, as ``Session.resume``."""
+        cont = run.continuation if isinstance(run, ProgramAnswer) else run
+        if cont is None:
+            raise ValueError("this answer is not waiting on any tool call: nothing to resume")
+        with self._lock:
+            return self.answer_of(self._session.resume(cont, decisions, lazy=True))
 
     @classmethod
     def answer_of(cls, result: Result) -> ProgramAnswer:
-        """A run's answer: :meth:`text`, an error when the run raised one or failed."""
+        """A run's answer: :meth:`text`, an error when the run raised one or failed; a run
+        waiting on calls of approval or deferred tools carries them and its continuation."""
+        if result.outcome == "pending":
+            return ProgramAnswer(
+                cls.text(result), False, tuple(result.pending), result.continuation
+            )
         return ProgramAnswer(cls.text(result), result.error is not None or result.failed)
 
     @staticmethod
@@ -161,6 +193,14 @@ class ProgramTool:
         ``ERROR_ECHO_CHARS`` (both 4,000) with a note of its full length (a tool's exception
         text can be megabytes)."""
         lines = list(result.prints)
+        if result.outcome == "pending":
+            calls = "; ".join(f"{p.describe()} (id {p.id})" for p in result.pending)
+            n = len(result.pending)
+            lines.append(
+                f"Pending: the run is waiting for the host to decide {n} tool "
+                f"call{'s' if n != 1 else ''}: {calls}"
+            )
+            return "\n".join(lines)
         if result.error is not None:
             e = result.error
             where = f" (line {e.line}, column {e.column})" if e.line is not None else ""
@@ -283,11 +323,40 @@ class ProgramTool:
         from ptc.llm._adapter import require
 
         pydantic_ai = require("pydantic_ai", "pydantic-ai")
+        approval_required = require("pydantic_ai.exceptions", "pydantic-ai").ApprovalRequired
 
-        async def run_program(program: str) -> str:
-            return await self.arun(program)
+        async def run_program(ctx: Any, program: str) -> str:
+            # a run that stopped at approval tools is pydantic-ai's deferred tool call: the
+            # agent's run ends with the request, and when the host approves it, the same call
+            # comes back approved and the stopped run resumes with all its calls allowed
+            waiting = self._waiting.pop(ctx.tool_call_id, None)
+            if waiting is not None and ctx.tool_call_approved:
+                cont = waiting.continuation
+                answer = await asyncio.to_thread(
+                    self.resume, cont, {p.id: True for p in waiting.pending}
+                )
+            else:
+                answer = await self.aanswer(program)
+            if answer.pending:
+                self._waiting[ctx.tool_call_id] = answer
+                raise approval_required(
+                    metadata={
+                        "pending": [
+                            {"id": p.id, "tool": p.tool, "call": p.describe()}
+                            for p in answer.pending
+                        ]
+                    }
+                )
+            return answer.text
 
-        return pydantic_ai.Tool(run_program, name=self.name, description=self.description)
+        run_program.__annotations__ = {
+            "ctx": pydantic_ai.RunContext,
+            "program": str,
+            "return": str,
+        }
+        return pydantic_ai.Tool(
+            run_program, name=self.name, description=self.description, takes_ctx=True
+        )
 
     # --- MCP -------------------------------------------------------------------------------
 
@@ -328,9 +397,17 @@ class ProgramTool:
         def reply(answer: ProgramAnswer) -> Any:
             # a result of its own: the SDK's text result has no error flag, and its ToolError
             # puts "Error executing tool ..." before the text the model should read
-            return mcp_types.CallToolResult.model_validate(
-                {"content": [{"type": "text", "text": answer.text}], "isError": answer.is_error}
-            )
+            result: dict[str, Any] = {
+                "content": [{"type": "text", "text": answer.text}],
+                "isError": answer.is_error,
+            }
+            if answer.pending:  # a run waiting on approvals: not an error; the calls, as data
+                result["structuredContent"] = {
+                    "pending": [
+                        {"id": p.id, "tool": p.tool, "call": p.describe()} for p in answer.pending
+                    ]
+                }
+            return mcp_types.CallToolResult.model_validate(result)
 
         async def run_program(program: str) -> Any:
             # The server is the host: a tool's SystemExit or KeyboardInterrupt (or any other

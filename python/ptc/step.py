@@ -27,7 +27,7 @@ from ptc.compression import (
     ToolSpec,
     strategy_by_name,
 )
-from ptc.turn import Turn, TurnError, decode_value, encode_value
+from ptc.turn import SuspendedTurn, Turn, TurnError, decode_value, encode_value
 
 FORMAT_VERSION = 1
 
@@ -171,6 +171,28 @@ class Step:
     usage: Usage
     context: RunContext
     duration_ms: float = 0.0
+    #: the turn that stopped at calls waiting for the host, when the run is pending
+    suspended: SuspendedTurn | None = None
+
+    @property
+    def outcome(self) -> Literal["value", "fail", "error", "pending", "running"]:
+        """``"pending"`` when the run stopped at tool calls waiting for a decision (see
+        :attr:`pending`); ``"value"`` (ok), ``"fail"`` (the program's ``(fail ...)``) or
+        ``"error"`` when it ended; ``"running"`` for a run saved while it went on (a
+        checkpoint's run that has not ended: ``resume`` continues it)."""
+        if self.suspended is not None and not self.suspended.in_flight:
+            return "pending"
+        if self.ok:
+            return "value"
+        if self.error is not None:
+            return "fail" if self.error.type == "fail" else "error"
+        return "running"
+
+    @property
+    def pending(self) -> list[Any]:
+        """The tool calls the run waits on (``ptc.PendingCall``): decide them and continue
+        with ``SubAgent.resume(checkpoint, decisions={id: True | ptc.Reject | ptc.Answer})``."""
+        return self.suspended.pending if self.suspended is not None else []
 
     @property
     def prints(self) -> list[str]:
@@ -236,6 +258,8 @@ class Step:
             "context": self.context.to_dict(),
             "duration_ms": self.duration_ms,
         }
+        if self.suspended is not None:
+            d["suspended"] = self.suspended.to_dict()
         if include_messages:
             d["messages"] = [list(m) for m in self.messages]
         if not timings:
@@ -283,6 +307,7 @@ class Step:
             duration_ms=_records.typed(float, d.get("duration_ms", 0.0), "step.duration_ms"),
             messages=messages,
             strategy=strategy,
+            suspended=_records.typed(SuspendedTurn | None, d.get("suspended"), "step.suspended"),
         )
 
     @classmethod
@@ -309,6 +334,7 @@ class Step:
         duration_ms: float = 0.0,
         messages: Sequence[list[ChatMessage]] | None = None,
         strategy: Compression | None = None,
+        suspended: SuspendedTurn | None = None,
     ) -> Step:
         """A Step from checked parts (a stored step's, or a checkpoint's run so far): turns
         numbered 1, 2, ... in order, ``calls`` within what the turns account for, and the
@@ -321,6 +347,14 @@ class Step:
                 )
         if ok and error is not None:
             raise ValueError("step.error: a step that is ok has no error")
+        if suspended is not None:
+            if ok or error is not None:
+                raise ValueError("step.suspended: a pending step is neither ok nor failed")
+            if suspended.number != len(turns) + 1:
+                raise ValueError(
+                    f"step.suspended.number: expected {len(turns) + 1} (the turn after the "
+                    f"last), got {suspended.number}"
+                )
         if messages is None:
             # Call i was rendered from the first i turns (CMP-004); rendering is pure (ARC-004).
             # Calls past the last turn failed unanswered; each saw every turn.
@@ -349,6 +383,7 @@ class Step:
             usage=usage,
             context=context,
             duration_ms=duration_ms,
+            suspended=suspended,
         )
 
 

@@ -313,7 +313,7 @@ class _Column:
         return "".join(out)
 
 
-def _turn_html(turn: Any, page: _Page) -> list[str]:
+def _turn_html(turn: Any, page: _Page, tools: Sequence[str] = ()) -> list[str]:
     ok = turn.success and turn.error is None
     state = "returned" if turn.returned else "ok" if ok else "error"
     parts = [
@@ -327,11 +327,11 @@ def _turn_html(turn: Any, page: _Page) -> list[str]:
     if turn.prints:
         prints = "\n".join(_text(p) for p in turn.prints)
         parts.append(f'<div class="label">Printed</div>{page.block(prints)}')
+    plan = plan_text(turn.program, tools)
+    if plan:
+        parts.append(f'<div class="label">Plan (before it ran)</div>{page.block(plan)}')
     if turn.tool_calls:
-        calls = "\n".join(
-            f"{_text(c.name)}({_text(c.args_text)})" + (f"  !! {_text(c.error)}" if c.error else "")
-            for c in turn.tool_calls
-        )
+        calls = "\n".join(call_line(c) for c in turn.tool_calls)
         parts.append(f'<div class="label">Tool calls</div>{page.block(calls)}')
     if turn.error is not None:
         err = f"{_text(turn.error.type)}: {_text(turn.error.message)}"
@@ -394,6 +394,45 @@ def terminal_safe(text: str) -> str:
     return text.translate(_CONTROLS).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def plan_text(program: str | None, tools: Sequence[str]) -> str:
+    """The plan of a turn's program (``ptc.Plan.render``: which tools it can call, from
+    where, how often), worked out from its text against the run's tool names; empty when it
+    calls none or cannot be read."""
+    if not program or not tools:
+        return ""
+    from ptc.checking import check_with
+
+    try:
+        plan = check_with(program, dict.fromkeys(tools), None).plan
+    except Exception:  # a page is drawn whatever a stored program holds
+        return ""
+    if plan is None or not plan.calls:
+        return ""
+    return plan.render()
+
+
+def call_line(c: Any) -> str:
+    """A tool call of a turn: ``name(args)``, its error, and how a decision settled it."""
+    line = f"{_text(c.name)}({_text(c.args_text)})"
+    if c.error:
+        line += f"  !! {_text(c.error)}"
+    decision = getattr(c, "decision", None)
+    if decision:
+        line += f"  [{_text(decision)}]"
+    return line
+
+
+def pending_lines(step: Step) -> list[str]:
+    """The calls a pending run waits on: ``id  (tool/name args)`` each."""
+    if step.suspended is None:
+        return []
+    try:
+        waiting = step.pending
+    except Exception as e:  # a damaged continuation: shown, not raised by the page
+        return [f"(the continuation cannot be read: {_text(e)})"]
+    return [f"{_text(p.id)}  {_text(p.describe())}" for p in waiting]
+
+
 def to_text(step: Step) -> str:
     """Every turn of ``step`` as text (``ptc trace FILE``): the mission, then per turn its
     program, tool calls, printed lines and result or error, then how the run ended, the
@@ -403,8 +442,7 @@ def to_text(step: Step) -> str:
         out.append(f"\n--- turn {t.number} ({'ok' if t.success else 'FAILED'}) ---")
         out.append(_text(t.program) if t.program is not None else f"(no program) {t.response}")
         for c in t.tool_calls:
-            tail = f" !! {_text(c.error)}" if c.error else ""
-            out.append(f";; tool {_text(c.name)}({_text(c.args_text)}){tail}")
+            out.append(f";; tool {call_line(c)}")
         for p in t.prints:
             out.append(f";; println: {_text(p)}")
         if t.error is not None:
@@ -419,6 +457,12 @@ def to_text(step: Step) -> str:
         out.append(f"\n=> {error_line(step.error)}")
         if step.error.hint:
             out.append(f"   hint: {_text(step.error.hint)}")
+    elif step.suspended is not None:
+        st = step.suspended
+        out.append(f"\n--- turn {st.number} (PENDING: waiting for the host) ---")
+        out.append(_text(st.program))
+        out.extend(f";; waits on {line}" for line in pending_lines(step))
+        out.append("\n=> pending: decide the calls and resume the run")
     else:
         out.append("\n=> not finished (no error yet: the run was saved while it went on)")
     return "\n".join(out)
@@ -426,6 +470,7 @@ def to_text(step: Step) -> str:
 
 def to_html(step: Step, title: str | None = None) -> str:
     """The page for ``step`` (see the module docstring)."""
+    tool_names = [t.name for t in step.context.tools]
     page = _Page()
     tokens = _Tokens()
     compressed_col, full_col = _Column(tokens), _Column(tokens)
@@ -455,7 +500,7 @@ def to_html(step: Step, title: str | None = None) -> str:
             break
         history += _history_work(turn)
         page.charge(_FRAME_CHARS)
-        parts = _turn_html(turn, page)
+        parts = _turn_html(turn, page, tool_names)
         if i < n_calls:
             compressed, full = next(pairs)
             c_tok, c_est, c_prefix = compressed_col.add(compressed)
@@ -511,6 +556,8 @@ def to_html(step: Step, title: str | None = None) -> str:
         json.dumps(series).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     )
     status = "ok" if step.ok else "not finished"  # a checkpoint saved while the run went on
+    if step.suspended is not None:
+        status = "pending: waiting for the host to decide tool calls"
     if step.error is not None:
         status = error_line(step.error)
         if len(status) > HEADER_CHARS:
@@ -534,6 +581,14 @@ def to_html(step: Step, title: str | None = None) -> str:
         if err.hint:
             text += f"\nHint: {_text(err.hint)}"
         summary += f'<div class="label">Error</div>{page.block(text, "bad")}'
+    if step.suspended is not None:
+        st = step.suspended
+        summary += (
+            f'<div class="label">Pending turn {_e(st.number)}: program</div>'
+            f"{page.block(st.program)}"
+            '<div class="label">Waiting for the host (approve, reject or answer, then resume)'
+            f"</div>{page.block(chr(10).join(pending_lines(step)))}"
+        )
     page_html = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'

@@ -70,6 +70,9 @@ class ToolCallRecord(_records.Record):
     result: Any = _Lazy(None)
     error: str | None = None
     duration_ms: float = 0.0
+    #: how a call of an approval or deferred tool was decided: "approved", "answered",
+    #: "rejected" (None: the tool needed no decision)
+    decision: str | None = None
 
     __value_fields__: ClassVar[tuple[str, ...]] = ("args", "result")
 
@@ -124,3 +127,28 @@ class Turn(_records.Record):
         return self.llm_ms + self.run_ms
 
     __value_fields__: ClassVar[tuple[str, ...]] = ("result",)
+
+
+@dataclass(frozen=True)
+class SuspendedTurn(_records.Record):
+    """A turn whose program stopped at tool calls waiting for the host (approval or deferred
+    tools): the LLM's reply, its program and the run's continuation (``ptc.Continuation`` JSON),
+    from which ``SubAgent.resume(..., decisions=...)`` finishes the turn. The LLM never sees the
+    pause: the finished turn is recorded as if it had run at once."""
+
+    number: int
+    response: str
+    program: str
+    continuation: str
+    usage: Mapping[str, int] = field(default_factory=dict)
+    llm_ms: float = 0.0
+    #: the turn was under way when its process died (not waiting for the host): a resume
+    #: finishes it from the calls saved as they happened
+    in_flight: bool = False
+
+    @property
+    def pending(self) -> list[Any]:
+        """The calls waiting for a decision (``ptc.PendingCall``)."""
+        from ptc.approvals import Continuation
+
+        return Continuation.from_json(self.continuation).pending

@@ -351,7 +351,7 @@ BAD_LINES = [
     (
         '{"run_id": "r2", "event": "begin"}',
         "r2",
-        "event: expected 'start', 'turn' or 'end', got the string 'begin'",
+        "event: expected 'start', 'turn', 'end', 'started' or 'call', got the string 'begin'",
     ),
     (
         '{"run_id": "r2", "event": "turn", "turn": {"number": "1"}}',

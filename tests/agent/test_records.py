@@ -150,7 +150,7 @@ def test_to_dict_without_timings_compares_two_runs_of_one_script():
     assert "duration_ms" not in d
     assert all("llm_ms" not in t and "run_ms" not in t for t in d["turns"])
     assert [list(c) for c in d["turns"][0]["tool_calls"]] == [
-        ["name", "args", "args_text", "result", "error"]
+        ["name", "args", "args_text", "result", "error", "decision"]
     ]
     assert d == two.to_dict(timings=False)
 

@@ -176,3 +176,31 @@ def test_a_call_without_a_program_is_answered_flagged(server: Server) -> None:
     result = server.request("tools/call", {"name": "run_program", "arguments": {}})["result"]
     assert result["isError"] is True
     assert "program" in result["content"][0]["text"]
+
+
+def test_a_run_waiting_on_an_approval_comes_back_pending_not_flagged(tmp_path: Path) -> None:
+    """Issue 32: a run that stopped at a call of an approval tool is not an error; the calls
+    waiting come back as data too."""
+    s = Server(tmp_path, "--tool", "stock_tools:discard")
+    try:
+        s.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test-client", "version": "1"},
+            },
+        )
+        s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        result = s.call('(println "checking") (tool/discard "a1")')
+        text = (
+            "checking\nPending: the run is waiting for the host to decide 1 tool call: "
+            '(tool/discard "a1") (id 0)'
+        )
+        assert result["isError"] is False
+        assert result["content"] == [{"type": "text", "text": text}]
+        assert result["structuredContent"] == {
+            "pending": [{"id": "0", "tool": "discard", "call": '(tool/discard "a1")'}]
+        }
+    finally:
+        s.close()

@@ -34,8 +34,9 @@ def save_to(sink: Sink, step: Step, run_id: str) -> None:
 
 
 def finished(step: Step) -> bool:
-    """The run has ended: a sink saves its end (the finished Step) with its last turn."""
-    return step.ok or step.error is not None
+    """The run has ended, or stopped at tool calls waiting for the host: a sink saves its end
+    (the finished or pending Step) with its last turn."""
+    return step.ok or step.error is not None or step.suspended is not None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

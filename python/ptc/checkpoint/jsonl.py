@@ -18,6 +18,7 @@ from ptc.step import Step
 
 from .base import finished, looked_up_id, no_run, stored_id
 from .errors import CheckpointError
+from .inflight import merge
 from .records import Saved, assemble, final_step
 
 try:
@@ -27,7 +28,7 @@ except ImportError:  # pragma: no cover - not a POSIX system: appends are not lo
 
 logger = logging.getLogger("ptc")
 
-_EVENTS = ("start", "turn", "end")
+_EVENTS = ("start", "turn", "end", "started", "call")
 #: how our writer starts every line: a line glued to a torn one is found again by it
 _LINE_START = b'{"run_id": '
 #: tries at finding a glued line after a torn one (each parses the rest of the line)
@@ -63,10 +64,16 @@ class JsonlCheckpoint:
     def __repr__(self) -> str:
         return f"JsonlCheckpoint({str(self.path)!r})"
 
-    def _append(self, lines: list[dict[str, Any]]) -> None:
+    @property
+    def calls_path(self) -> Path:
+        """The file beside this one that keeps the turn under way and its tool calls as they
+        start and end (see :mod:`ptc.checkpoint.inflight`): ``runs.jsonl.calls``."""
+        return self.path.with_name(self.path.name + ".calls")
+
+    def _append(self, lines: list[dict[str, Any]], path: Path | None = None) -> None:
         # a lone surrogate (which UTF-8 cannot hold) is written escaped, so every line reads back
         text = "".join(_records.json_text(line) + "\n" for line in lines)
-        with self.path.open("ab+") as f:
+        with (path or self.path).open("ab+") as f:
             if fcntl is not None:
                 fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # freed when the file is closed
             self._mend_tail(f)
@@ -143,14 +150,28 @@ class JsonlCheckpoint:
                 self._append(lines_out)
             self._written[run_id] = len(step.turns)
 
-    def _scan(self) -> tuple[list[_Line], list[CheckpointError]]:
+    def save_started(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a turn's program before it runs (see :mod:`ptc.checkpoint.inflight`)."""
+        stored_id(run_id, str(self.path), surrogates=True)
+        with self._lock:
+            line = {"run_id": run_id, "event": "started", "started": record}
+            self._append([line], self.calls_path)
+
+    def save_call(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a tool call as it starts, and again as it ends."""
+        stored_id(run_id, str(self.path), surrogates=True)
+        with self._lock:
+            self._append([{"run_id": run_id, "event": "call", "call": record}], self.calls_path)
+
+    def _scan(self, path: Path | None = None) -> tuple[list[_Line], list[CheckpointError]]:
         """The file's readable events, and a :class:`CheckpointError` per unreadable line (a
         last line without its newline that cannot be read is a torn write, not an error)."""
+        path = path or self.path
         lines: list[_Line] = []
         bad: list[CheckpointError] = []
-        if not self.path.exists():
+        if not path.exists():
             return lines, bad
-        with self.path.open("rb") as f:
+        with path.open("rb") as f:
             for number, raw in enumerate(f, 1):
                 text = raw.strip()
                 if not text:
@@ -161,7 +182,7 @@ class JsonlCheckpoint:
                     lines.append(_Line(number, event))
                 elif raw.endswith(b"\n") or not _torn(text):
                     run = _run_named(text, event)
-                    bad.append(CheckpointError(str(self.path), reason, run_id=run, line=number))
+                    bad.append(CheckpointError(str(path), reason, run_id=run, line=number))
         return lines, bad
 
     def problems(self) -> list[CheckpointError]:
@@ -197,6 +218,18 @@ class JsonlCheckpoint:
                 seen.setdefault(x.event["run_id"], None)
         return list(seen)
 
+    def _under_way(self, run_id: str) -> tuple[list[Any], list[Any]]:
+        """The run's turn-start and call records, from :attr:`calls_path` (a bad line of the
+        run there raises, as in the main file)."""
+        lines, bad = self._scan(self.calls_path)
+        for b in bad:
+            if b.run_id == run_id:
+                raise b
+        mine = [x.event for x in lines if x.event["run_id"] == run_id]
+        starts = [e["started"] for e in mine if e["event"] == "started"]
+        calls = [e["call"] for e in mine if e["event"] == "call"]
+        return starts, calls
+
     def load(self, run_id: str | None = None) -> tuple[Step, str]:
         """The Step saved for ``run_id`` (default: the last run started), and its run id."""
         if run_id is None:
@@ -222,13 +255,16 @@ class JsonlCheckpoint:
             for x in mine
             if x.event["event"] == "turn"
         ]
+        begun, calls = self._under_way(run_id)
+        under_way = begun[-1] if begun else None
         ends = [x for x in mine if x.event["event"] == "end"]
         if ends:  # the latest end, unless turns were saved after it (resumed after an outage)
             step = final_step(path, run_id, ends[-1].event["step"], {"line": ends[-1].number})
             if len(step.turns) >= max((s.number for s in saved), default=0):
-                return step, run_id
+                return merge(step, under_way, calls, path, run_id), run_id
         context = start.event["context"]
-        return assemble(path, run_id, context, {"line": start.number}, saved, nameless), run_id
+        step = assemble(path, run_id, context, {"line": start.number}, saved, nameless)
+        return merge(step, under_way, calls, path, run_id), run_id
 
 
 def _torn(text: bytes) -> bool:
@@ -285,8 +321,15 @@ def _event_problem(obj: Any) -> str | None:
         return f"run_id: expected a string, got {_records.describe(obj['run_id'])}"
     event = obj.get("event")
     if event not in _EVENTS:
-        return f"event: expected 'start', 'turn' or 'end', got {_records.describe(event)}"
-    need = {"start": "context", "turn": "turn", "end": "step"}[event]
+        expected = "'start', 'turn', 'end', 'started' or 'call'"
+        return f"event: expected {expected}, got {_records.describe(event)}"
+    need = {
+        "start": "context",
+        "turn": "turn",
+        "end": "step",
+        "started": "started",
+        "call": "call",
+    }[event]
     if not isinstance(obj.get(need), dict):
         return f"{need}: expected an object, got {_records.describe(obj.get(need))}"
     if event == "turn":

@@ -12,7 +12,7 @@ from ptc.step import Step
 
 from .base import finished, looked_up_id, no_run, stored_id
 from .errors import run_locked
-from .tables import final_row, from_rows, run_id_of, run_ids
+from .tables import final_row, from_rows, run_id_of, run_ids, with_inflight
 
 if TYPE_CHECKING:
     from ptc.history.pgstore import PostgresStore
@@ -125,13 +125,41 @@ class PostgresCheckpoint:
             0
         ][0]
         step = final_row(where, run_id, final, last)
-        if step is not None:
-            return step, run_id
-        rows = self.store._query(
-            "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = %s ORDER BY number",
-            (run_id,),
+        if step is None:
+            rows = self.store._query(
+                "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = %s "
+                "ORDER BY number",
+                (run_id,),
+            )
+            step = from_rows(where, run_id, context, rows)
+        inflight = self.store._query(
+            "SELECT turn, call_id, record FROM ptc_calls WHERE run_id = %s AND turn = %s",
+            (run_id, len(step.turns) + 1),
         )
-        return from_rows(where, run_id, context, rows), run_id
+        return with_inflight(where, run_id, step, inflight), run_id
+
+    def save_started(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a turn's program before it runs (see :mod:`ptc.checkpoint.inflight`)."""
+        self._save_inflight(run_id, record["number"], "", record)
+
+    def save_call(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a tool call as it starts, and again as it ends (the same row)."""
+        self._save_inflight(run_id, record["turn"], record["id"], record)
+
+    def _save_inflight(self, run_id: str, turn: int, call_id: str, record: Any) -> None:
+        stored_id(run_id, repr(self.store), nul=False)
+        text = _records.json_text(record)
+
+        def write() -> None:
+            with self.store.connection() as conn:
+                conn.execute(
+                    "INSERT INTO ptc_calls (run_id, turn, call_id, record) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (run_id, turn, call_id) "
+                    "DO UPDATE SET record = excluded.record",
+                    (run_id, turn, call_id, text),
+                )
+
+        self.store._retrying(write)
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:

@@ -13,13 +13,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 from ptc import _records
 from ptc.step import Step
 
 from .base import finished, looked_up_id, no_run, stored_id
 from .errors import CheckpointError, run_locked
-from .tables import final_row, from_rows, run_id_of, run_ids
+from .tables import final_row, from_rows, run_id_of, run_ids, with_inflight
 
 #: How long a SQLite lease on a run lasts without a save renewing it (a crashed worker's
 #: lease on another machine lapses after this; on the same machine a dead pid frees it).
@@ -74,6 +75,9 @@ class SqliteCheckpoint:
         PRIMARY KEY (run_id, number));
     CREATE TABLE IF NOT EXISTS ptc_leases (
         run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
+    CREATE TABLE IF NOT EXISTS ptc_calls (
+        run_id TEXT NOT NULL, turn INTEGER NOT NULL, call_id TEXT NOT NULL,
+        record TEXT NOT NULL, PRIMARY KEY (run_id, turn, call_id));
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
@@ -133,6 +137,23 @@ class SqliteCheckpoint:
                     (_records.json_text(step.to_dict()), run_id),
                 )
         self._saved[run_id] = len(step.turns)
+
+    def save_started(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a turn's program before it runs (see :mod:`ptc.checkpoint.inflight`)."""
+        self._save_inflight(run_id, record["number"], "", record)
+
+    def save_call(self, run_id: str, record: dict[str, Any]) -> None:
+        """Saves a tool call as it starts, and again as it ends (the same row)."""
+        self._save_inflight(run_id, record["turn"], record["id"], record)
+
+    def _save_inflight(self, run_id: str, turn: int, call_id: str, record: Any) -> None:
+        stored_id(run_id, self.path)
+        with self._lock, self._connect() as db:
+            db.execute(
+                "INSERT INTO ptc_calls (run_id, turn, call_id, record) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (run_id, turn, call_id) DO UPDATE SET record = excluded.record",
+                (run_id, turn, call_id, _records.json_text(record)),
+            )
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
@@ -202,7 +223,11 @@ class SqliteCheckpoint:
             query = "SELECT number, turn, calls, usage FROM ptc_turns WHERE run_id = ?"
             last = db.execute("SELECT max(number) FROM ptc_turns WHERE run_id = ?", (run_id,))
             step = final_row(self.path, run_id, run[1], last.fetchone()[0])
-            if step is not None:
-                return step, run_id
-            rows = db.execute(query + " ORDER BY number", (run_id,)).fetchall()
-        return from_rows(self.path, run_id, run[0], rows), run_id
+            if step is None:
+                rows = db.execute(query + " ORDER BY number", (run_id,)).fetchall()
+                step = from_rows(self.path, run_id, run[0], rows)
+            inflight = db.execute(
+                "SELECT turn, call_id, record FROM ptc_calls WHERE run_id = ? AND turn = ?",
+                (run_id, len(step.turns) + 1),
+            ).fetchall()
+        return with_inflight(self.path, run_id, step, inflight), run_id

@@ -82,3 +82,20 @@ def from_rows(path: str, run_id: str, context: Any, rows: Sequence[Sequence[Any]
         )
     context = parse_json(context, path, run_id, row="ptc_runs.context")
     return assemble(path, run_id, context, {"row": "ptc_runs.context"}, saved)
+
+
+def with_inflight(path: str, run_id: str, step: Step, rows: Sequence[Sequence[Any]]) -> Step:
+    """``step`` with the turn under way after it, from its ``ptc_calls`` rows (``turn``,
+    ``call_id``, ``record``; the turn's own row has the empty call id): see
+    :mod:`ptc.checkpoint.inflight`."""
+    from .inflight import merge
+
+    started = None
+    calls = []
+    for _turn, call_id, record in rows:
+        data = parse_json(record, path, run_id, row=f"the ptc_calls row of call {call_id!r}")
+        if call_id == "":
+            started = data
+        else:
+            calls.append(data)
+    return merge(step, started, calls, path, run_id)

@@ -11,7 +11,7 @@ from typing import Any
 
 from .rows import ROW_COLUMNS, check_limit, check_query
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Migrations by version; each runs once, in one transaction, in the store's schema.
 MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -59,6 +59,15 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             # a key names a batch of one agent's messages
             "DROP INDEX messages_key",
             "CREATE UNIQUE INDEX messages_agent_key ON messages(agent_id, msg_key)",
+        ),
+    ),
+    (
+        4,
+        (
+            # the turn under way and its tool calls, saved as they start and end
+            """CREATE TABLE ptc_calls (
+                run_id TEXT NOT NULL, turn INTEGER NOT NULL, call_id TEXT NOT NULL,
+                record TEXT NOT NULL, PRIMARY KEY (run_id, turn, call_id))""",
         ),
     ),
 )
