@@ -27,7 +27,7 @@ pub struct ToolCtx<'c> {
     pub deadline: Instant,
     /// The call's id in the run (`tape.rs`): a host that records calls as they start keys
     /// its records by it.
-    pub id: &'c str,
+    pub id: &'c Str,
 }
 
 /// What the interpreter needs from its host: the tools.

@@ -286,10 +286,25 @@ fn divergence(id: &str, name: &str, args: &[Value], entry: &Entry) -> Error {
 impl<'a> Interp<'a> {
     /// The id of this interpreter's call number `seq`.
     pub(super) fn call_id(&self, seq: u32) -> Str {
-        use std::fmt::Write;
-        let mut id = String::with_capacity(self.prefix.len() + 4);
+        // on every tool call: the digits on the stack, and most ids fit a `Str` inline
+        let mut digits = [0u8; 10];
+        let mut at = digits.len();
+        let mut n = seq;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(&digits[at..]).unwrap_or("0");
+        if self.prefix.is_empty() {
+            return Str::from(digits);
+        }
+        let mut id = String::with_capacity(self.prefix.len() + digits.len());
         id.push_str(&self.prefix);
-        let _ = write!(id, "{seq}");
+        id.push_str(digits);
         Str::from(id.as_str())
     }
 

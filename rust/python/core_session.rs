@@ -403,7 +403,7 @@ impl CoreSession {
         let state = self.lock().clone();
         let data = *self.data_digest.get_or_init(|| {
             let mut h = Sha256::new();
-            suspend::digest_into(&mut h, &state.data);
+            recorded::digest_into(&mut h, &state.data);
             h.finalize().into()
         });
         let mut h = Sha256::new();
@@ -412,12 +412,12 @@ impl CoreSession {
         for (name, d) in state.user.iter() {
             h.update((name.len() as u64).to_le_bytes());
             h.update(name.as_bytes());
-            suspend::digest_into(&mut h, &d.value);
+            recorded::digest_into(&mut h, &d.value);
         }
         for v in &state.history {
-            suspend::digest_into(&mut h, v);
+            recorded::digest_into(&mut h, v);
         }
-        suspend::hex(&h.finalize())
+        recorded::hex(&h.finalize())
     }
 
     pub(super) fn run_inner<'py>(

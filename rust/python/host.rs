@@ -16,7 +16,7 @@ use super::workers::SHUTTING_DOWN;
 use crate::error::Pos;
 use crate::eval::{Gate, Host, ToolCtx, ToolFailure};
 use crate::guard::{self, interrupted_error, Poll};
-use crate::value::Value;
+use crate::value::{Str, Value};
 
 pub struct PyHost {
     /// (Lisp name, adapter) in registration order. The adapter (`ptc._tools.ToolAdapter`) is
@@ -423,15 +423,15 @@ impl RunHost {
 struct InTool {
     outer: Option<Arc<[usize]>>,
     outer_budget: *const guard::Budget,
-    outer_call: Option<String>,
+    outer_call: Option<Str>,
 }
 
 impl InTool {
-    fn enter(lineage: &Arc<[usize]>, budget: &guard::Budget, call: &str) -> InTool {
+    fn enter(lineage: &Arc<[usize]>, budget: &guard::Budget, call: &Str) -> InTool {
         InTool {
             outer: TOOL_LINEAGE.with(|c| c.replace(Some(lineage.clone()))),
             outer_budget: TOOL_BUDGET.with(|c| c.replace(budget as *const guard::Budget)),
-            outer_call: TOOL_CALL.with(|c| c.replace(Some(call.to_string()))),
+            outer_call: TOOL_CALL.with(|c| c.replace(Some(call.clone()))),
         }
     }
 }
@@ -448,12 +448,12 @@ impl Drop for InTool {
 
 thread_local! {
     /// The id in its run of the tool call this thread is making (`None`: no tool call).
-    static TOOL_CALL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static TOOL_CALL: std::cell::RefCell<Option<Str>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The id of the tool call running on this thread (for a host recording calls as they start).
 pub fn tool_call_id() -> Option<String> {
-    TOOL_CALL.with(|c| c.borrow().clone())
+    TOOL_CALL.with(|c| c.borrow().as_ref().map(|s| s.to_string()))
 }
 
 thread_local! {

@@ -6,6 +6,7 @@ mod convert;
 mod hang;
 mod host;
 mod printable;
+mod recorded;
 mod result;
 mod suspend;
 mod tool_args;

@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyList, PyString};
 
 use super::convert::{scalar_to_python, ToPy};
 use super::suspend::{PendingCall, Suspended};
@@ -181,8 +181,7 @@ pub struct ToolCall {
     #[pyo3(get)]
     abandoned: bool,
     /// Where in the run the call happened: the same id in every replay of the run.
-    #[pyo3(get)]
-    id: String,
+    id: crate::value::Str,
     /// None for a call that needed no decision; else "approved", "answered" (the host gave
     /// its value) or "rejected" (not called: the program got a `rejected` error).
     #[pyo3(get)]
@@ -212,7 +211,7 @@ impl ToolCall {
             error,
             duration_ms,
             abandoned,
-            id: String::new(),
+            id: crate::value::Str::default(),
             decision: None,
             replayed: false,
             limits,
@@ -224,8 +223,13 @@ impl ToolCall {
 
 impl ToolCall {
     /// The call's id and how it came to its outcome.
-    pub fn with_place(mut self, id: &str, how: crate::eval::How, replayed: bool) -> Self {
-        self.id = id.to_string();
+    pub fn with_place(
+        mut self,
+        id: &crate::value::Str,
+        how: crate::eval::How,
+        replayed: bool,
+    ) -> Self {
+        self.id = id.clone();
         self.decision = (how != crate::eval::How::Called).then(|| how.as_str());
         self.replayed = replayed;
         self
@@ -246,6 +250,12 @@ fn convert_or_text<'py>(conv: &mut ToPy<'py>, v: &Value) -> PyResult<Bound<'py, 
 
 #[pymethods]
 impl ToolCall {
+    /// Where in the run the call happened: the same id in every replay of the run.
+    #[getter]
+    fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The arguments as Python objects (converted on first access).
     #[getter]
     fn args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -547,33 +557,10 @@ impl RunOutcome {
 
     /// The record of a pending run, JSON-ready (for `ptc.Continuation`).
     fn _suspended<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let Some(s) = &self.suspended else {
-            return Ok(py.None().into_bound(py));
-        };
-        let d = PyDict::new(py);
-        d.set_item("program", &s.source)?;
-        let limits = PyDict::new(py);
-        for name in crate::error::LimitName::ALL {
-            limits.set_item(name.as_str(), s.limits.get(name))?;
+        match &self.suspended {
+            Some(s) => super::suspend::suspended_tree(py, s, &self.pending),
+            None => Ok(py.None().into_bound(py)),
         }
-        d.set_item("limits", limits)?;
-        d.set_item("state", &s.state)?;
-        d.set_item("calls", s.calls.bind(py))?;
-        d.set_item("clock", s.clock.bind(py))?;
-        let pending = PyList::empty(py);
-        for p in &self.pending {
-            let p = p.get();
-            let e = PyDict::new(py);
-            e.set_item("id", p.id())?;
-            e.set_item("tool", p.tool())?;
-            e.set_item("args", p.encoded(py)?)?;
-            e.set_item("line", p.line())?;
-            e.set_item("column", p.column())?;
-            e.set_item("interrupted", p.is_interrupted())?;
-            pending.append(e)?;
-        }
-        d.set_item("pending", pending)?;
-        Ok(d.into_any())
     }
 
     /// The value in Clojure syntax, rendered from the core value without converting it (as

@@ -47,6 +47,8 @@ class JsonlCheckpoint:
     """Appends a run's events to a JSON-lines file: ``start`` (the run's context), one ``turn``
     line per completed turn (with the LLM requests and usage so far) and ``end``. Each line is
     flushed and fsynced before ``save`` returns, so what was saved survives a killed process.
+    Beside it, :attr:`calls_path` keeps the turn under way and its tool calls as they start
+    and end (flushed, not fsynced: see :mod:`ptc.checkpoint.inflight`).
 
     A last line cut short by a crash mid-write is ignored when read, and cut off before the
     next append (under an exclusive ``flock`` of the file, so writers in several processes do
@@ -70,7 +72,9 @@ class JsonlCheckpoint:
         start and end (see :mod:`ptc.checkpoint.inflight`): ``runs.jsonl.calls``."""
         return self.path.with_name(self.path.name + ".calls")
 
-    def _append(self, lines: list[dict[str, Any]], path: Path | None = None) -> None:
+    def _append(
+        self, lines: list[dict[str, Any]], path: Path | None = None, *, sync: bool = True
+    ) -> None:
         # a lone surrogate (which UTF-8 cannot hold) is written escaped, so every line reads back
         text = "".join(_records.json_text(line) + "\n" for line in lines)
         with (path or self.path).open("ab+") as f:
@@ -79,7 +83,7 @@ class JsonlCheckpoint:
             self._mend_tail(f)
             f.write(text.encode("utf-8"))
             f.flush()
-            if self.fsync:
+            if self.fsync and sync:
                 os.fsync(f.fileno())
 
     def _mend_tail(self, f: IO[bytes]) -> None:
@@ -158,10 +162,13 @@ class JsonlCheckpoint:
             self._append([line], self.calls_path)
 
     def save_call(self, run_id: str, record: dict[str, Any]) -> None:
-        """Saves a tool call as it starts, and again as it ends."""
+        """Saves a tool call as it starts, and again as it ends. Written, not fsynced: the
+        record outlives the process (what a call cut short needs), not the machine; an fsync
+        per call would cost more than most tool calls."""
         stored_id(run_id, str(self.path), surrogates=True)
+        line = {"run_id": run_id, "event": "call", "call": record}
         with self._lock:
-            self._append([{"run_id": run_id, "event": "call", "call": record}], self.calls_path)
+            self._append([line], self.calls_path, sync=False)
 
     def _scan(self, path: Path | None = None) -> tuple[list[_Line], list[CheckpointError]]:
         """The file's readable events, and a :class:`CheckpointError` per unreadable line (a

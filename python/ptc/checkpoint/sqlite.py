@@ -86,11 +86,19 @@ class SqliteCheckpoint:
         self._lock = threading.Lock()
         self._leases: dict[str, str] = {}  # run id -> our owner tag, while we hold it
         self._saved: dict[str, int] = {}  # run id -> turns known to be stored
+        self._calls_db: sqlite3.Connection | None = None
         with self._connect() as db:
             db.executescript(self.SCHEMA)
 
     def __repr__(self) -> str:
         return f"SqliteCheckpoint({self.path!r})"
+
+    def close(self) -> None:
+        """Closes the connection kept for tool-call records (reopened when next needed)."""
+        with self._lock:
+            if self._calls_db is not None:
+                self._calls_db.close()
+                self._calls_db = None
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.timeout)
@@ -148,12 +156,22 @@ class SqliteCheckpoint:
 
     def _save_inflight(self, run_id: str, turn: int, call_id: str, record: Any) -> None:
         stored_id(run_id, self.path)
-        with self._lock, self._connect() as db:
-            db.execute(
-                "INSERT INTO ptc_calls (run_id, turn, call_id, record) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (run_id, turn, call_id) DO UPDATE SET record = excluded.record",
-                (run_id, turn, call_id, _records.json_text(record)),
-            )
+        with self._lock:
+            if self._calls_db is None:
+                # one connection kept for these small, frequent writes; committed without a
+                # sync of its own (WAL, synchronous=NORMAL): a record outlives the process
+                # (what a call cut short needs), not the machine
+                self._calls_db = sqlite3.connect(
+                    self.path, timeout=self.timeout, check_same_thread=False
+                )
+                self._calls_db.execute("PRAGMA journal_mode=WAL")
+                self._calls_db.execute("PRAGMA synchronous=NORMAL")
+            with self._calls_db as db:
+                db.execute(
+                    "INSERT INTO ptc_calls (run_id, turn, call_id, record) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (run_id, turn, call_id) DO UPDATE SET record = excluded.record",
+                    (run_id, turn, call_id, _records.json_text(record)),
+                )
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
