@@ -255,7 +255,10 @@ class Continuation:
                 f"{VERSION} (resume it with the ptc version that wrote it, or start the run again)"
             )
         seal = body.pop("seal", None)
-        expected = _seal(_canonical(body), key if key is not None else None)
+        try:
+            expected = _seal(_canonical(body), key if key is not None else None)
+        except ValueError as e:  # NaN or Infinity, which JSON (and a continuation) has not
+            raise ContinuationError(f"the continuation holds a value JSON has not ({e})") from None
         if not isinstance(seal, dict):
             raise ContinuationError("the continuation has no seal: it was cut or edited")
         if key is None and "hmac-sha256" in seal:
@@ -287,7 +290,7 @@ class Continuation:
             cont.pending  # noqa: B018  (reads each pending call's arguments back)
         except RecursionError:
             raise ContinuationError("the continuation is nested too deeply to read") from None
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise ContinuationError(f"the continuation cannot be read: {e}") from None
         return cont
 
@@ -354,6 +357,9 @@ def _limits(v: Any) -> dict[str, int]:
         isinstance(k, str) and type(n) is int for k, n in v.items()
     ):
         raise ValueError("the continuation's 'limits' is not a mapping of names to integers")
+    for name, n in v.items():
+        if name not in _core.DEFAULT_LIMITS or n < 0:
+            raise ValueError(f"the continuation's limit {name!r} = {n} is not a limit of ptc")
     return v
 
 

@@ -294,7 +294,6 @@ class Session(_core.SessionBase):
         run: Result | Continuation,
         decisions: Mapping[str, Decision] | None = None,
         *,
-        approved: Plan | None = None,
         cancel: CancelToken | None = None,
         lazy: bool = False,
     ) -> Result:
@@ -311,7 +310,8 @@ class Session(_core.SessionBase):
         Raises :class:`ptc.ContinuationError` when this Session's state (data, definitions,
         ``*1``..``*3``) is not the one the run stopped in, or the record claims a call of an
         approval tool that no decision allowed; :class:`ptc.ReplayDiverged` when the run did
-        not retrace its record."""
+        not retrace its record. An approved plan (``run(approved=...)``) covers the run it was
+        given to, not its resumes."""
         from .approvals import Continuation, ContinuationError
 
         cont = run.continuation if isinstance(run, Result) else run
@@ -331,18 +331,27 @@ class Session(_core.SessionBase):
             )
         for c in cont.calls:
             gate = self._gates.get(c["tool"])
-            if gate is not None and c.get("how") == "called":
+            # decisions come from the host at each resume, never from the record; a call of
+            # a tool that needs one is recorded as decided; a deferred tool is never called
+            forged = (
+                "approved" in c
+                or "decision" in c
+                or (gate is not None and c.get("how") == "called")
+                or (gate == "deferred" and "interrupted" in c)
+            )
+            if forged:
                 raise ContinuationError(
-                    f"the record holds a call {c['id']!r} of tool/{c['tool']}, which needs a "
-                    "decision, without one: it was edited"
+                    f"the record holds a call {c['id']!r} of tool/{c['tool']} that claims a "
+                    "decision the host did not give at this resume: it was edited"
                 )
             if c["tool"] not in self._tools:
                 raise ContinuationError(
                     f"the record holds a call of tool/{c['tool']}, which this Session does not have"
                 )
         tape = cont.tape(dict(decisions or {}), self._deferred)
-        gate = self._gate(approved)
-        result = self._core.run(cont.program, dict(cont.limits), cancel, lazy, gate, tape)
+        # an approved plan covers one run (its bounds count that run's calls): a resumed run's
+        # calls are decided by the host, or by the Session's policy
+        result = self._core.run(cont.program, dict(cont.limits), cancel, lazy, None, tape)
         error = result.error
         if error is not None and error.type == "replay_diverged":
             raise error

@@ -339,7 +339,8 @@ impl<'a> Interp<'a> {
             let (how, replayed) = (entry.how, !entry.decision);
             return match &entry.outcome {
                 Recorded::Approved => Settle::Call(How::Approved),
-                Recorded::Interrupted if self.host.idempotent(name) => Settle::Call(How::Called),
+                // made again as it was first made (an approval tool's call stays approved)
+                Recorded::Interrupted if self.host.idempotent(name) => Settle::Call(how),
                 Recorded::Interrupted => {
                     tape.add_pending(PendingCall {
                         id: id.clone(),
