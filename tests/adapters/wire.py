@@ -2,12 +2,17 @@
 Anthropic messages), for running the adapters with their real SDKs over real HTTP.
 
 Each server answers from a script of replies (a text, or an error with a status and headers)
-and records every request it received (path, headers, JSON body, arrival time).
+and records every request it received (path, headers, JSON body, arrival time). A request with
+``"stream": true`` is answered with server-sent events in the provider's format: the text in
+chunks (cut where a :class:`Stream` step says, else at random places the server's
+``stream_seed`` picks), the usage and the closing event.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import select
 import socket
 import threading
@@ -70,6 +75,55 @@ class Endless:
 
 
 @dataclass
+class Stream:
+    """A streamed reply: ``text`` (for the Anthropic server also a list of content blocks) cut
+    into chunks at the character offsets ``cuts``, or at random ones ``seed`` picks (``None``:
+    the server's ``stream_seed``), each chunk sent ``delay`` seconds after the one before
+    (0.02: a model writing 50 tokens a second, a token a chunk).
+    ``calls``: tool calls the OpenAI server streams after the text. ``ending``: ``"done"``
+    (the usage and the closing event), ``"close"`` (the connection closes after the chunks,
+    with no closing event), ``"stall"`` (nothing more until the reader goes away) or
+    ``"error"`` (an error event of type ``error_kind`` saying ``error_message``)."""
+
+    text: str | list[Any]
+    cuts: list[int] | None = None
+    seed: int | None = None
+    delay: float = 0.0
+    calls: list[dict[str, Any]] | None = None
+    ending: str = "done"
+    error_kind: str = "overloaded_error"
+    error_message: str = "Overloaded"
+
+
+def split(text: str, cuts: list[int] | None = None, seed: int | None = 0) -> list[str]:
+    """``text`` cut at the character offsets ``cuts`` (never inside a character's UTF-8 bytes:
+    a delta travels as a JSON string), or at random offsets ``seed`` picks: from none (one
+    chunk) to every one (a chunk per character). Empty chunks are left out."""
+    if cuts is None:
+        rng = random.Random(seed)
+        inner = range(1, len(text))
+        cuts = sorted(rng.sample(inner, rng.randint(0, len(inner))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+#: One event of a stream: whether it carries a chunk (sent after the step's delay), its bytes.
+Event = tuple[bool, bytes]
+
+
+def sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
+    """One server-sent event; JSON as the providers send it (UTF-8, not escaped)."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return ((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode()
+
+
+def _text_of(parts: list[Any]) -> str:
+    return "".join(
+        p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
+    )
+
+
+@dataclass
 class Received:
     path: str
     headers: dict[str, str]
@@ -95,7 +149,9 @@ class WireServer:
     """A scripted provider on 127.0.0.1 (a free port)."""
 
     def __init__(self) -> None:
-        self.script: list[str | Error | ToolCalls | Parts | Trickle | Raw | Endless] = []
+        self.script: list[str | Error | ToolCalls | Parts | Trickle | Raw | Endless | Stream] = []
+        #: where a streamed reply of a plain text step is cut (see :func:`split`)
+        self.stream_seed: int | None = 0
         self.stopping = threading.Event()
         #: bytes a trickled reply had sent when its reader went away (or when it ended)
         self.trickled: list[int] = []
@@ -122,14 +178,23 @@ class WireServer:
                         if server.script
                         else Error(500, server.error_body("the test script is exhausted"))
                     )
+                streamed = body.get("stream") is True
+                if streamed and isinstance(step, str | ToolCalls | Parts):
+                    step = server.as_stream(step)
                 if isinstance(step, Error):
                     self._send(step.status, step.body, step.headers)
+                elif isinstance(step, Stream):
+                    self._stream(step, body)
+                elif isinstance(step, Trickle) and streamed:
+                    events, _ = server.stream_events(server.as_stream(step.text), body)
+                    self._trickle(step, b"".join(data for _, data in events), "text/event-stream")
                 elif isinstance(step, ToolCalls):
                     self._send(200, server.reply_body(step.text, body, step.calls), {})
                 elif isinstance(step, Parts):
                     self._send(200, server.reply_body(step.parts, body), {})
                 elif isinstance(step, Trickle):
-                    self._trickle(step, server.reply_body(step.text, body))
+                    data = json.dumps(server.reply_body(step.text, body)).encode()
+                    self._trickle(step, data, "application/json")
                 elif isinstance(step, Raw):
                     self._raw(step)
                 elif isinstance(step, Endless):
@@ -137,10 +202,9 @@ class WireServer:
                 else:
                     self._send(200, server.reply_body(step, body), {})
 
-            def _trickle(self, step: Trickle, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _trickle(self, step: Trickle, data: bytes, ctype: str) -> None:
                 head = (
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    f"HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\n"
                     f"content-length: {len(data)}\r\n\r\n"
                 ).encode()
                 sent = 0
@@ -155,6 +219,35 @@ class WireServer:
                         self.wfile.write((head + data)[i : i + 1])
                         self.wfile.flush()
                         sent += 1
+                except OSError:  # the reader went away
+                    pass
+                self.close_connection = True
+                server.trickled.append(sent)
+
+            def _stream(self, step: Stream, request: dict[str, Any]) -> None:
+                # HTTP/1.0: no length, the body ends when the connection does
+                events, closing = server.stream_events(step, request)
+                if step.ending != "done":
+                    events = events[:closing]
+                if step.ending == "error":
+                    events.append((False, server.error_event(step.error_kind, step.error_message)))
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                conn = self.connection
+                sent = 0
+                try:
+                    for chunk, data in events:
+                        if chunk and step.delay and server.stopping.wait(step.delay):
+                            break
+                        if _peer_closed(conn):
+                            break
+                        self.wfile.write(data)
+                        sent += len(data)
+                    if step.ending == "stall":
+                        while not server.stopping.wait(0.02) and not _peer_closed(conn):
+                            pass
                 except OSError:  # the reader went away
                     pass
                 self.close_connection = True
@@ -234,18 +327,31 @@ class WireServer:
     def error_body(self, message: str, kind: str = "server_error") -> dict[str, Any]:
         raise NotImplementedError
 
+    def as_stream(self, step: str | list[Any] | ToolCalls | Parts) -> Stream:
+        """A step of the script, answered to a streamed request."""
+        if isinstance(step, ToolCalls):
+            return Stream(step.text, calls=step.calls)
+        if isinstance(step, Parts):
+            return Stream(step.parts)
+        return Stream(step)
+
+    def chunks(self, text: str, step: Stream) -> list[str]:
+        return split(text, step.cuts, self.stream_seed if step.seed is None else step.seed)
+
+    def stream_events(self, step: Stream, request: dict[str, Any]) -> tuple[list[Event], int]:
+        """The events of ``step``'s complete stream, and where its closing part begins (what a
+        stream cut short or ended by an error leaves out)."""
+        raise NotImplementedError
+
+    def error_event(self, kind: str, message: str) -> bytes:
+        raise NotImplementedError
+
 
 class OpenAIServer(WireServer):
     #: tool calls the next replies carry (function calling), in the wire format
     reply_tool_calls: list[dict[str, Any]] | None = None
 
-    def reply_body(
-        self,
-        text: str | list[Any],
-        request: dict[str, Any],
-        calls: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        calls = calls or self.reply_tool_calls
+    def usage_body(self) -> dict[str, Any]:
         u = {"prompt_tokens": 11, "completion_tokens": 7, "cached_tokens": 0, **self.usage}
         usage: dict[str, Any] = {
             "prompt_tokens": u["prompt_tokens"],
@@ -254,6 +360,16 @@ class OpenAIServer(WireServer):
         }
         if u["cached_tokens"]:
             usage["prompt_tokens_details"] = {"cached_tokens": u["cached_tokens"]}
+        return usage
+
+    def reply_body(
+        self,
+        text: str | list[Any],
+        request: dict[str, Any],
+        calls: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        calls = calls or self.reply_tool_calls
+        usage = self.usage_body()
         return {
             "id": f"chatcmpl-{len(self.received)}",
             "object": "chat.completion",
@@ -276,6 +392,41 @@ class OpenAIServer(WireServer):
     def error_body(self, message: str, kind: str = "server_error") -> dict[str, Any]:
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
+    def stream_events(self, step: Stream, request: dict[str, Any]) -> tuple[list[Event], int]:
+        """Chat-completion chunks as OpenAI sends them: the role first, a delta per chunk, the
+        tool calls, the finish reason, the usage (only when ``stream_options.include_usage``
+        asks for it: every chunk then has ``"usage": null``) and ``data: [DONE]``."""
+        options = request.get("stream_options") or {}
+        with_usage = options.get("include_usage") is True
+        head = {
+            "id": f"chatcmpl-{len(self.received)}",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": request.get("model", ""),
+            "system_fingerprint": None,
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return sse({**head, "choices": [choice], **({"usage": None} if with_usage else {})})
+
+        text = step.text if isinstance(step.text, str) else _text_of(step.text)
+        calls = step.calls or self.reply_tool_calls
+        role = {"role": "assistant", "content": "", "refusal": None}
+        events: list[Event] = [(False, chunk(role))]
+        events += [(True, chunk({"content": c})) for c in self.chunks(text, step)]
+        closing = len(events)
+        for i, call in enumerate(calls or []):
+            events.append((True, chunk({"tool_calls": [{"index": i, **call}]})))
+        events.append((False, chunk({}, "tool_calls" if calls else "stop")))
+        if with_usage:
+            events.append((False, sse({**head, "choices": [], "usage": self.usage_body()})))
+        events.append((False, sse("[DONE]")))
+        return events, closing
+
+    def error_event(self, kind: str, message: str) -> bytes:
+        return sse(self.error_body(message, kind))
+
 
 class AnthropicServer(WireServer):
     def reply_body(
@@ -284,13 +435,7 @@ class AnthropicServer(WireServer):
         request: dict[str, Any],
         calls: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        u = {
-            "input_tokens": 13,
-            "output_tokens": 5,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            **self.usage,
-        }
+        u = self.usage_body()
         return {
             "id": f"msg_{len(self.received)}",
             "type": "message",
@@ -302,8 +447,80 @@ class AnthropicServer(WireServer):
             "usage": u,
         }
 
+    def usage_body(self) -> dict[str, int]:
+        return {
+            "input_tokens": 13,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            **self.usage,
+        }
+
     def error_body(self, message: str, kind: str = "api_error") -> dict[str, Any]:
         return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def stream_events(self, step: Stream, request: dict[str, Any]) -> tuple[list[Event], int]:
+        """Messages events as Anthropic sends them: ``message_start`` with the input usage (and
+        one output token), each content block's start, deltas and stop (a ``ping`` after the
+        first start), ``message_delta`` with the output tokens, ``message_stop``."""
+        usage = self.usage_body()
+        message = {
+            "id": f"msg_{len(self.received)}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", ""),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
+        events: list[Event] = [
+            (False, sse({"type": "message_start", "message": message}, "message_start"))
+        ]
+        blocks = [{"type": "text", "text": step.text}] if isinstance(step.text, str) else step.text
+        for index, block in enumerate(blocks):
+            kind = block.get("type")
+            empty = {"text": {"text": ""}, "thinking": {"thinking": ""}}.get(kind, {})
+            start = {**block, **empty} if kind in ("text", "thinking") else block
+            if kind == "tool_use":
+                start = {**block, "input": {}}
+            events.append(
+                (
+                    False,
+                    sse(
+                        {"type": "content_block_start", "index": index, "content_block": start},
+                        "content_block_start",
+                    ),
+                )
+            )
+            if index == 0:
+                events.append((False, sse({"type": "ping"}, "ping")))
+            if kind == "text":
+                pieces = self.chunks(block["text"], step)
+                deltas = [{"type": "text_delta", "text": p} for p in pieces]
+            elif kind == "thinking":
+                deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}]
+            elif kind == "tool_use":
+                deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+            else:
+                deltas = []
+            for delta in deltas:
+                event = {"type": "content_block_delta", "index": index, "delta": delta}
+                events.append((True, sse(event, "content_block_delta")))
+            stop = {"type": "content_block_stop", "index": index}
+            events.append((False, sse(stop, "content_block_stop")))
+        closing = len(events)
+        end = {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        }
+        events.append((False, sse(end, "message_delta")))
+        events.append((False, sse({"type": "message_stop"}, "message_stop")))
+        return events, closing
+
+    def error_event(self, kind: str, message: str) -> bytes:
+        return sse(self.error_body(message, kind), "error")
 
 
 def serve(kind: type[WireServer]) -> Iterator[WireServer]:

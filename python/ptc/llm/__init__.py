@@ -3,6 +3,10 @@
 An LLM is any ``callable(messages: list[dict]) -> str | {"content": str, "usage": {...}}``, sync or
 async. Messages are plain OpenAI-shaped dicts (``{"role": ..., "content": ...}``), so any client can
 send them. :class:`ScriptedLLM` replays canned replies for tests and examples.
+
+An LLM whose ``streams`` attribute is true also takes ``on_text``, a function it calls with each
+piece of its reply's text as it arrives (the adapters made with ``stream=True``, a
+:class:`ScriptedLLM` given ``stream_chunks``); :func:`call_llm` passes it only to those.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ptc.llm._adapter import Messages, retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
 from ptc.llm._openai import openai
+from ptc.llm._stream import OnText
 from ptc.llm.reply import (
     LLMError,
     LLMReply,
@@ -41,6 +46,7 @@ __all__ = [
     "LLMReplyTooLargeError",
     "LLMTimeoutError",
     "Messages",
+    "OnText",
     "RetryPolicy",
     "ScriptExhausted",
     "ScriptedLLM",
@@ -173,38 +179,72 @@ def _copy(messages: Messages) -> Messages:
     return [dict(m) for m in messages]
 
 
-def call_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply, int]:
-    """Call a sync LLM with retries; returns the reply and the number of retries used."""
+def _streams(llm: Any, on_text: OnText | None) -> bool:
+    return on_text is not None and bool(getattr(llm, "streams", False))
+
+
+def _restart(on_text: OnText | None, attempt: int) -> None:
+    """Before a retry: the text a failed attempt streamed is no part of the reply, so a
+    receiver with a ``restart()`` is told to drop it."""
+    restart = getattr(on_text, "restart", None)
+    if attempt > 1 and callable(restart):
+        restart()
+
+
+def call_llm(
+    llm: LLM, messages: Messages, retry: RetryPolicy, on_text: OnText | None = None
+) -> tuple[LLMReply, int]:
+    """Call a sync LLM with retries; returns the reply and the number of retries used.
+
+    ``on_text`` gets the reply's text: passed to an LLM that ``streams``, which calls it with
+    each piece as it arrives; for any other LLM it is called once with the whole text. Before
+    each retry, ``on_text.restart()`` is called if it has one (a retry streams anew)."""
+    streams = _streams(llm, on_text)
     attempt = 0
     while True:
         attempt += 1
+        _restart(on_text, attempt)
         try:
             # (a sync-looking callable may return a coroutine: it is run to completion)
-            raw = call_sync(llm, _copy(messages))
-            return normalize_reply(raw), attempt - 1
+            args = (_copy(messages), on_text) if streams else (_copy(messages),)
+            reply = normalize_reply(call_sync(llm, *args))
+            break
         except Exception as exc:
             wait = retry.wait_before(attempt, exc)
             if wait is None:
                 _note_attempts(exc, attempt)
                 raise
             time.sleep(wait)
+    if on_text is not None and not streams:
+        on_text(reply.content)
+    return reply, attempt - 1
 
 
-async def acall_llm(llm: LLM, messages: Messages, retry: RetryPolicy) -> tuple[LLMReply, int]:
-    """Async twin of :func:`call_llm`; a sync callable runs in a worker thread."""
+async def acall_llm(
+    llm: LLM, messages: Messages, retry: RetryPolicy, on_text: OnText | None = None
+) -> tuple[LLMReply, int]:
+    """Async twin of :func:`call_llm`; a sync callable runs in a worker thread (and calls
+    ``on_text`` there, if it streams)."""
+    streams = _streams(llm, on_text)
     attempt = 0
     while True:
         attempt += 1
+        _restart(on_text, attempt)
         try:
+            args = (_copy(messages), on_text) if streams else (_copy(messages),)
             acall = getattr(llm, "acall", None)
             if acall is not None and inspect.iscoroutinefunction(acall):
-                raw = await acall(_copy(messages))  # an adapter's async twin
+                raw = await acall(*args)  # an adapter's async twin
             else:
-                raw = await call_async(llm, _copy(messages))
-            return normalize_reply(raw), attempt - 1
+                raw = await call_async(llm, *args)
+            reply = normalize_reply(raw)
+            break
         except Exception as exc:
             wait = retry.wait_before(attempt, exc)
             if wait is None:
                 _note_attempts(exc, attempt)
                 raise
             await asyncio.sleep(wait)
+    if on_text is not None and not streams:
+        on_text(reply.content)
+    return reply, attempt - 1

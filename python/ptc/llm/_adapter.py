@@ -1,9 +1,17 @@
-"""What the provider adapters share: the lazy SDK import, retries left to ptc, usage mapping.
+"""What the provider adapters share: the SDK imported lazily, retries left to ptc, deadlines,
+and a whole reply's fields read into an :class:`LLMReply`.
 
 An adapter is a callable (sync ``__call__``) with an async twin ``acall``; both take the
-agent's OpenAI-shaped ``[{"role", "content"}]`` messages and return an :class:`LLMReply`.
-The SDK's own retries are switched off so that one policy (:class:`ptc.llm.RetryPolicy`,
-which honours ``Retry-After``) governs every provider and is counted in ``Usage.llm_retries``.
+agent's OpenAI-shaped ``[{"role", "content"}]`` messages (and ``on_text``) and return an
+:class:`LLMReply`. The SDK's own retries are switched off so that one policy
+(:class:`ptc.llm.RetryPolicy`, which honours ``Retry-After``) governs every provider and is
+counted in ``Usage.llm_retries``.
+
+An adapter made with ``stream=True`` (``streams``) asks for a streamed reply and passes each
+piece of its text to ``on_text`` as it arrives; the reply returned is the one a request
+without streaming gets (its text the pieces joined, its usage read the same way). The
+deadline bounds the whole stream and ``max_reply_bytes`` every byte of it; the stream is read
+by :mod:`ptc.llm._stream`.
 """
 
 from __future__ import annotations
@@ -22,6 +30,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from ptc._aio import run_blocking
+from ptc.llm._fields import (
+    anthropic_usage,
+    field,
+    is_object,
+    openai_usage,
+    text_parts,
+    wrong_type,
+)
 from ptc.llm._http import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_REPLY_BYTES,
@@ -30,14 +46,8 @@ from ptc.llm._http import (
     hook_client,
     reply_json,
 )
-from ptc.llm.reply import (
-    MAX_COUNT,
-    LLMReply,
-    LLMReplyError,
-    LLMTimeoutError,
-    describe_value,
-    usage_count,
-)
+from ptc.llm._stream import OnText, Relay, StreamedReply, aread_stream, ignore_text, read_stream
+from ptc.llm.reply import LLMReply, LLMReplyError, LLMTimeoutError, describe_value
 
 T = TypeVar("T")
 
@@ -118,79 +128,11 @@ def retry_after(exc: BaseException) -> float | None:
     return delay if delay is not None else _http_date(text)
 
 
-def _get(obj: Any, key: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-def _count(usage: Any, key: str, path: str = "usage") -> int:
-    return usage_count(_get(usage, key), f"{path}.{key}")
-
-
-def openai_usage(raw: Any) -> dict[str, int]:
-    """OpenAI's usage: ``prompt_tokens`` already includes the cached ones."""
-    out = {
-        "input_tokens": _count(raw, "prompt_tokens"),
-        "output_tokens": _count(raw, "completion_tokens"),
-    }
-    cached = _count(
-        _get(raw, "prompt_tokens_details"), "cached_tokens", "usage.prompt_tokens_details"
-    )
-    cached = cached or _count(raw, "cache_read_input_tokens")  # litellm, from Anthropic
-    if cached:
-        out["cache_read_tokens"] = cached
-    written = _count(raw, "cache_creation_input_tokens")  # litellm, from Anthropic
-    if written:
-        out["cache_write_tokens"] = written
-    return out
-
-
-def anthropic_usage(raw: Any) -> dict[str, int]:
-    """Anthropic's usage: ``input_tokens`` excludes cache reads and writes, which are added so
-    ``input_tokens`` means the whole prompt for every provider."""
-    read = _count(raw, "cache_read_input_tokens")
-    write = _count(raw, "cache_creation_input_tokens")
-    out = {
-        "input_tokens": min(_count(raw, "input_tokens") + read + write, MAX_COUNT),
-        "output_tokens": _count(raw, "output_tokens"),
-    }
-    if read:
-        out["cache_read_tokens"] = read
-    if write:
-        out["cache_write_tokens"] = write
-    return out
-
-
-def _text_parts(parts: Any) -> str:
-    """The ``text`` of the parts whose ``type`` is ``"text"``, joined in order; other parts
-    (images, audio, a model's reasoning) carry no answer text and are left out."""
-    if not isinstance(parts, list | tuple):
-        return ""
-    return "".join(
-        t for p in parts if _get(p, "type") == "text" and isinstance(t := _get(p, "text"), str)
-    )
-
-
-_SCALARS = (str, bytes, int, float, bool, list, tuple)
-
-
-def _is_object(value: Any) -> bool:
-    """A JSON object, or the SDK object one was read into."""
-    return isinstance(value, Mapping) or (value is not None and not isinstance(value, _SCALARS))
-
-
-def _wrong(path: str, expected: str, value: Any) -> LLMReplyError:
-    return LLMReplyError(f"{path}: expected {expected}, got {describe_value(value)}", path)
-
-
 def _not_a_reply(response: Any, what: str) -> LLMReplyError:
     """The reply is no chat completion (or message); a provider's error object says why."""
-    error = _get(response, "error")
+    error = field(response, "error")
     if error is not None:
-        message = _get(error, "message") if _is_object(error) else error
+        message = field(error, "message") if is_object(error) else error
         shown = message if isinstance(message, str) else describe_value(message)
         return LLMReplyError(f"the reply is an error, not {what}: {shown[:500]}", "error")
     return LLMReplyError(f"the reply is not {what}", "")
@@ -201,46 +143,46 @@ def openai_reply(response: Any) -> LLMReply:
     is a string, null (a message with no text), or (as several OpenAI-compatible servers send
     it) a list of content parts; anything else is an :class:`LLMReplyError` naming the field
     (it was read as an empty reply, and the agent spent its turns on "no program found")."""
-    if not _is_object(response):
-        raise _wrong("the reply", "a chat completion object", response)
-    choices = _get(response, "choices")
+    if not is_object(response):
+        raise wrong_type("the reply", "a chat completion object", response)
+    choices = field(response, "choices")
     if choices is None:
         raise _not_a_reply(response, "a chat completion (it has no choices)")
     if not isinstance(choices, list | tuple):
-        raise _wrong("choices", "a list", choices)
+        raise wrong_type("choices", "a list", choices)
     if not choices:
         raise LLMReplyError("the chat completion has no choices", "choices")
-    if not _is_object(choices[0]):
-        raise _wrong("choices[0]", "an object", choices[0])
-    message = _get(choices[0], "message")
-    if not _is_object(message):
-        raise _wrong("choices[0].message", "an object", message)
-    content = _get(message, "content")
+    if not is_object(choices[0]):
+        raise wrong_type("choices[0]", "an object", choices[0])
+    message = field(choices[0], "message")
+    if not is_object(message):
+        raise wrong_type("choices[0].message", "an object", message)
+    content = field(message, "content")
     if content is None or isinstance(content, str):
         text = content or ""
     elif isinstance(content, list | tuple):
-        text = _text_parts(content)
+        text = text_parts(content)
     else:
-        raise _wrong("choices[0].message.content", "text or a list of parts", content)
-    usage = _get(response, "usage")
-    if usage is not None and not _is_object(usage):
-        raise _wrong("usage", "an object", usage)
+        raise wrong_type("choices[0].message.content", "text or a list of parts", content)
+    usage = field(response, "usage")
+    if usage is not None and not is_object(usage):
+        raise wrong_type("usage", "an object", usage)
     return LLMReply(text, openai_usage(usage))
 
 
 def anthropic_reply(response: Any) -> LLMReply:
     """The text blocks of an Anthropic message, joined, and its usage."""
-    if not _is_object(response):
-        raise _wrong("the reply", "a message object", response)
-    content = _get(response, "content")
+    if not is_object(response):
+        raise wrong_type("the reply", "a message object", response)
+    content = field(response, "content")
     if content is None:
         raise _not_a_reply(response, "a message (it has no content)")
     if not isinstance(content, list | tuple):
-        raise _wrong("content", "a list of content blocks", content)
-    usage = _get(response, "usage")
-    if usage is not None and not _is_object(usage):
-        raise _wrong("usage", "an object", usage)
-    return LLMReply(_text_parts(content), anthropic_usage(usage))
+        raise wrong_type("content", "a list of content blocks", content)
+    usage = field(response, "usage")
+    if usage is not None and not is_object(usage):
+        raise wrong_type("usage", "an object", usage)
+    return LLMReply(text_parts(content), anthropic_usage(usage))
 
 
 #: Seconds one LLM request may take in all (each retry has its own): the SDKs' read timeouts
@@ -266,18 +208,30 @@ def check_deadline(deadline: Any) -> float | None:
 class Adapter:
     """Base of the provider adapters: a sync call and its async twin, each ended by
     :class:`~ptc.llm.LLMTimeoutError` when the request is not answered within ``deadline``
-    seconds (``None``: no deadline of ptc's, only the SDK's read timeout)."""
+    seconds (``None``: no deadline of ptc's, only the SDK's read timeout). With ``stream``
+    (``streams``), the reply is asked for as a stream and its text passed to ``on_text`` a
+    piece at a time, as it arrives."""
 
     provider = "llm"
     #: The bound on one reply's size (bytes after decompression); ``None``: none of ptc's.
     max_reply_bytes: int | None = None
+    #: Replies are streamed: ``on_text`` gets their text as it arrives.
+    streams = False
 
     def __init__(
-        self, model: str, params: Mapping[str, Any], *, deadline: float | None = DEFAULT_DEADLINE
+        self,
+        model: str,
+        params: Mapping[str, Any],
+        *,
+        deadline: float | None = DEFAULT_DEADLINE,
+        stream: bool = False,
     ) -> None:
         self.model = model
         self.params = dict(params)
         self.deadline = check_deadline(deadline)
+        if not isinstance(stream, bool):
+            raise TypeError(f"stream must be True or False, got {type(stream).__name__}")
+        self.streams = stream
 
     def __repr__(self) -> str:
         return f"ptc.llm.{self.provider}({self.model!r})"
@@ -285,19 +239,33 @@ class Adapter:
     def _watch(self) -> Watch:
         return Watch(repr(self), self.max_reply_bytes)
 
-    def __call__(self, messages: Messages) -> LLMReply:
+    def __call__(self, messages: Messages, on_text: OnText | None = None) -> LLMReply:
+        """The reply to ``messages``. ``on_text`` gets its text: each piece as it arrives
+        when the adapter streams, else the whole text once, when it came."""
         watch = self._watch()
-        return self._within_deadline(lambda: self._request(messages, watch), watch)
+        streamed = on_text if self.streams else None
+        reply = self._within_deadline(
+            lambda emit: self._request(messages, watch, emit), watch, streamed
+        )
+        if on_text is not None and not self.streams:
+            on_text(reply.content)
+        return reply
 
-    async def acall(self, messages: Messages) -> LLMReply:
+    async def acall(self, messages: Messages, on_text: OnText | None = None) -> LLMReply:
+        """Async twin of ``__call__`` (``on_text`` is called on the event loop)."""
         watch = self._watch()
-        return await self._awithin_deadline(self._arequest(messages, watch), watch)
+        emit = (on_text or ignore_text) if self.streams else ignore_text
+        reply = await self._awithin_deadline(self._arequest(messages, watch, emit), watch)
+        if on_text is not None and not self.streams:
+            on_text(reply.content)
+        return reply
 
-    def _request(self, messages: Messages, watch: Watch) -> LLMReply:
-        """The request, sent and answered (no deadline of its own); ``watch`` bounds it."""
+    def _request(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
+        """The request, sent and answered (no deadline of its own); ``watch`` bounds it; a
+        streamed reply's text goes to ``on_text`` as it arrives."""
         raise NotImplementedError
 
-    async def _arequest(self, messages: Messages, watch: Watch) -> LLMReply:
+    async def _arequest(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
         raise NotImplementedError
 
     def _timed_out(self) -> LLMTimeoutError:
@@ -308,30 +276,35 @@ class Adapter:
             deadline=self.deadline,
         )
 
-    def _within_deadline(self, request: Callable[[], T], watch: Watch) -> T:
-        """``request()`` on a thread of its own, waited for until the deadline. A blocking SDK
-        call cannot be interrupted; past the deadline the caller gets LLMTimeoutError and the
-        request is abandoned: its sockets are shut down, so its thread (a daemon) stops reading
-        and ends as on a dropped connection (it went on reading an endless body, 350 MB/s)."""
+    def _within_deadline(
+        self, request: Callable[[OnText], T], watch: Watch, on_text: OnText | None = None
+    ) -> T:
+        """``request(emit)`` on a thread of its own, waited for until the deadline. A blocking
+        SDK call cannot be interrupted; past the deadline the caller gets LLMTimeoutError and
+        the request is abandoned: its sockets are shut down, so its thread (a daemon) stops
+        reading and ends as on a dropped connection (it went on reading an endless body, 350
+        MB/s). The text the request emits is passed to ``on_text`` on the caller's thread,
+        within the deadline, so none reaches it after the caller has had its error; an error
+        ``on_text`` raises abandons the request and is the caller's."""
         if self.deadline is None:
-            return request()
+            return request(on_text or ignore_text)
         outcome: list[Any] = []  # [True, value] or [False, exception]
-        done = threading.Event()
+        relay = Relay(on_text)
         context = contextvars.copy_context()
 
         def work() -> None:
             try:
-                outcome.extend((True, context.run(request)))
+                outcome.extend((True, context.run(request, relay.emit)))
             except BaseException as exc:  # handed to the caller, whatever it is
                 outcome.extend((False, exc))
             finally:
-                done.set()
+                relay.end()
 
         thread = threading.Thread(target=work, name=f"ptc-llm-{self.provider}", daemon=True)
         thread.start()
-        if not done.wait(self.deadline):
+        if not relay.wait(time.monotonic() + self.deadline, lambda: watch.abandon(thread)):
             watch.abandon(thread)
-            raise self._timed_out()
+            raise self._timed_out() from None
         ok, value = outcome
         if ok:
             return cast(T, value)
@@ -374,8 +347,9 @@ class SDKAdapter(Adapter):
         api_key: str | None,
         deadline: float | None = DEFAULT_DEADLINE,
         max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
+        stream: bool = False,
     ) -> None:
-        super().__init__(model, params, deadline=deadline)
+        super().__init__(model, params, deadline=deadline, stream=stream)
         self.max_reply_bytes = check_max_reply_bytes(max_reply_bytes)
         self._base_url = base_url
         self._api_key = api_key
@@ -426,6 +400,10 @@ class SDKAdapter(Adapter):
     def _reply(self, data: dict[str, Any]) -> LLMReply:
         raise NotImplementedError
 
+    def _stream(self) -> StreamedReply:
+        """A reader of the provider's streamed reply."""
+        raise NotImplementedError
+
     def _send_kwargs(self, messages: Messages) -> dict[str, Any]:
         kwargs = self._kwargs(messages)
         headers = dict(kwargs.pop("extra_headers", None) or {})
@@ -434,17 +412,19 @@ class SDKAdapter(Adapter):
         kwargs["extra_headers"] = headers
         return kwargs
 
-    def __call__(self, messages: Messages) -> LLMReply:
+    def __call__(self, messages: Messages, on_text: OnText | None = None) -> LLMReply:
         if self._sync is None and self._async is not None:
-            return run_blocking(self.acall(messages))  # only an async client was given
-        return super().__call__(messages)
+            # only an async client was given
+            return run_blocking(self.acall(messages, on_text))
+        return super().__call__(messages, on_text)
 
-    async def acall(self, messages: Messages) -> LLMReply:
+    async def acall(self, messages: Messages, on_text: OnText | None = None) -> LLMReply:
         if self._async is None and self._sync is not None:
-            return await asyncio.to_thread(self, messages)  # only a sync client was given
-        return await super().acall(messages)
+            # only a sync client was given: on_text is called on the worker thread
+            return await asyncio.to_thread(self, messages, on_text)
+        return await super().acall(messages, on_text)
 
-    def _request(self, messages: Messages, watch: Watch) -> LLMReply:
+    def _request(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
         client = self._client()
         with watch.active():
             try:
@@ -452,9 +432,12 @@ class SDKAdapter(Adapter):
             except Exception:
                 watch.raise_failure()  # ptc's own, when it stopped the reading
                 raise
-        return self._reply(reply_json(raw.http_response, watch))
+        response = raw.http_response
+        if not self.streams:
+            return self._reply(reply_json(response, watch))
+        return read_stream(response, watch, self._stream(), self._reply, on_text)
 
-    async def _arequest(self, messages: Messages, watch: Watch) -> LLMReply:
+    async def _arequest(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
         client = self._aclient()
         with watch.active():
             try:
@@ -462,4 +445,7 @@ class SDKAdapter(Adapter):
             except Exception:
                 watch.raise_failure()  # ptc's own, when it stopped the reading
                 raise
-        return self._reply(reply_json(raw.http_response, watch))
+        response = raw.http_response
+        if not self.streams:
+            return self._reply(reply_json(response, watch))
+        return await aread_stream(response, watch, self._stream(), self._reply, on_text)

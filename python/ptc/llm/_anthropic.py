@@ -6,6 +6,7 @@ from typing import Any
 
 from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, anthropic_reply
 from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
+from ptc.llm._stream import AnthropicStream, StreamedReply
 from ptc.llm.reply import LLMReply
 
 #: Sent first when a conversation would otherwise open with an assistant message, which the
@@ -54,6 +55,7 @@ class AnthropicChat(SDKAdapter):
         cache: bool,
         deadline: float | None = DEFAULT_DEADLINE,
         max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
+        stream: bool = False,
     ) -> None:
         super().__init__(
             model,
@@ -63,6 +65,7 @@ class AnthropicChat(SDKAdapter):
             api_key=api_key,
             deadline=deadline,
             max_reply_bytes=max_reply_bytes,
+            stream=stream,
         )
         self.max_tokens = max_tokens
         self.cache = cache
@@ -77,6 +80,8 @@ class AnthropicChat(SDKAdapter):
         }
         if system is not None:
             kwargs["system"] = system
+        if self.streams:
+            kwargs["stream"] = True
         return kwargs
 
     def _create(self, client: Any, kwargs: dict[str, Any]) -> Any:
@@ -84,6 +89,9 @@ class AnthropicChat(SDKAdapter):
 
     def _reply(self, data: dict[str, Any]) -> LLMReply:
         return anthropic_reply(data)
+
+    def _stream(self) -> StreamedReply:
+        return AnthropicStream()
 
 
 def anthropic(
@@ -96,6 +104,7 @@ def anthropic(
     cache: bool = True,
     deadline: float | None = DEFAULT_DEADLINE,
     max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
+    stream: bool = False,
     **params: Any,
 ) -> AnthropicChat:
     """An LLM for an agent, on Anthropic's Messages API.
@@ -108,7 +117,13 @@ def anthropic(
     the SDK's read timeout only) raises :class:`~ptc.llm.LLMTimeoutError`. A reply larger
     than ``max_reply_bytes`` (default 32 MiB, counted after decompression; ``None``: no bound)
     is not read further and raises :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a
-    message raises :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook
+    message raises :class:`~ptc.llm.LLMReplyError` naming the field. With ``stream=True`` the
+    reply is streamed: ``llm(messages, on_text=f)`` calls ``f`` with each piece of text as it
+    arrives and returns the same :class:`~ptc.llm.LLMReply` (input tokens from
+    ``message_start``, output tokens from the last ``message_delta``); a stream ending before
+    ``message_stop`` raises :class:`~ptc.llm.LLMReplyError`, an ``error`` event an
+    :class:`~ptc.llm.LLMReplyError` or, for an overload, a retried
+    :class:`~ptc.llm.TransientLLMError`. ptc adds a response hook
     to the httpx client of a ``client`` you pass, which acts only on ptc's requests. Requires
     ``pip install 'ptc-runtime[anthropic]'`` (from a clone, at its root: ``pip install
     '.[anthropic]'``).
@@ -123,4 +138,5 @@ def anthropic(
         cache=cache,
         deadline=deadline,
         max_reply_bytes=max_reply_bytes,
+        stream=stream,
     )

@@ -8,6 +8,8 @@ ptc's: it decodes gzip and deflate itself in pieces, counts the decoded bytes ag
 ``max_reply_bytes`` and stops when the request was given up. Every body the SDK reads (a
 reply, an error's body, a redirect's) passes through it.
 
+A streamed reply's events are read by :mod:`ptc.llm._sse`, within the same bound.
+
 A sync SDK call cannot be interrupted; at its deadline the waiting side calls
 :meth:`Watch.abandon`, which shuts down the sockets the request reads from (a blocked ``recv``
 returns at once and the SDK fails as on a dropped connection), the ones the hook saw and those
@@ -85,6 +87,12 @@ class Watch:
             yield self
         finally:
             _CURRENT.reset(token)
+
+    def check(self) -> None:
+        """Stops the reading of a request that was given up (its caller has had
+        LLMTimeoutError)."""
+        if self.abandoned:
+            raise _Abandoned("the request was given up at its deadline")
 
     def fail(self, error: LLMError) -> LLMError:
         self.failure = error
@@ -278,8 +286,7 @@ class _Body:
         self.decoders = [] if self.refused else [_Inflate(c) for c in reversed(codings)]
 
     def _check(self) -> None:
-        if self.watch.abandoned:
-            raise _Abandoned("the request was given up at its deadline")
+        self.watch.check()
         if self.refused is not None:
             raise self.watch.fail(self.refused)
 

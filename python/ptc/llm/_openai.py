@@ -7,6 +7,7 @@ from typing import Any
 
 from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, openai_reply
 from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
+from ptc.llm._stream import OpenAIStream, StreamedReply
 from ptc.llm.reply import LLMReply
 
 
@@ -16,13 +17,21 @@ class OpenAIChat(SDKAdapter):
     key_variable = "OPENAI_API_KEY"
 
     def _kwargs(self, messages: Messages) -> dict[str, Any]:
-        return {"model": self.model, "messages": messages, **self.params}
+        kwargs = {"model": self.model, "messages": messages, **self.params}
+        if self.streams:
+            kwargs["stream"] = True
+            # the usage comes in a chunk of its own only when asked for
+            kwargs.setdefault("stream_options", {"include_usage": True})
+        return kwargs
 
     def _create(self, client: Any, kwargs: dict[str, Any]) -> Any:
         return client.chat.completions.with_raw_response.create(**kwargs)
 
     def _reply(self, data: dict[str, Any]) -> LLMReply:
         return openai_reply(data)
+
+    def _stream(self) -> StreamedReply:
+        return OpenAIStream()
 
 
 def openai(
@@ -33,6 +42,7 @@ def openai(
     api_key: str | None = None,
     deadline: float | None = DEFAULT_DEADLINE,
     max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
+    stream: bool = False,
     **params: Any,
 ) -> OpenAIChat:
     """An LLM for an agent, on OpenAI's chat completions or any server that speaks them.
@@ -45,8 +55,14 @@ def openai(
     :class:`~ptc.llm.LLMTimeoutError`. A reply larger than ``max_reply_bytes`` (default 32 MiB,
     counted after decompression; ``None``: no bound) is not read further and raises
     :class:`~ptc.llm.LLMReplyTooLargeError`; one that is not a chat completion raises
-    :class:`~ptc.llm.LLMReplyError` naming the field. ptc adds a response hook to the httpx
-    client of a ``client`` you pass, which acts only on ptc's requests. Requires
+    :class:`~ptc.llm.LLMReplyError` naming the field. With ``stream=True`` the reply is
+    streamed (``stream_options={"include_usage": True}`` unless ``params`` set it):
+    ``llm(messages, on_text=f)`` calls ``f`` with each piece of text as it arrives and returns
+    the same :class:`~ptc.llm.LLMReply`; a stream ending before ``data: [DONE]`` raises
+    :class:`~ptc.llm.LLMReplyError`, an error event an :class:`~ptc.llm.LLMReplyError` or, for
+    a server error or an overload, a retried :class:`~ptc.llm.TransientLLMError`. ptc adds a
+    response hook to the httpx client of a ``client`` you pass, which acts only on ptc's
+    requests. Requires
     ``pip install 'ptc-runtime[openai]'`` (from a clone, at its root: ``pip install '.[openai]'``).
     """
     return OpenAIChat(
@@ -57,4 +73,5 @@ def openai(
         api_key=api_key,
         deadline=deadline,
         max_reply_bytes=max_reply_bytes,
+        stream=stream,
     )
