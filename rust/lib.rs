@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod analyzer;
+pub mod budget;
 pub mod builtins;
 pub mod dropper;
 pub mod error;

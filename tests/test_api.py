@@ -266,13 +266,17 @@ def test_keyword_round_trips_as_a_keyword() -> None:
 
 def test_to_clojure_signature() -> None:
     """Foundation API: `ptc.to_clojure(value, limit=None, printable_limit=None,
-    hide_private=False) -> (text, truncated)`, every parameter positional or keyword."""
+    hide_private=False) -> (text, truncated)`, every parameter positional or keyword; the token
+    budget of issue 33 keyword-only after them."""
     params = inspect.signature(ptc.to_clojure).parameters
-    assert [(p.name, p.default) for p in params.values()] == [
-        ("value", inspect.Parameter.empty),
-        ("limit", None),
-        ("printable_limit", None),
-        ("hide_private", False),
+    assert [(p.name, p.default, p.kind.name) for p in params.values()] == [
+        ("value", inspect.Parameter.empty, "POSITIONAL_OR_KEYWORD"),
+        ("limit", None, "POSITIONAL_OR_KEYWORD"),
+        ("printable_limit", None, "POSITIONAL_OR_KEYWORD"),
+        ("hide_private", False, "POSITIONAL_OR_KEYWORD"),
+        ("max_tokens", None, "KEYWORD_ONLY"),
+        ("encoding", "o200k_base", "KEYWORD_ONLY"),
+        ("root", None, "KEYWORD_ONLY"),
     ]
     assert ptc.to_clojure({"_a": 1, "b": [1, 2, 3]}, 2, None, True)[0] == (
         "{:b [1 2 ...] (3 items, showing first 2)}"

@@ -178,14 +178,25 @@ def to_clojure(
     limit: int | None = None,
     printable_limit: int | None = None,
     hide_private: bool = False,
+    *,
+    max_tokens: int | None = None,
+    encoding: str = "o200k_base",
+    root: str | None = None,
 ) -> tuple[str, bool]:
     """Prints a value in Clojure syntax, truncated: ``(text, truncated)``.
 
     Collections longer than ``limit`` show their first ``limit`` items; strings longer than
     ``printable_limit`` characters are cut and end in ``...``. With ``hide_private`` map entries
     whose key starts with ``_`` are omitted. The cost is proportional to what is printed.
+
+    With ``max_tokens`` the text counts at most that many tokens in ``encoding``
+    (``"o200k_base"`` or ``"cl100k_base"``), exactly: the print the limits give when it fits,
+    else the widest breadth-first view that does, with elision markers of one form,
+    ``...N more[ keys| chars][ EXPR]``, where ``EXPR`` is a program that gets the rest from
+    ``root`` (``"*1"``, ``"data/orders"``; left out without it). A value that fits is printed
+    whole; removing the markers leaves text that reads back as PTC-Lisp.
     """
-    return _core.to_clojure(value, limit, printable_limit, hide_private)
+    return _core.to_clojure(value, limit, printable_limit, hide_private, max_tokens, encoding, root)
 
 
 def language_reference() -> str:

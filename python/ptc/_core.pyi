@@ -63,7 +63,14 @@ class LazyValue:
     @property
     def is_converted(self) -> bool: ...
     def preview(
-        self, limit: int | None = ..., printable_limit: int | None = ..., hide_private: bool = ...
+        self,
+        limit: int | None = ...,
+        printable_limit: int | None = ...,
+        hide_private: bool = ...,
+        *,
+        max_tokens: int | None = ...,
+        encoding: str = ...,
+        root: str | None = ...,
     ) -> str: ...
     @property
     def type_label(self) -> str: ...
@@ -176,7 +183,14 @@ class Result:
     @property
     def outcome(self) -> Literal["value", "return", "fail", "error", "pending"]: ...
     def preview(
-        self, limit: int | None = ..., printable_limit: int | None = ..., hide_private: bool = ...
+        self,
+        limit: int | None = ...,
+        printable_limit: int | None = ...,
+        hide_private: bool = ...,
+        *,
+        max_tokens: int | None = ...,
+        encoding: str = ...,
+        root: str | None = ...,
     ) -> str: ...
 
 @final
@@ -255,6 +269,9 @@ def to_clojure(
     limit: int | None = None,
     printable_limit: int | None = None,
     hide_private: bool = False,
+    max_tokens: int | None = None,
+    encoding: str = "o200k_base",
+    root: str | None = None,
 ) -> tuple[str, bool]: ...
 def type_label(value: Any) -> str: ...
 def run_once(

@@ -155,6 +155,9 @@ class SubAgent:
     parent when this agent runs as another agent's tool, else take their defaults:
     no compression, default limits, 3 LLM attempts. Every argument is checked here: a wrong
     one is a ``TypeError`` or ``ValueError`` naming it and what to pass.
+    ``result_tokens`` bounds each turn's result as the LLM sees it to that many exact o200k
+    tokens: the usual print when it fits, else the widest view that does, with markers such
+    as ``...9,975 more`` saying what was left out.
     """
 
     def __init__(
@@ -177,6 +180,7 @@ class SubAgent:
         telemetry: bool = False,
         name: str = "ptc-agent",
         approve: Policy | None = None,
+        result_tokens: int | None = None,
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -204,6 +208,9 @@ class SubAgent:
             )
         #: decides calls of approval and deferred tools where it can (see ptc.Session)
         self.approve = approve
+        #: a turn's result as the LLM sees it is at most this many o200k tokens (None: the
+        #: element and character limits alone, LANGUAGE §9.2)
+        self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
         # what a run reports to while it happens (ptc.observe), and where turns are saved
         self.hooks = Hooks(
             checks.callback_arg(on_turn, "on_turn", "Turn"),
@@ -918,7 +925,7 @@ class _Runner:
             program=program,
             # converted only if read: a value that is not the answer may be large
             result=result.lazy_value if ran else None,
-            result_text=_preview(result) if ran else "",
+            result_text=_preview(result, self.agent.result_tokens) if ran else "",
             prints=tuple(result.prints),
             tool_calls=calls,
             memory=self._snapshot() if ran else previous_memory,
@@ -1036,7 +1043,21 @@ def _text(value: Any) -> str:
     return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
 
 
-def _preview(result: ptc.Result) -> str:
+def _tokens_arg(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int (a token budget) or None, got {value!r}")
+    return value
+
+
+def _preview(result: ptc.Result, max_tokens: int | None = None) -> str:
+    """The result as the next message shows it: within ``max_tokens`` exact tokens when set
+    (the limits' print when it fits, else the widest view that does), else cut at
+    ``RESULT_MAX_CHARS`` characters. The markers name no program: ``*1`` holds the result's
+    ≈1 KB text, not the value (LANGUAGE §8.5), so the rest is reached by ``def``."""
+    if max_tokens is not None:
+        return result.preview(RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, max_tokens=max_tokens)
     text = result.preview(RESULT_LIMIT, RESULT_PRINTABLE_LIMIT)
     if len(text) > RESULT_MAX_CHARS:
         text = text[:RESULT_MAX_CHARS] + "... (truncated)"

@@ -4,30 +4,62 @@
 use super::*;
 use pyo3::types::PyList;
 
-/// `to_clojure(value, limit=None, printable_limit=None, hide_private=False) -> (text, truncated)`,
-/// printing Python objects in place (O(output), the list is never walked past `limit`).
+/// `to_clojure(value, limit=None, printable_limit=None, hide_private=False, max_tokens=None,
+/// encoding="o200k_base", root=None) -> (text, truncated)`, printing Python objects in place
+/// (O(output), the list is never walked past what is shown). With `max_tokens` the text counts
+/// at most that many tokens in `encoding`: the limits' print when it fits, else the largest
+/// breadth-first view that does, with markers naming `root` (`crate::budget`).
 #[pyfunction]
-#[pyo3(signature = (value, limit=None, printable_limit=None, hide_private=false))]
+#[pyo3(signature = (value, limit=None, printable_limit=None, hide_private=false, max_tokens=None, encoding="o200k_base", root=None))]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn to_clojure(
     value: &Bound<'_, PyAny>,
     limit: Option<usize>,
     printable_limit: Option<usize>,
     hide_private: bool,
+    max_tokens: Option<usize>,
+    encoding: &str,
+    root: Option<&str>,
 ) -> PyResult<(String, bool)> {
     let py = value.py();
     // within the default limits: a value built from shared parts ends in a LimitError
     bounded(py, Limits::default(), || {
         let kw = convert::keyword_type(py)?.clone();
         let node = printable::PyNode::new(value.clone(), kw);
-        Ok(print(
-            &node,
-            PrintOpts {
-                limit,
-                printable_limit,
-                hide_private,
-            },
-        ))
+        let opts = PrintOpts {
+            limit,
+            printable_limit,
+            hide_private,
+        };
+        within(&node, opts, max_tokens, encoding, root)
     })
+}
+
+/// `v` printed as `opts` says, within `max_tokens` of `encoding` when given (`crate::budget`).
+pub(super) fn within<P: crate::format::Printable>(
+    v: &P,
+    opts: PrintOpts,
+    max_tokens: Option<usize>,
+    encoding: &str,
+    root: Option<&str>,
+) -> PyResult<(String, bool)> {
+    let Some(max_tokens) = max_tokens else {
+        return Ok(print(v, opts));
+    };
+    let budget = crate::budget::Budget {
+        max_tokens,
+        encoding,
+        hide_private: opts.hide_private,
+        root,
+    };
+    crate::budget::print_within(v, opts, &budget).ok_or_else(|| unknown_encoding(encoding))
+}
+
+pub(super) fn unknown_encoding(encoding: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "unknown encoding {encoding:?}; exact counts exist for {}",
+        crate::tokens::ENCODINGS.join(", ")
+    ))
 }
 
 #[pyfunction]
@@ -92,10 +124,7 @@ pub(super) fn record_main_thread(py: Python<'_>) -> PyResult<()> {
 #[pyfunction]
 pub(super) fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     if !crate::tokens::ENCODINGS.contains(&encoding) {
-        return Err(PyValueError::new_err(format!(
-            "unknown encoding {encoding:?}; exact counts exist for {}",
-            crate::tokens::ENCODINGS.join(", ")
-        )));
+        return Err(unknown_encoding(encoding));
     }
     let text = text.to_string();
     let enc = encoding.to_string();

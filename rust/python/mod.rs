@@ -5,6 +5,7 @@
 mod convert;
 mod hang;
 mod host;
+mod lazy;
 mod printable;
 mod recorded;
 mod result;

@@ -7,12 +7,14 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString};
 
 use super::convert::{scalar_to_python, ToPy};
+use super::lazy::render;
+pub use super::lazy::LazyValue;
 use super::suspend::{PendingCall, Suspended};
 use super::{bounded, lisp_error};
 use crate::error::Error;
 use crate::format::{
-    print, PrintOpts, MENTION_LIMIT, MENTION_PRINTABLE_LIMIT, PREVIEW_LIMIT,
-    PREVIEW_PRINTABLE_LIMIT, TOOL_ARGS_LIMIT, TOOL_ARGS_PRINTABLE_LIMIT,
+    MENTION_LIMIT, MENTION_PRINTABLE_LIMIT, PREVIEW_LIMIT, PREVIEW_PRINTABLE_LIMIT,
+    TOOL_ARGS_LIMIT, TOOL_ARGS_PRINTABLE_LIMIT,
 };
 use crate::limits::Limits;
 use crate::session::Outcome;
@@ -58,110 +60,6 @@ fn text_repr(py: Python<'_>, s: Option<&str>) -> String {
             .repr()
             .map(|r| r.to_string())
             .unwrap_or_else(|_| format!("{s:?}")),
-    }
-}
-
-fn render(
-    v: &Value,
-    limit: Option<usize>,
-    printable_limit: Option<usize>,
-    hide_private: bool,
-) -> String {
-    let opts = PrintOpts {
-        limit,
-        printable_limit,
-        hide_private,
-    };
-    print(&v, opts).0
-}
-
-/// A core value handed to Python unconverted: `get()` converts it on first call (within the
-/// Session's limits) and keeps the Python object; `preview()` renders it without converting.
-#[pyclass(module = "ptc", name = "LazyValue", frozen)]
-pub struct LazyValue {
-    value: Value,
-    limits: Limits,
-    converted: PyOnceLock<Py<PyAny>>,
-}
-
-impl LazyValue {
-    pub fn new(value: Value, limits: Limits) -> Self {
-        LazyValue {
-            value,
-            limits,
-            converted: PyOnceLock::new(),
-        }
-    }
-
-    /// A value already converted (the run converted it within its own budget).
-    pub fn converted(py: Python<'_>, value: Value, limits: Limits, obj: Py<PyAny>) -> Self {
-        let v = LazyValue::new(value, limits);
-        let _ = v.converted.set(py, obj);
-        v
-    }
-
-    pub fn core(&self) -> &Value {
-        &self.value
-    }
-
-    pub fn get_bound<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(o) = self.converted.get(py) {
-            return Ok(o.bind(py).clone());
-        }
-        let o = bounded(py, self.limits, || to_python(py, &self.value))?;
-        // another thread may have converted it meanwhile: keep the first
-        let kept = self.converted.get_or_init(py, || o.unbind());
-        Ok(kept.bind(py).clone())
-    }
-}
-
-impl Drop for LazyValue {
-    fn drop(&mut self) {
-        crate::dropper::release(std::mem::take(&mut self.value));
-    }
-}
-
-#[pymethods]
-impl LazyValue {
-    /// The value as Python objects (converted once; raises an `ExecutionError` for a value
-    /// Python cannot hold and a `LimitError` when converting it exceeds the Session's limits).
-    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.get_bound(py)
-    }
-
-    /// Whether `get()` has converted the value already.
-    #[getter]
-    fn is_converted(&self, py: Python<'_>) -> bool {
-        self.converted.get(py).is_some()
-    }
-
-    /// The value in Clojure syntax, at most `limit` elements per collection and
-    /// `printable_limit` characters per string (`None`: no bound); map entries whose key
-    /// starts with `_` are hidden unless `hide_private=False`.
-    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT), hide_private=true))]
-    pub fn preview(
-        &self,
-        py: Python<'_>,
-        limit: Option<usize>,
-        printable_limit: Option<usize>,
-        hide_private: bool,
-    ) -> PyResult<String> {
-        bounded(py, self.limits, || {
-            Ok(render(&self.value, limit, printable_limit, hide_private))
-        })
-    }
-
-    /// The value's type label as shown to the LLM (`vector[3]`, `map`, `string`, ...).
-    #[getter]
-    fn type_label(&self) -> String {
-        self.value.type_label()
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "LazyValue({})",
-            self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT), true)?
-        ))
     }
 }
 
@@ -311,11 +209,11 @@ impl ToolCall {
         printable_limit: Option<usize>,
     ) -> PyResult<String> {
         bounded(py, self.limits, || {
-            let parts: Vec<String> = self
+            let parts = self
                 .args
                 .iter()
-                .map(|a| render(a, limit, printable_limit, true))
-                .collect();
+                .map(|a| render(a, (limit, printable_limit, true), (None, "", None)))
+                .collect::<PyResult<Vec<String>>>()?;
             Ok(parts.join(" "))
         })
     }
@@ -565,17 +463,27 @@ impl RunOutcome {
 
     /// The value in Clojure syntax, rendered from the core value without converting it (as
     /// `LazyValue.preview`).
-    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT), hide_private=true))]
+    #[pyo3(signature = (limit=Some(PREVIEW_LIMIT), printable_limit=Some(PREVIEW_PRINTABLE_LIMIT), hide_private=true, *, max_tokens=None, encoding="o200k_base", root=None))]
+    #[allow(clippy::too_many_arguments)]
     fn preview(
         &self,
         py: Python<'_>,
         limit: Option<usize>,
         printable_limit: Option<usize>,
         hide_private: bool,
+        max_tokens: Option<usize>,
+        encoding: &str,
+        root: Option<&str>,
     ) -> PyResult<String> {
-        self.value
-            .get()
-            .preview(py, limit, printable_limit, hide_private)
+        self.value.get().preview(
+            py,
+            limit,
+            printable_limit,
+            hide_private,
+            max_tokens,
+            encoding,
+            root,
+        )
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -583,7 +491,15 @@ impl RunOutcome {
             Some(e) => format!("error={}", text_repr(py, Some(&e.message))),
             None => format!(
                 "value={}",
-                self.preview(py, Some(MENTION_LIMIT), Some(MENTION_PRINTABLE_LIMIT), true)?
+                self.preview(
+                    py,
+                    Some(MENTION_LIMIT),
+                    Some(MENTION_PRINTABLE_LIMIT),
+                    true,
+                    None,
+                    "",
+                    None,
+                )?
             ),
         };
         Ok(format!(

@@ -1,5 +1,6 @@
 //! Integration tests of the interpreter core (no Python involved).
 
+mod budget_tests;
 mod common;
 mod eval_tests;
 mod format_tests;
