@@ -5,8 +5,8 @@
 //! This file holds the interpreter's state and the walk over IR nodes; the rest is in modules
 //! named for what they hold: `calls` (builtins, closures, `apply`), `binding` (destructuring),
 //! `host` (tools and their records), `metering` (the budget's checks), `branches`
-//! (`pmap`/`pcalls` threads), `keywords` (keywords as functions) and `nil_hints` (errors that
-//! say where a nil came from).
+//! (`pmap`/`pcalls` threads), `keywords` (keywords as functions), `nil_hints` (errors that
+//! say where a nil came from) and `nil_sources` (why a nil is nil, read again).
 //!
 //! Why one file over 600 lines: `eval_node` is one match over the IR, kept whole so the hot
 //! path reads (and inlines) as one function.
@@ -34,6 +34,7 @@ mod host;
 mod keywords;
 mod metering;
 mod nil_hints;
+mod nil_sources;
 mod stages;
 mod tape;
 
@@ -42,6 +43,7 @@ pub use host::*;
 pub use keywords::*;
 use metering::*;
 use nil_hints::*;
+use nil_sources::*;
 pub(crate) use stages::{is_stage, is_stage_call};
 pub use tape::{recordable, Entry, Gate, How, PendingCall, Recorded, Tape};
 
@@ -184,6 +186,8 @@ pub struct Interp<'a> {
     clock_seq: u32,
     /// Where the tool call being made is written (a call through a tool value: unknown).
     site: Option<Pos>,
+    /// Locals the nil of the error unwinding may have come from (`nil_hints.rs`).
+    nil_locals: Option<Box<NilLocals>>,
 }
 
 pub use crate::limits::BRANCH_TIMEOUT_MS;
@@ -302,6 +306,7 @@ impl<'a> Interp<'a> {
             seq: 0,
             clock_seq: 0,
             site: None,
+            nil_locals: None,
         }
     }
 
@@ -423,10 +428,18 @@ impl<'a> Interp<'a> {
             }
             Node::Let(l) => {
                 for (p, init) in &l.bindings {
-                    let v = self.ev(init, ctx)?;
+                    let v = match self.ev(init, ctx) {
+                        Ok(v) => v,
+                        Err(f) => return self.explain_nil_local(f, l, init, ctx),
+                    };
                     self.bind(p, v, ctx.base)?;
                 }
-                self.ev(&l.body, ctx)
+                match self.ev(&l.body, ctx) {
+                    Err(f) if self.nil_locals.is_some() => {
+                        self.explain_nil_local(f, l, &l.body, ctx)
+                    }
+                    r => r,
+                }
             }
             Node::Loop(l) => {
                 for (p, init) in &l.bindings {
@@ -479,14 +492,14 @@ impl<'a> Interp<'a> {
                 let f = self.ev(&c.f, ctx)?;
                 let r = self.with_args(&c.args, ctx, |it, a| it.apply(&f, a));
                 if matches!(f, Value::Nil) && r.is_err() {
-                    return at(self.explain_nil_call(r, &c.f, ctx), c.pos);
+                    return at(self.explain_nil_call(r, &c.f, &c.args, ctx), c.pos);
                 }
                 at(r, c.pos)
             }
             Node::CallBuiltin(b, args, pos) => {
                 let r = self.with_args(args, ctx, |it, a| it.call_builtin(b, a));
                 if r.is_err() {
-                    return at(self.explain_nil(r, args, ctx), *pos);
+                    return at(self.explain_nil(r, b, args, ctx), *pos);
                 }
                 r
             }
@@ -509,7 +522,10 @@ impl<'a> Interp<'a> {
                     }));
                 }
                 let r = self.call_builtin(b, &mut [x, y]);
-                let r = self.explain_nil(r, [&xy.0, &xy.1], ctx);
+                let r = match r {
+                    Ok(v) => Ok(v),
+                    Err(f) => self.explain_nil(Err(f), b, [&xy.0, &xy.1], ctx),
+                };
                 at(r, *pos)
             }
             Node::CallTool(name, args, pos) => {

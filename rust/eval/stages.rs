@@ -120,9 +120,9 @@ impl Interp<'_> {
     }
 
     /// What each nested call adds to an error passing through it, innermost first.
-    fn decorate(&self, mut r: EvalResult, levels: &[Level], ctx: &Ctx) -> EvalResult {
+    fn decorate(&mut self, mut r: EvalResult, levels: &[Level], ctx: &Ctx) -> EvalResult {
         for l in levels.iter().rev() {
-            r = at(self.explain_nil(r, l.args.iter(), ctx), l.pos);
+            r = at(self.explain_nil(r, l.builtin, l.args.iter(), ctx), l.pos);
         }
         r
     }
@@ -184,6 +184,8 @@ impl Interp<'_> {
                 // the steps and walks were never charged to the budget (see `slow_check`)
                 self.steps = saved.steps;
                 self.next_check = saved.next_check;
+                // nor does a note about the discarded error's nil
+                self.nil_locals = None;
                 None
             }
         }

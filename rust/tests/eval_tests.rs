@@ -182,6 +182,40 @@ fn analysis_errors_name_the_form() {
 }
 
 #[test]
+fn nil_hints_follow_locals_and_stay_bounded() {
+    let hint = |src: &str| err(src).hint.clone();
+    let empty = Some("(first ...) is nil: the sequence was empty".to_string());
+    assert_eq!(hint("(let [x (first [])] (inc x))"), empty);
+    // a local whose value a later argument moved out is not read as nil
+    assert_eq!(hint("(let [o {:a 1}] (+ (:b o) (count o)))"), None);
+    // nested lookups are read only so deep
+    let deep = format!("(+ {}[]{} 1)", "(first ".repeat(400), ")".repeat(400));
+    assert_eq!(hint(&deep), None);
+    assert_eq!(
+        hint(&format!("(+ {}[]{} 1)", "(first ".repeat(8), ")".repeat(8))),
+        empty
+    );
+    // a chain of lets, each renaming the last, is followed out to the first
+    let mut src = "(inc x399)".to_string();
+    for i in (0..400).rev() {
+        let init = if i == 0 {
+            "(first [])".to_string()
+        } else {
+            format!("x{}", i - 1)
+        };
+        src = format!("(let [x{i} {init}] {src})");
+    }
+    assert_eq!(hint(&src), empty);
+    // a long chain of renamings in one let is followed only so far
+    let names: String = (1..2000).map(|i| format!(" x{i} x{}", i - 1)).collect();
+    let e = err(&format!("(let [x0 (first []){names}] (inc x1999))"));
+    assert_eq!(
+        (e.message.as_str(), e.hint.as_deref()),
+        ("inc expected a number, got nil", None)
+    );
+}
+
+#[test]
 fn special_forms_semantics() {
     assert_eq!(ev("(if-not false 1 2)"), "1");
     assert_eq!(ev("(when-not false 1 2)"), "2");

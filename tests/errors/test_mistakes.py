@@ -244,10 +244,70 @@ MISTAKES: list[Mistake] = [
     M("(let [c data/customer] (upper-case (get c :nme)) c)", TE, "upper-case expected a string, got nil", "(get ... :nme) is nil: the map has no key :nme; did you mean :name? Its keys: :name, :id"),
     M("(let [m {:a nil}] (+ 1 (:a m)))", TE, "+ expected a number, got nil", "(:a ...) is nil: the key is there and holds nil; give a default with (get m k default) or (or x default)"),
     M("(let [m nil] (+ 1 (:a m)))", TE, "+ expected a number, got nil", "(:a ...) is nil: the map it reads is itself nil"),
-    M("(< (:qty (first data/lines)) (:qtyy (first data/lines)))", TE, "< expected numbers, got nil", "(:qtyy ...) is nil: no map in the input data has the key :qtyy; did you mean :qty?"),
+    M("(< (:qty (first data/lines)) (:qtyy (first data/lines)))", TE, "< expected numbers, got nil", "(:qtyy ...) is nil: the map has no key :qtyy; did you mean :qty? Its keys: :qty, :unit-price"),
+    M("(< (:qty (last (:lines data/customer))) 1)", TE, "< expected numbers, got nil", "(:lines ...) is nil: the map has no key :lines; its keys: :name, :id"),
     M("(+ 1 (:missing {:a 1}))", TE, "+ expected a number, got nil", "(:missing ...) is nil: the map has no key :missing; its keys: :a"),
-    # a nil whose source cannot be read again gets no guess
-    M("(+ 1 (first []))", TE, "+ expected a number, got nil", None),
+    M("(inc (:a {}))", TE, "inc expected a number, got nil", "(:a ...) is nil: the map is empty"),
+    M("(+ 1 (:qty (first (map identity [{}]))))", TE, "+ expected a number, got nil", None),
+    # an empty sequence, a short one
+    M("(+ 1 (first []))", TE, "+ expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(inc (last []))", TE, "inc expected a number, got nil", "(last ...) is nil: the sequence was empty"),
+    M("(inc (second [1]))", TE, "inc expected a number, got nil", "(second ...) is nil: the sequence has only 1 item"),
+    M("(inc (fnext [1]))", TE, "inc expected a number, got nil", "(fnext ...) is nil: the sequence has only 1 item"),
+    M("(inc (nth [1 2] 5))", TE, "inc expected a number, got nil", "(nth ... 5) is nil: the sequence has only 2 items"),
+    M("(inc (nth [1 2] -1))", TE, "inc expected a number, got nil", "(nth ... -1) is nil: the index is negative"),
+    M('(upper-case (first ""))', TE, "upper-case expected a string, got nil", "(first ...) is nil: the string was empty"),
+    M('(upper-case (second "a"))', TE, "upper-case expected a string, got nil", "(second ...) is nil: the string has only 1 character"),
+    M("(+ (:price (first [])) 1)", TE, "+ expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(+ (first (:lines data/customer)) 1)", TE, "+ expected a number, got nil", "(:lines ...) is nil: the map has no key :lines; its keys: :name, :id"),
+    M("(< (first []) 1)", TE, "< expected numbers, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(> 1 (last []))", TE, "> expected numbers, got nil", "(last ...) is nil: the sequence was empty"),
+    M("(subs (first []) 1)", TE, "subs expected a string, got nil", "(first ...) is nil: the sequence was empty"),
+    M("((first []) 1)", "not_callable", "nil is not a function and cannot be called", "(first ...) is nil: the sequence was empty"),
+    # compare names the nil too
+    M("(compare (first []) 1)", TE, "cannot compare nil with integer 1: only numbers, strings, keywords, booleans and vectors are ordered", "(first ...) is nil: the sequence was empty"),
+    M('(compare "a" (:nam data/customer))', TE, 'cannot compare string "a" with nil: only numbers, strings, keywords, booleans and vectors are ordered', "(:nam ...) is nil: the map has no key :nam; did you mean :name? Its keys: :name, :id"),
+    # a path get-in did not find: the first step that finds nothing
+    M("(+ (get-in {:a {:b 1}} [:a :c]) 1)", TE, "+ expected a number, got nil", "(get-in ... [:a :c]) is nil: the map at [:a] has no key :c; its keys: :b"),
+    M("(upper-case (get-in data/customer [:nam]))", TE, "upper-case expected a string, got nil", "(get-in ... [:nam]) is nil: the map has no key :nam; did you mean :name? Its keys: :name, :id"),
+    M("(* 2 (get-in data/lines [0 :qtty]))", TE, "* expected a number, got nil", "(get-in ... [0 :qtty]) is nil: the map at [0] has no key :qtty; did you mean :qty? Its keys: :qty, :unit-price"),
+    M("(* 2 (get-in data/lines [3 :qty]))", TE, "* expected a number, got nil", "(get-in ... [3 :qty]) is nil: the vector has no index 3; it has 1 item"),
+    M("(+ (get-in {:a nil} [:a :c]) 1)", TE, "+ expected a number, got nil", "(get-in ... [:a :c]) is nil: the value at [:a] is nil"),
+    M("(+ (get-in {:a {:b nil}} [:a :b]) 1)", TE, "+ expected a number, got nil", "(get-in ... [:a :b]) is nil: the key is there and holds nil; give a default with (get-in m ks default) or (or x default)"),
+    M("(+ (get-in {:a 5} [:a :b]) 1)", TE, "+ expected a number, got nil", "(get-in ... [:a :b]) is nil: the value at [:a] is integer 5, not a map"),
+    # find: over nothing, or (when the nil can only be its result) nothing satisfied the predicate
+    M("(+ (find neg? data/orders) 1)", TE, "+ expected a number, got nil", "(find ...) is nil: no item satisfied the predicate"),
+    M("(+ (find pos? []) 1)", TE, "+ expected a number, got nil", "(find ...) is nil: the sequence was empty"),
+    M("(+ 1 (:qty (find #(> (:qty %) 5) data/lines)))", TE, "+ expected a number, got nil", "(find ...) is nil: no item satisfied the predicate"),
+    M("(let [l (find #(> (:qty %) 5) data/lines)] (* 2 (:qty l)))", TE, "* expected a number, got nil", "(find ...) is nil: no item satisfied the predicate"),
+    M("(let [n (find #(> % 5) data/orders)] (inc n))", TE, "inc expected a number, got nil", "(find ...) is nil: no item satisfied the predicate"),
+    M("(+ 1 (:qty (find #(= (:qty %) 5) [{:qty 1} {}])))", TE, "+ expected a number, got nil", None),
+    M("(+ (find pos? [nil -1]) 1)", TE, "+ expected a number, got nil", None),
+    M("(+ (find #(+ % nil) [1]) 1)", TE, "+ expected a number, got nil", None),
+    # a nil bound to a local: where the local's value came from
+    M("(let [s (:shipping {:price 1 :shipment 2})] (+ s 1))", TE, "+ expected a number, got nil", "(:shipping ...) is nil: the map has no key :shipping; did you mean :shipment? Its keys: :price, :shipment"),
+    M("(let [c data/customer n (:nam c)] (upper-case n))", TE, "upper-case expected a string, got nil", "(:nam ...) is nil: the map has no key :nam; did you mean :name? Its keys: :name, :id"),
+    M("(let [x (first [])] (inc x))", TE, "inc expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(let [x (first []) y x] (inc y))", TE, "inc expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(let [xs [] x (first xs)] (inc x))", TE, "inc expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(let [x (first [])] (let [y 2] (+ x y)))", TE, "+ expected a number, got nil", "(first ...) is nil: the sequence was empty"),
+    M("(let [c (:client data/customer)] (upper-case (:name c)))", TE, "upper-case expected a string, got nil", "(:client ...) is nil: the map has no key :client; its keys: :name, :id"),
+    M("(let [v (get-in data/customer [:address :city])] (upper-case v))", TE, "upper-case expected a string, got nil", "(get-in ... [:address :city]) is nil: the map has no key :address; its keys: :name, :id"),
+    M("(map (fn [l] (let [p (:price l)] (* p 2))) data/lines)", TE, "* expected a number, got nil", "(:price ...) is nil: the map has no key :price; its keys: :qty, :unit-price"),
+    # a nil the program wrote, or a function returned, gets no guess
+    M("(+ 1 nil)", TE, "+ expected a number, got nil", None),
+    M("(let [x nil] (inc x))", TE, "inc expected a number, got nil", None),
+    M("(let [f (fn [] nil) x (f)] (inc x))", TE, "inc expected a number, got nil", None),
+    M("(defn g [] nil) (inc (g))", TE, "inc expected a number, got nil", None),
+    M("(defn h [x] (inc x)) (let [s (first [])] (h s))", TE, "inc expected a number, got nil", None),
+    M("(inc (first [nil 2]))", TE, "inc expected a number, got nil", None),
+    M("(let [x (first [])] (let [x 1] (+ x nil)))", TE, "+ expected a number, got nil", None),
+    M("(let [f (fn [] {:nme 1}) n (:nme (f))] (+ n nil))", TE, "+ expected a number, got nil", None),
+    M("(sort-by :qty [{:qty 1} {}])", TE, "cannot compare nil with integer 1: only numbers, strings, keywords, booleans and vectors are ordered", None),
+    # the nil is not the one an argument read: another argument's own error
+    M("(+ (:missing {:a 1}) (inc nil))", TE, "inc expected a number, got nil", None),
+    # a map whose value was moved out by a later argument is not "itself nil"
+    M("(let [o {:a 1}] (+ (:b o) (count o)))", TE, "+ expected a number, got nil", None),
     # --- 5. argument order and threading
     M("(-> data/orders (filter :paid))", TE, "filter expected a function, got vector [1 2 3]", FN_FIRST.format("filter")),
     M("(-> data/orders (map inc))", TE, "map expected a function, got vector [1 2 3]", FN_FIRST.format("map")),
@@ -333,6 +393,12 @@ def _page(query: object, limit: int = 10) -> list[object]:
 
 
 TOOLS = {"search": _search, "ping": _ping, "lookup": _lookup, "page": _page}
+
+
+def test_nil_input_without_any_data() -> None:
+    e = ptc.run("(+ data/missing 1)").error
+    assert (e.type, e.message) == (TE, "+ expected a number, got nil")
+    assert e.hint == "data/missing is nil: this run has no input data"
 
 
 @pytest.mark.parametrize("case", MISTAKES, ids=[m.program for m in MISTAKES])
