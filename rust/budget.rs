@@ -426,7 +426,7 @@ impl Render<'_> {
             if shown.len() == limit {
                 first_unshown.get_or_insert(raw);
                 if !self.hide_private {
-                    rest = n - raw; // every later entry is visible
+                    rest = n.saturating_sub(raw); // every later entry is visible
                     break;
                 }
                 rest += 1;
