@@ -157,7 +157,8 @@ class SubAgent:
     one is a ``TypeError`` or ``ValueError`` naming it and what to pass.
     ``result_tokens`` bounds each turn's result as the LLM sees it to that many exact o200k
     tokens: the usual print when it fits, else the widest view that does, with markers such
-    as ``...9,975 more`` saying what was left out.
+    as ``...9,975 more`` saying what was left out. ``output_tokens`` bounds a turn's printed
+    output the same way: the newest entries are kept after ``...N earlier lines``.
     """
 
     def __init__(
@@ -181,6 +182,7 @@ class SubAgent:
         name: str = "ptc-agent",
         approve: Policy | None = None,
         result_tokens: int | None = None,
+        output_tokens: int | None = None,
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -211,6 +213,9 @@ class SubAgent:
         #: a turn's result as the LLM sees it is at most this many o200k tokens (None: the
         #: element and character limits alone, LANGUAGE §9.2)
         self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
+        #: a turn's printed output as the LLM sees it is at most this many o200k tokens (None:
+        #: the per-entry limits alone): the newest entries are kept
+        self.output_tokens = _tokens_arg(output_tokens, "output_tokens")
         # what a run reports to while it happens (ptc.observe), and where turns are saved
         self.hooks = Hooks(
             checks.callback_arg(on_turn, "on_turn", "Turn"),
@@ -515,6 +520,7 @@ class _Runner:
             data_fingerprint=(
                 data_fingerprint(merged) if self.sink is not None or previous is not None else None
             ),
+            output_tokens=agent.output_tokens,
         )
         self.turns: list[Turn] = []
         self.messages: list[list[ChatMessage]] = []  # this run's calls

@@ -125,6 +125,8 @@ class RunContext(_records.Record):
     #: ``sha256:...`` of the run's data (``ptc.checkpoint.data_fingerprint``), kept by runs that
     #: are checkpointed or resumed so a resume can tell the run's data from other data
     data_fingerprint: str | None = None
+    #: printed output shown after a turn, in exact o200k tokens (None: the entry limits only)
+    output_tokens: int | None = None
 
     def render_options(self) -> RenderOptions:
         opts: dict[str, Any] = dict(self.compression_opts)
@@ -135,6 +137,8 @@ class RunContext(_records.Record):
             tools=self.tools,
             data=self.data,
         )
+        if self.output_tokens is not None:
+            opts["output_tokens"] = self.output_tokens
         return opts  # type: ignore[return-value]
 
     def strategy_for_call(self, strategy: Compression | None = None) -> Compression:

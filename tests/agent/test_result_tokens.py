@@ -44,3 +44,72 @@ def test_without_a_budget_the_limits_apply() -> None:
 def test_a_budget_is_a_positive_int(bad: object) -> None:
     with pytest.raises(ValueError, match="result_tokens must be a positive int"):
         ptc.SubAgent("Explore.", result_tokens=bad)  # type: ignore[arg-type]
+
+
+# --- printed output: SubAgent(output_tokens=N) ----------------------------------------------
+
+PRINTS = '(doseq [i (range 40)] (println (str "line " i " abababababababababababab")))'
+
+
+def tokens(text: str) -> int:
+    return _core.count_tokens(text, "o200k_base")
+
+
+def newest_within(lines: list[str], budget: int) -> list[str]:
+    """The newest lines within ``budget``, after a line saying how many earlier ones went."""
+    for k in range(len(lines), 0, -1):
+        dropped = len(lines) - k
+        head = [f"...{dropped:,} earlier {'line' if dropped == 1 else 'lines'}"] if dropped else []
+        if tokens("\n".join(head + lines[-k:])) <= budget:
+            return head + lines[-k:]
+    raise AssertionError("not even one line fits")
+
+
+@pytest.mark.parametrize("compression", [False, True])
+def test_printed_output_keeps_its_newest_lines(compression: bool) -> None:
+    llm = ScriptedLLM([f"```clojure\n{PRINTS}\n```", "```clojure\n(return 1)\n```"])
+    agent = ptc.SubAgent(
+        "Explore.", llm=llm, max_turns=3, output_tokens=60, compression=compression
+    )
+    step = agent.run()
+    lines = [f"line {i} abababababababababababab" for i in range(40)]
+    shown = lines[-15:] if compression else lines  # compression keeps 15 entries (API-004)
+    expected = "\n".join([";; Output:", *newest_within(shown, 60)])
+    assert expected in step.messages[-1][-1]["content"]
+    assert step.turns[0].prints == tuple(lines)  # the record keeps every line
+
+
+def test_one_long_line_keeps_its_head() -> None:
+    from ptc.compression._format import output_lines
+
+    line = "x" * 1000 + " tail"
+    shown = output_lines([line], 2000, 20)
+    assert len(shown) == 1 and tokens(shown[0]) <= 20
+    head, _, rest = shown[0].partition("...")
+    assert line.startswith(head) and head
+    assert rest == f"{len(line) - len(head):,} more chars"
+
+
+def test_output_within_the_budget_is_unchanged() -> None:
+    from ptc.compression._format import output_lines
+
+    assert output_lines(["a", "b"], 2000, 50) == ["a", "b"]
+    assert output_lines(["a" * 3000], 2000, None) == ["a" * 2000 + "..."]
+
+
+@pytest.mark.parametrize("bad", [0, -3, False, 1.0])
+def test_an_output_budget_is_a_positive_int(bad: object) -> None:
+    with pytest.raises(ValueError, match="output_tokens must be a positive int"):
+        ptc.SubAgent("Explore.", output_tokens=bad)  # type: ignore[arg-type]
+
+
+def test_the_output_budget_is_kept_with_the_run(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from ptc.checkpoint import JsonlCheckpoint
+
+    cp = JsonlCheckpoint(Path(str(tmp_path)) / "run.jsonl")
+    llm = ScriptedLLM(["```clojure\n(println 1)\n```", "```clojure\n(return 1)\n```"])
+    ptc.SubAgent("Explore.", llm=llm, max_turns=3, output_tokens=60, checkpoint=cp).run()
+    step, _ = cp.load()
+    assert step.context.output_tokens == 60

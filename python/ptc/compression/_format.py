@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ptc import _core
 from ptc.compression.base import DataEntry, RenderOptions, ToolSpec
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn
 
@@ -78,6 +79,49 @@ def cut_print(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[:max_chars] + "..."
 
 
+def output_lines(prints: Sequence[str], max_chars: int, max_tokens: int | None = None) -> list[str]:
+    """The println entries as shown (:func:`cut_print`), within ``max_tokens`` exact o200k
+    tokens when given: the newest entries are kept (the oldest go first, as TRN-010 drops
+    them) after a line ``...N earlier lines``; when not even the newest fits, its head is kept
+    and ends ``...N more chars``."""
+    lines = [cut_print(p, max_chars) for p in prints]
+    if max_tokens is None or _tokens("\n".join(lines)) <= max_tokens:
+        return lines
+    kept: list[str] = []
+    for i in range(len(lines) - 1, -1, -1):
+        candidate = [*_earlier(i), lines[i], *kept]
+        if _tokens("\n".join(candidate)) > max_tokens:
+            break
+        kept = [lines[i], *kept]
+    else:
+        return lines  # unreachable: the whole did not fit
+    if kept:
+        return [*_earlier(len(lines) - len(kept)), *kept]
+    # not even the newest entry fits: its head, as long as fits
+    newest, earlier = lines[-1], _earlier(len(lines) - 1)
+    lo, hi = 0, len(newest)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _tokens("\n".join([*earlier, _head(newest, mid)])) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    shown = [*earlier, _head(newest, lo)]
+    return shown if _tokens("\n".join(shown)) <= max_tokens else []
+
+
+def _earlier(n: int) -> list[str]:
+    return [f"...{n:,} earlier {'line' if n == 1 else 'lines'}"] if n else []
+
+
+def _head(line: str, n: int) -> str:
+    return f"{line[:n]}...{len(line) - n:,} more chars"
+
+
+def _tokens(text: str) -> int:
+    return _core.count_tokens(text, "o200k_base")
+
+
 def namespace_sections(opts: RenderOptions) -> list[str]:
     """The ``tool/`` and ``data/`` sections: fixed for a run so providers cache them (NS-012)."""
     sections = []
@@ -126,9 +170,9 @@ def error_echo(message: str, after: str = "") -> str:
     )
 
 
-def error_feedback(turn: Turn, max_chars: int) -> str:
+def error_feedback(turn: Turn, max_chars: int, max_tokens: int | None = None) -> str:
     """ERR-003: ``Error: <message>`` (LANGUAGE §10.1; a long message cut by :func:`error_echo`),
-    the hint, and output printed before it."""
+    the hint, and output printed before it (within ``max_tokens``: :func:`output_lines`)."""
     lines = []
     if turn.error is not None:
         lines.append(f"Error: {error_echo(turn.error.message)}")
@@ -136,7 +180,7 @@ def error_feedback(turn: Turn, max_chars: int) -> str:
             lines.append(f"Hint: {turn.error.hint}")
     if turn.prints:
         lines.append(OUTPUT_HEADER)
-        lines.extend(cut_print(p, max_chars) for p in turn.prints)
+        lines.extend(output_lines(turn.prints, max_chars, max_tokens))
     return "\n".join(lines)
 
 

@@ -55,6 +55,8 @@ class RenderOptions(TypedDict, total=False):
     tool_args_limit: int
     tool_args_printable_limit: int
     println_max_chars: int
+    #: printed output shown after a turn, in exact o200k tokens (``SubAgent(output_tokens=)``)
+    output_tokens: int
 
 
 @dataclass(frozen=True)

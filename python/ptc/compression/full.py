@@ -23,11 +23,11 @@ from ptc.turn import MemoryEntry, Turn
 RESULT_PREFIX = ";; Result: "
 
 
-def success_feedback(turn: Turn, max_chars: int) -> str:
+def success_feedback(turn: Turn, max_chars: int, max_tokens: int | None = None) -> str:
     lines = []
     if turn.prints:
         lines.append(f.OUTPUT_HEADER)
-        lines.extend(f.cut_print(p, max_chars) for p in turn.prints)
+        lines.extend(f.output_lines(turn.prints, max_chars, max_tokens))
     lines.append(RESULT_PREFIX + turn.result_text)
     return "\n".join(lines)
 
@@ -45,6 +45,7 @@ class FullHistory(Strategy):
         o = self._merged(opts)
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
+        max_tokens: int | None = o.get("output_tokens")
         first = f.first_user_message(opts, f.namespace_sections(opts), f.turns_left_line(max_turns))
         messages: list[ChatMessage] = [
             {"role": "system", "content": o.get("system_prompt", "")},
@@ -52,9 +53,9 @@ class FullHistory(Strategy):
         ]
         for turn in turns:
             if turn.success:
-                body = success_feedback(turn, max_chars)
+                body = success_feedback(turn, max_chars, max_tokens)
             else:
-                body = f.error_feedback(turn, max_chars)
+                body = f.error_feedback(turn, max_chars, max_tokens)
             messages.append({"role": "assistant", "content": f.assistant_text(turn)})
             messages.append(
                 {"role": "user", "content": f.with_turns_left(body, max_turns - turn.number)}

@@ -36,6 +36,7 @@ class SingleUserCoalesced(Strategy):
         o = self._merged(opts)
         max_turns: int = o.get("max_turns", 5)
         max_chars: int = o["println_max_chars"]
+        max_tokens: int | None = o.get("output_tokens")
         successful = [t for t in turns if t.success]
         failed = [t for t in turns if not t.success]
 
@@ -69,7 +70,7 @@ class SingleUserCoalesced(Strategy):
         plimit = o["println_limit"]
         shown_prints = prints[len(prints) - plimit :] if plimit else []
         if shown_prints:
-            out = [f.OUTPUT_HEADER, *(f.cut_print(p, max_chars) for p in shown_prints)]
+            out = [f.OUTPUT_HEADER, *f.output_lines(shown_prints, max_chars, max_tokens)]
             sections.append("\n".join(out))
 
         current_left = max_turns - len(turns)
@@ -85,7 +86,7 @@ class SingleUserCoalesced(Strategy):
         ]
         for i, turn in enumerate(failed):
             left = current_left if i == len(failed) - 1 else max_turns - turn.number
-            feedback = f.with_turns_left(f.error_feedback(turn, max_chars), left)
+            feedback = f.with_turns_left(f.error_feedback(turn, max_chars, max_tokens), left)
             messages.append({"role": "assistant", "content": f.assistant_text(turn)})
             messages.append({"role": "user", "content": feedback})
 
