@@ -162,6 +162,7 @@ word-break:break-word;margin:4px 0 10px;font:12.5px/1.4 ui-monospace,Menlo,Conso
 .msg{border-left:3px solid #c3cad6;padding-left:8px;margin:6px 0}
 .role{font-size:11px;font-weight:700;color:#5b6577}
 .cut,.same{color:#7a5b00;font-size:12px;margin:-6px 0 10px}
+.tok{font-weight:400;text-transform:none;letter-spacing:0}
 .same{color:#5b6577;margin:6px 0}
 details summary{cursor:pointer;font-weight:600;margin:6px 0}
 #chart svg{width:100%;height:auto} .legend span{display:inline-block;margin-right:16px}
@@ -313,7 +314,20 @@ class _Column:
         return "".join(out)
 
 
-def _turn_html(turn: Any, page: _Page, tools: Sequence[str] = ()) -> list[str]:
+def _label(name: str, text: str, tokens: _Tokens | None) -> str:
+    """A part's label, with what its text costs in tokens (``≈`` when estimated)."""
+    if tokens is None:
+        return f'<div class="label">{name}</div>'
+    n, estimated = tokens.count(text)
+    cost = f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
+    return f'<div class="label">{name} <span class="tok">· {cost}</span></div>'
+
+
+def _turn_html(
+    turn: Any, page: _Page, tools: Sequence[str] = (), tokens: _Tokens | None = None
+) -> list[str]:
+    """A turn's parts, each labelled with its tokens (o200k_base) when ``tokens`` counts them:
+    what the program, its output, its calls and its result or error cost the LLM to read."""
     ok = turn.success and turn.error is None
     state = "returned" if turn.returned else "ok" if ok else "error"
     parts = [
@@ -321,25 +335,27 @@ def _turn_html(turn: Any, page: _Page, tools: Sequence[str] = ()) -> list[str]:
         f'<h2>Turn {_e(turn.number)} <span class="{"ok" if ok else "bad"}">{state}</span></h2>'
     ]
     if turn.program is not None:
-        parts.append(f'<div class="label">Program</div>{page.block(turn.program)}')
+        parts.append(_label("Program", turn.program, tokens) + page.block(turn.program))
     else:
-        parts.append(f'<div class="label">Reply (no program)</div>{page.block(turn.response)}')
+        reply = _text(turn.response)
+        parts.append(_label("Reply (no program)", reply, tokens) + page.block(turn.response))
     if turn.prints:
         prints = "\n".join(_text(p) for p in turn.prints)
-        parts.append(f'<div class="label">Printed</div>{page.block(prints)}')
+        parts.append(_label("Printed", prints, tokens) + page.block(prints))
     plan = plan_text(turn.program, tools)
     if plan:
         parts.append(f'<div class="label">Plan (before it ran)</div>{page.block(plan)}')
     if turn.tool_calls:
         calls = "\n".join(call_line(c) for c in turn.tool_calls)
-        parts.append(f'<div class="label">Tool calls</div>{page.block(calls)}')
+        parts.append(_label("Tool calls", calls, tokens) + page.block(calls))
     if turn.error is not None:
         err = f"{_text(turn.error.type)}: {_text(turn.error.message)}"
         if turn.error.hint:
             err += f"\nHint: {_text(turn.error.hint)}"
-        parts.append(f'<div class="label">Error</div>{page.block(err, "bad")}')
+        parts.append(_label("Error", err, tokens) + page.block(err, "bad"))
     else:
-        parts.append(f'<div class="label">Result</div>{page.block(turn.result_text)}')
+        result = _text(turn.result_text)
+        parts.append(_label("Result", result, tokens) + page.block(turn.result_text))
     return parts
 
 
@@ -500,7 +516,7 @@ def to_html(step: Step, title: str | None = None) -> str:
             break
         history += _history_work(turn)
         page.charge(_FRAME_CHARS)
-        parts = _turn_html(turn, page, tool_names)
+        parts = _turn_html(turn, page, tool_names, tokens)
         if i < n_calls:
             compressed, full = next(pairs)
             c_tok, c_est, c_prefix = compressed_col.add(compressed)
