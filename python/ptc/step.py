@@ -127,6 +127,9 @@ class RunContext(_records.Record):
     data_fingerprint: str | None = None
     #: printed output shown after a turn, in exact o200k tokens (None: the entry limits only)
     output_tokens: int | None = None
+    #: a turn's error message shown after it, in exact o200k tokens (its result is rendered
+    #: within the same budget when the turn ran, into ``Turn.result_text``)
+    result_tokens: int | None = None
 
     def render_options(self) -> RenderOptions:
         opts: dict[str, Any] = dict(self.compression_opts)
@@ -139,6 +142,8 @@ class RunContext(_records.Record):
         )
         if self.output_tokens is not None:
             opts["output_tokens"] = self.output_tokens
+        if self.result_tokens is not None:
+            opts["result_tokens"] = self.result_tokens
         return opts  # type: ignore[return-value]
 
     def strategy_for_call(self, strategy: Compression | None = None) -> Compression:
