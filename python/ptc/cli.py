@@ -369,8 +369,6 @@ def _parser() -> argparse.ArgumentParser:
     mcp_p.add_argument(
         "--result-tokens",
         type=_positive_int,
-        default=None,
-        metavar="N",
         help="print each answer's value within N exact o200k tokens (default: 4,000 characters)",
     )
     return parser

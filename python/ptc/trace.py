@@ -162,8 +162,7 @@ word-break:break-word;margin:4px 0 10px;font:12.5px/1.4 ui-monospace,Menlo,Conso
 .msg{border-left:3px solid #c3cad6;padding-left:8px;margin:6px 0}
 .role{font-size:11px;font-weight:700;color:#5b6577}
 .cut,.same{color:#7a5b00;font-size:12px;margin:-6px 0 10px}
-.tok{font-weight:400;text-transform:none;letter-spacing:0}
-.same{color:#5b6577;margin:6px 0}
+.same{color:#5b6577;margin:6px 0} .tok{font-weight:400;text-transform:none;letter-spacing:0}
 details summary{cursor:pointer;font-weight:600;margin:6px 0}
 #chart svg{width:100%;height:auto} .legend span{display:inline-block;margin-right:16px}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:5px}
@@ -314,20 +313,15 @@ class _Column:
         return "".join(out)
 
 
-def _label(name: str, text: str, tokens: _Tokens | None) -> str:
+def _label(name: str, text: Any, tokens: _Tokens) -> str:
     """A part's label, with what its text costs in tokens (``≈`` when estimated)."""
-    if tokens is None:
-        return f'<div class="label">{name}</div>'
-    n, estimated = tokens.count(text)
+    n, estimated = tokens.count(_text(text))
     cost = f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
     return f'<div class="label">{name} <span class="tok">· {cost}</span></div>'
 
 
-def _turn_html(
-    turn: Any, page: _Page, tools: Sequence[str] = (), tokens: _Tokens | None = None
-) -> list[str]:
-    """A turn's parts, each labelled with its tokens (o200k_base) when ``tokens`` counts them:
-    what the program, its output, its calls and its result or error cost the LLM to read."""
+def _turn_html(turn: Any, page: _Page, tools: Sequence[str], tokens: _Tokens) -> list[str]:
+    """A turn's parts, each labelled with what its text costs in tokens."""
     ok = turn.success and turn.error is None
     state = "returned" if turn.returned else "ok" if ok else "error"
     parts = [
@@ -337,8 +331,8 @@ def _turn_html(
     if turn.program is not None:
         parts.append(_label("Program", turn.program, tokens) + page.block(turn.program))
     else:
-        reply = _text(turn.response)
-        parts.append(_label("Reply (no program)", reply, tokens) + page.block(turn.response))
+        label = _label("Reply (no program)", turn.response, tokens)
+        parts.append(label + page.block(turn.response))
     if turn.prints:
         prints = "\n".join(_text(p) for p in turn.prints)
         parts.append(_label("Printed", prints, tokens) + page.block(prints))
@@ -354,8 +348,7 @@ def _turn_html(
             err += f"\nHint: {_text(turn.error.hint)}"
         parts.append(_label("Error", err, tokens) + page.block(err, "bad"))
     else:
-        result = _text(turn.result_text)
-        parts.append(_label("Result", result, tokens) + page.block(turn.result_text))
+        parts.append(_label("Result", turn.result_text, tokens) + page.block(turn.result_text))
     return parts
 
 
