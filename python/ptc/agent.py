@@ -496,6 +496,8 @@ class _Runner:
         self.session = ptc.Session(
             data=merged, tools=tools, limits=config.limits, approve=agent.approve
         )
+        # programs find tools as they were declared, not as the wrappers the session calls
+        self.session._described[0] = dict(agent.tools)
         #: the turn that stopped at calls waiting for the host (a resumed pending run), and
         #: the decisions the resume brings for them
         self.suspended: SuspendedTurn | None = None

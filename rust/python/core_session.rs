@@ -482,6 +482,14 @@ impl CoreSession {
                 }),
             }
         };
+        if let Ok(program) = &prepared {
+            // `tools` and `doc` read the catalogue; so may a function of an earlier turn
+            let earlier =
+                || !snapshot.user.is_empty() || snapshot.history.iter().any(|v| !v.is_nil());
+            if program.names_catalogue || (program.late_names && earlier()) {
+                self.host.catalogue.load(py)?;
+            }
+        }
         let finished = match prepared {
             Err(failed) => Some((*failed, None)),
             // a program that cannot call a tool cannot block outside the evaluator's own
@@ -727,7 +735,7 @@ impl CoreSession {
 impl CoreSession {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None))]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None, catalogue=None))]
     pub(super) fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
@@ -739,6 +747,7 @@ impl CoreSession {
         policy: Option<Py<PyAny>>,
         clock: Option<Py<PyAny>>,
         idempotent: Option<Vec<String>>,
+        catalogue: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         guarded(py, || {
             let mut s = Self::create(py, data, tools, limits, data_json)?;
@@ -759,6 +768,9 @@ impl CoreSession {
             }
             if let Some(names) = idempotent {
                 host.set_idempotent(names);
+            }
+            if let Some(source) = catalogue {
+                host.catalogue = super::catalogue::CatalogueSource::new(source);
             }
             s.policy = policy;
             Ok(s)
