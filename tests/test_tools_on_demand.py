@@ -13,7 +13,7 @@ from typing import Any
 
 import ptc
 import pytest
-from ptc.compression._format import tool_line
+from ptc.compression._format import tool_line, tool_section
 from ptc.tools.declare import tool_entries
 
 
@@ -266,3 +266,115 @@ def test_doc_and_tools_are_builtins_that_cannot_be_redefined() -> None:
     assert e is not None and e.type == "cannot_shadow_builtin"
     # a data key of that name is read with data/
     assert ptc.run("data/tools", data={"tools": [1]}).value == [1]
+
+
+# --------------------------------------------------------------------------- the prompt
+
+SPECS = tuple(t.spec(n) for n, t in tool_entries(TOOLS))
+FIND = (
+    ';; Find tools with (tools "words"): up to 10 best matches by the words of their names and\n'
+    ";; docs, as {:name :doc :signature :effect}. (doc tool/name) gives a tool's parameters,\n"
+    ";; signature and description."
+)
+BY_GROUP = (
+    ";; === tool/ ===\n"
+    ";; 7 tools by group, names only: look a tool up before calling it\n"
+    ";; crm: crm-get-contact, crm-list-contacts - fetch, contact, phone, email\n"
+    ";; billing: billing-refund-invoice, billing-list-invoices - refund, part, paid, invoice\n"
+    ";; shipping: shipping-create-label, shipping-track - label, print, order, parcel\n"
+    ";; support: support-open-ticket - open, ticket, bill, shipping\n" + FIND
+)
+COUNTS = (
+    ";; === tool/ ===\n"
+    ";; 7 tools in 4 groups: crm (2), billing (2), shipping (2), support (1)\n" + FIND
+)
+
+
+def tokens(text: str) -> int:
+    return ptc._core.count_tokens(text, "o200k_base")
+
+
+def test_the_listing_within_its_budget() -> None:
+    full = tool_section(SPECS)
+    assert full == "\n".join([";; === tool/ ===", *(tool_line(s) for s in SPECS)])
+    assert (tokens(full), tokens(BY_GROUP), tokens(COUNTS)) == (227, 151, 83)
+    assert tool_section(SPECS, 227) == full  # at the budget: every line
+    assert tool_section(SPECS, 226) == BY_GROUP  # one token over: names by group
+    assert tool_section(SPECS, 151) == BY_GROUP
+    assert tool_section(SPECS, 150) == COUNTS  # names too long: the counts
+    assert tool_section(SPECS, 1) == COUNTS  # the shortest there is, whatever the budget
+
+
+def agent_run(budget: int | None, replies: list[str], **kw: Any) -> ptc.llm.ScriptedLLM:
+    llm = ptc.llm.ScriptedLLM(replies)
+    agent = ptc.SubAgent(
+        "Refund invoice INV-7", llm=llm, tools=TOOLS, max_turns=3, tool_listing_tokens=budget, **kw
+    )
+    agent.run()
+    return llm
+
+
+PROGRAMS = [
+    '```clojure\n(println (mapv :name (tools "refund")))\n```',
+    "```clojure\n(println (doc tool/billing-refund-invoice))\n```",
+    "```clojure\n(return :done)\n```",
+]
+
+
+def test_the_first_message_lists_by_group_and_stays_the_same() -> None:
+    llm = agent_run(200, PROGRAMS)
+    first = [call[1]["content"] for call in llm.calls]
+    assert first[0] == f"Refund invoice INV-7\n\n{BY_GROUP}\n\nTurns left: 3"
+    assert first == [first[0]] * 3  # byte for byte on every turn: the prompt cache holds
+    assert llm.calls[1][3]["content"].startswith(';; Output:\n["tool/billing-refund-invoice"]')
+    assert llm.calls[2][5]["content"].startswith(
+        ";; Output:\n(tool/billing-refund-invoice invoice-id amount)  ; (invoice-id :string,"
+        ' amount :float) -> :map - "Refund part or all of a paid invoice."'
+    )
+    # the system prompt is the same as without deferral
+    assert llm.calls[0][0] == agent_run(None, PROGRAMS[2:]).calls[0][0]
+
+
+def test_with_compression_the_listing_is_a_fixed_prefix() -> None:
+    llm = agent_run(100, PROGRAMS, compression=True)
+    users = [call[1]["content"] for call in llm.calls]
+    head = f"Refund invoice INV-7\n\n{COUNTS}\n\n"
+    assert all(u.startswith(head) for u in users)
+
+
+def test_under_the_budget_and_without_one_every_line_is_listed() -> None:
+    full = f"Refund invoice INV-7\n\n{tool_section(SPECS)}\n\nTurns left: 3"
+    assert agent_run(227, PROGRAMS[2:]).calls[0][1]["content"] == full
+    assert agent_run(None, PROGRAMS[2:]).calls[0][1]["content"] == full
+    # the default budget (1,500 tokens) holds these seven tools
+    llm = ptc.llm.ScriptedLLM(PROGRAMS[2:])
+    ptc.SubAgent("Refund invoice INV-7", llm=llm, tools=TOOLS, max_turns=3).run()
+    assert llm.calls[0][1]["content"] == full
+
+
+def test_an_agent_describes_the_tools_it_declared() -> None:
+    # the agent's Session calls wrappers; programs see the tools as declared
+    stock = ptc.Tool(
+        lambda sku: 3,
+        name="stock",
+        signature="(sku :string) -> :int",
+        description="Units in stock for a SKU.",
+        effect="write",
+    )
+    llm = ptc.llm.ScriptedLLM(
+        [
+            '```clojure\n(println (doc tool/stock) (:effect (first (tools "units"))))\n```',
+            "```clojure\n(return 1)\n```",
+        ]
+    )
+    ptc.SubAgent("Count stock", llm=llm, tools=[stock], max_turns=2).run()
+    assert llm.calls[1][3]["content"].startswith(
+        ';; Output:\n(tool/stock sku)                ; (sku :string) -> :int - "Units in stock for'
+        ' a SKU." :write'
+    )
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1500"])
+def test_the_budget_is_checked_where_it_is_given(bad: Any) -> None:
+    with pytest.raises(ValueError, match="tool_listing_tokens must be a positive int"):
+        ptc.SubAgent("x", tool_listing_tokens=bad)

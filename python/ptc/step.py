@@ -127,6 +127,9 @@ class RunContext(_records.Record):
     data_fingerprint: str | None = None
     #: printed output shown after a turn, in exact o200k tokens (None: the entry limits only)
     output_tokens: int | None = None
+    #: the tool/ section's budget in exact o200k tokens, past which tools are listed by name
+    #: (None: every tool's line; runs saved before it existed render as they did)
+    tool_listing_tokens: int | None = None
 
     def render_options(self) -> RenderOptions:
         opts: dict[str, Any] = dict(self.compression_opts)
@@ -139,6 +142,8 @@ class RunContext(_records.Record):
         )
         if self.output_tokens is not None:
             opts["output_tokens"] = self.output_tokens
+        if self.tool_listing_tokens is not None:
+            opts["tool_listing_tokens"] = self.tool_listing_tokens
         return opts  # type: ignore[return-value]
 
     def strategy_for_call(self, strategy: Compression | None = None) -> Compression:
