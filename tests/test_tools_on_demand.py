@@ -378,3 +378,49 @@ def test_an_agent_describes_the_tools_it_declared() -> None:
 def test_the_budget_is_checked_where_it_is_given(bad: Any) -> None:
     with pytest.raises(ValueError, match="tool_listing_tokens must be a positive int"):
         ptc.SubAgent("x", tool_listing_tokens=bad)
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+def test_the_catalogue_is_described_once_and_only_when_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ptc.session
+
+    described: list[int] = []
+    real = ptc.session._tool_catalogue
+
+    def counting(holder: Any) -> Any:
+        described.append(1)
+        return real(holder)
+
+    monkeypatch.setattr(ptc.session, "_tool_catalogue", counting)
+    s = ptc.Session(tools=TOOLS)
+    assert s.run("(+ 1 2)").value == 3 and described == []  # making a Session describes nothing
+    assert s.run("(tool/crm-get-contact 7)").value == {"id": 7} and described == []
+    assert s.run("(count (tools))").value == 7 and described == [1]
+    assert s.run('(doc "crm-get-contact")').error is None and described == [1]
+
+
+def test_tools_in_parallel_branches(session: ptc.Session) -> None:
+    r = session.run('(pmap (fn [q] (count (tools q))) ["invoice" "ship" "zebra"])')
+    assert r.value == [2, 3, 0]
+
+
+def test_a_tool_whose_signature_cannot_be_read_is_listed_without_one() -> None:
+    bad = ptc.Tool(lambda x: 1, name="bad", signature="((( nope")
+    s = ptc.Session(tools=[bad])
+    r = s.run("(first (tools))")
+    assert ptc.to_clojure(r.value)[0] == (
+        '{:name "tool/bad", :doc nil, :signature nil, :effect :read}'
+    )
+    assert s.run("(doc tool/bad)").value == "(tool/bad)"
+
+
+def test_a_core_session_without_descriptions_knows_the_names_only() -> None:
+    core = ptc._core.CoreSession(None, {"lookup": lambda args, named: 1})
+    assert ptc.to_clojure(core.run("(tools)").value)[0] == (
+        '[{:name "tool/lookup", :doc nil, :signature nil, :effect nil}]'
+    )
+    assert core.run('(mapv :name (tools "look"))').value == ["tool/lookup"]
