@@ -283,10 +283,4 @@ pub struct Program {
     /// result or a bare name resolved at run time); programs that cannot need no protection
     /// from a blocking tool.
     pub reaches_host: bool,
-    /// Whether it names `tools` or `doc`, which read the host's tools' catalogue: the host
-    /// makes its catalogue ready before such a program runs.
-    pub names_catalogue: bool,
-    /// Whether it names a definition or an earlier result (`*1`), or a bare name resolved
-    /// only when it runs: a function from an earlier turn may read the catalogue too.
-    pub late_names: bool,
 }

@@ -397,10 +397,16 @@ def test_the_catalogue_is_described_once_and_only_when_read(
 
     monkeypatch.setattr(ptc.session, "_tool_catalogue", counting)
     s = ptc.Session(tools=TOOLS)
-    assert s.run("(+ 1 2)").value == 3 and described == []  # making a Session describes nothing
+    # making a Session describes nothing, nor does a first run that names neither builtin
     assert s.run("(tool/crm-get-contact 7)").value == {"id": 7} and described == []
     assert s.run("(count (tools))").value == 7 and described == [1]
     assert s.run('(doc "crm-get-contact")').error is None and described == [1]
+    # after a first run, every run may call a function defined earlier that reads it
+    s = ptc.Session(tools=TOOLS)
+    assert s.run("(defn n [] (count (tools)))").error is None and described == [1, 1]
+    s = ptc.Session(tools=TOOLS)
+    assert s.run("(+ 1 2)").value == 3 and described == [1, 1]
+    assert s.run("(+ 1 2)").value == 3 and described == [1, 1, 1]
 
 
 def test_tools_in_parallel_branches(session: ptc.Session) -> None:

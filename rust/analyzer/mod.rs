@@ -78,11 +78,6 @@ pub struct Analyzer {
     /// Whether the program names a tool, a definition, an earlier result or a name resolved
     /// only when it runs: only such a program can call a host tool.
     reaches_host: bool,
-    /// Whether the program names `tools` or `doc` (`Program::names_catalogue`).
-    names_catalogue: bool,
-    /// Whether it names a definition, an earlier result or a run-time name
-    /// (`Program::late_names`).
-    late_names: bool,
 }
 
 pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
@@ -98,8 +93,6 @@ pub fn analyze(forms: &[Form], opts: &AnalyzeOptions) -> Result<Program> {
         body,
         frame_size,
         reaches_host: a.reaches_host,
-        names_catalogue: a.names_catalogue,
-        late_names: a.late_names,
     })
 }
 
@@ -120,13 +113,10 @@ pub fn analyze_each(forms: &[Form], opts: &AnalyzeOptions) -> (Program, Vec<Erro
                 Err(e) => {
                     errors.push(e);
                     // a form that failed part-way may have left its scopes open
-                    let (reaches_host, names_catalogue, late_names) =
-                        (a.reaches_host, a.names_catalogue, a.late_names);
+                    let reaches_host = a.reaches_host;
                     frame = frame.max(a.scopes[0].next_slot);
                     a = Analyzer::new(opts);
                     a.reaches_host = reaches_host;
-                    a.names_catalogue = names_catalogue;
-                    a.late_names = late_names;
                 }
             }
         }
@@ -136,8 +126,6 @@ pub fn analyze_each(forms: &[Form], opts: &AnalyzeOptions) -> (Program, Vec<Erro
         body,
         frame_size,
         reaches_host: a.reaches_host,
-        names_catalogue: a.names_catalogue,
-        late_names: a.late_names,
     };
     (program, errors)
 }
@@ -156,8 +144,6 @@ impl Analyzer {
             max_nesting: opts.max_nesting,
             max_string_size: opts.max_string_size,
             reaches_host: false,
-            names_catalogue: false,
-            late_names: false,
         }
     }
 
@@ -359,7 +345,6 @@ impl Analyzer {
                 {
                     let arg_nodes = self.exprs(args)?;
                     self.reaches_host = true;
-                    self.late_names = true;
                     let g = Arc::new(GlobalRef {
                         name: s.clone(),
                         pos,
@@ -391,7 +376,6 @@ impl Analyzer {
         args: &[Form],
         pos: Pos,
     ) -> Result<Node> {
-        self.note_builtin(b);
         if let Some(node) = doc_of_tool(b, args, pos) {
             return Ok(node);
         }

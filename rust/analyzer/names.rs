@@ -84,13 +84,6 @@ pub(super) fn doc_of_tool(b: &'static Builtin, args: &[Form], pos: Pos) -> Optio
 }
 
 impl Analyzer {
-    /// Notes a builtin the program names: `tools` and `doc` read the host's catalogue.
-    pub(super) fn note_builtin(&mut self, b: &Builtin) {
-        if matches!(b.name, "tools" | "doc") {
-            self.names_catalogue = true;
-        }
-    }
-
     pub(super) fn symbol(&mut self, s: &Str, pos: Pos) -> Result<Node> {
         if let Some(idx) = is_placeholder(s) {
             return self.placeholder(s, idx, pos);
@@ -107,13 +100,11 @@ impl Analyzer {
             .with_hint(format!("it is a special form; write ({s} ...)")));
         }
         if let Some(b) = builtins::lookup(s) {
-            self.note_builtin(b);
             return Ok(builtin_value(b));
         }
         if let Some(n) = s.strip_prefix('*') {
             if let Ok(i @ 1..=3) = n.parse::<usize>() {
                 self.reaches_host = true; // an earlier result may hold a tool
-                self.late_names = true;
                 return Ok(Node::History(i));
             }
         }
@@ -122,14 +113,10 @@ impl Analyzer {
                 NsRef::Data(k) => Node::DataRef(k),
                 NsRef::Tool(t) => Node::ToolFn(t, pos),
                 NsRef::User(u) => Node::UserRef(u, pos),
-                NsRef::Builtin(b) => {
-                    self.note_builtin(b);
-                    builtin_value(b)
-                }
+                NsRef::Builtin(b) => builtin_value(b),
             });
         }
         self.reaches_host = true; // a definition, a tool or data: known only when it runs
-        self.late_names = true;
         Ok(Node::Global(Arc::new(GlobalRef {
             name: s.clone(),
             pos,
@@ -146,7 +133,6 @@ impl Analyzer {
             "tool" | "user" => {
                 // a tool, or a definition that may call one
                 self.reaches_host = true;
-                self.late_names |= ns == "user";
                 Ok(if ns == "tool" {
                     NsRef::Tool(Str::from(name))
                 } else {

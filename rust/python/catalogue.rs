@@ -3,8 +3,9 @@
 //!
 //! Describing a tool costs tens of microseconds of Python (its signature worked out from type
 //! hints), so the Session gives a callable instead of the entries, and it is called once,
-//! before the first run whose program may read the catalogue, not when the Session is made.
-//! From then on the catalogue is plain data: no Python runs while a program searches it.
+//! before the first run that may read the catalogue (`CoreSession::run_inner` decides), not
+//! when the Session is made. From then on the catalogue is plain data: no Python runs while a
+//! program searches it.
 
 use std::sync::OnceLock;
 

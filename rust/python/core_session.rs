@@ -458,6 +458,14 @@ impl CoreSession {
         };
 
         let snapshot = self.lock().clone();
+        // `tools` and `doc` read the tools' catalogue, and so may a function of an earlier
+        // run: it is made before the first run that may (a program naming them has their
+        // names in its text), and before that run's budget starts, so describing the tools
+        // does not count in its time
+        let earlier = !snapshot.user.is_empty() || snapshot.history.iter().any(|v| !v.is_nil());
+        if earlier || source.contains("tools") || source.contains("doc") {
+            self.host.catalogue.load(py)?;
+        }
         let gate = gate.or_else(|| self.policy.as_ref().map(|p| p.clone_ref(py)));
         let host =
             Arc::new(RunHost::new(self.host.clone(), self.id(), outer).with_gate(gate, limits));
@@ -482,14 +490,6 @@ impl CoreSession {
                 }),
             }
         };
-        if let Ok(program) = &prepared {
-            // `tools` and `doc` read the catalogue; so may a function of an earlier turn
-            let earlier =
-                || !snapshot.user.is_empty() || snapshot.history.iter().any(|v| !v.is_nil());
-            if program.names_catalogue || (program.late_names && earlier()) {
-                self.host.catalogue.load(py)?;
-            }
-        }
         let finished = match prepared {
             Err(failed) => Some((*failed, None)),
             // a program that cannot call a tool cannot block outside the evaluator's own
