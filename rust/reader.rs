@@ -665,3 +665,53 @@ fn parse_number(text: &str, pos: Pos) -> Result<FormKind> {
         })
     }
 }
+
+/// The length in bytes of the longest prefix of `src` made of whole top-level forms that more
+/// text cannot change: what a program streaming in can already run. A form counts once it is
+/// closed (`)`, `]`, `}`, a string's quote) or, for an atom, once whitespace follows it; the
+/// prefix must read (so a `#_` or `'` still waiting for its form does not count).
+pub fn complete_prefix(src: &str) -> usize {
+    let mut cuts = Vec::new();
+    let (mut depth, mut in_str, mut in_comment, mut escaped, mut in_atom) =
+        (0usize, false, false, false, false);
+    for (i, c) in src.char_indices() {
+        if in_comment {
+            in_comment = c != '\n';
+            continue;
+        }
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+                if depth == 0 {
+                    cuts.push(i + 1);
+                }
+            }
+            continue;
+        }
+        match c {
+            ';' => in_comment = true,
+            '"' => in_str = true,
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    cuts.push(i + 1);
+                }
+            }
+            c if (c.is_whitespace() || c == ',') && in_atom && depth == 0 => cuts.push(i),
+            _ => {}
+        }
+        in_atom = !(c.is_whitespace() || c == ',' || "()[]{}\";".contains(c));
+    }
+    // the last cut that reads; reading is linear, so only the last few are tried
+    cuts.iter()
+        .rev()
+        .take(8)
+        .copied()
+        .find(|&cut| read(&src[..cut]).is_ok())
+        .unwrap_or(0)
+}

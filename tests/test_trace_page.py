@@ -24,6 +24,7 @@ from typing import Any
 
 import ptc
 import pytest
+from ptc import _core
 from ptc.compression import FullHistory, SingleUserCoalesced
 from ptc.llm import ScriptedLLM
 from ptc.step import StepError, Usage
@@ -361,11 +362,16 @@ def huge_reply_step(chars: int) -> ptc.Step:
 def test_a_huge_reply_is_cut_with_a_note_of_what_was_left_out() -> None:
     step = huge_reply_step(20_000_000)
     page = step.to_html()
-    assert (
-        '<div class="label">Reply (no program)</div><pre>'
+    shown = (
+        "<pre>"
         + "x" * FIELD_CHARS
         + '</pre><p class="cut">… 19,980,000 more characters not shown (20,000,000 in all)</p>'
-    ) in page
+    )
+    # the label gives the reply's tokens, estimated from its first characters
+    label = (
+        r'<div class="label">Reply \(no program\) <span class="tok">· ≈[0-9,]+ tokens</span></div>'
+    )
+    assert re.search(label + re.escape(shown), page)
     assert len(page.encode()) < 100_000, len(page.encode())  # 60 MB before
 
 
@@ -627,3 +633,20 @@ def test_the_header_shows_why_a_run_failed_escaped_and_capped() -> None:
     assert f'<pre class="bad">llm_error: {html.escape(message)}</pre>' in page
     short = {**d, "error": {"type": "fail", "message": "gave up"}}
     assert "<p>3 turns · error [fail]: gave up · " in ptc.Step.from_dict(short).to_html()
+
+
+def test_each_part_of_a_turn_says_what_it_costs_in_tokens() -> None:
+    program = '(println "orders:" 3)\n(vec (range 40))'
+    step = ptc.SubAgent(
+        prompt="Look", llm=ScriptedLLM([clj(program), clj("(return 1)")]), max_turns=3
+    ).run()
+    page = step.to_html()
+    turn = step.turns[0]
+
+    def label(name: str, text: str) -> str:
+        n = _core.count_tokens(text, "o200k_base")
+        return f'<div class="label">{name} <span class="tok">· {n:,} tokens</span></div>'
+
+    assert label("Program", program) in page
+    assert label("Printed", "orders: 3") in page
+    assert label("Result", turn.result_text) in page

@@ -160,7 +160,8 @@ class SubAgent:
     one is a ``TypeError`` or ``ValueError`` naming it and what to pass.
     ``result_tokens`` bounds each turn's result as the LLM sees it to that many exact o200k
     tokens: the usual print when it fits, else the widest view that does, with markers such
-    as ``...9,975 more`` saying what was left out. ``output_tokens`` bounds a turn's printed
+    as ``...9,975 more`` saying what was left out; an error message is cut to the same budget.
+    ``output_tokens`` bounds a turn's printed
     output the same way: the newest entries are kept after ``...N earlier lines``.
     ``tool_listing_tokens`` bounds the ``tool/`` section of the first message: when every
     tool's line would take more exact o200k tokens, the tools are listed by name in groups (or
@@ -534,6 +535,7 @@ class _Runner:
                 data_fingerprint(merged) if self.sink is not None or previous is not None else None
             ),
             output_tokens=agent.output_tokens,
+            result_tokens=agent.result_tokens,
             tool_listing_tokens=agent.tool_listing_tokens,
         )
         self.turns: list[Turn] = []

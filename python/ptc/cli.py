@@ -263,6 +263,12 @@ def _tool_name(text: str) -> str:
     return text
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a positive whole number (e.g. 500)")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -359,6 +365,11 @@ def _parser() -> argparse.ArgumentParser:
         default="run_program",
         type=_tool_name,
         help="the tool's name (1-128 of A-Z a-z 0-9 _ - .)",
+    )
+    mcp_p.add_argument(
+        "--result-tokens",
+        type=_positive_int,
+        help="print each answer's value within N exact o200k tokens (default: 4,000 characters)",
     )
     return parser
 
@@ -593,7 +604,9 @@ def _why(e: Exception) -> str:
 def _mcp(args: argparse.Namespace) -> int:
     from .integrations import ProgramTool
 
-    server = ProgramTool.from_session(_session(args), name=args.name).mcp_server()
+    session = _session(args)
+    tool = ProgramTool.from_session(session, name=args.name, result_tokens=args.result_tokens)
+    server = tool.mcp_server()
     # SIGINT ends the server at once, as SIGTERM does. asyncio's own handler only cancels the
     # main task, which then waited on the stdin reader (a blocking read in a thread), so Ctrl-C
     # left the server running. A tool raising KeyboardInterrupt is no signal: that call is

@@ -80,8 +80,13 @@ class ProgramTool:
         name: str = "run_program",
         keep_definitions: bool = True,
         approve: Any = None,
+        result_tokens: int | None = None,
     ) -> None:
+        from ptc.agent import _tokens_arg
+
         self.name = name
+        #: the value of an answer within this many exact o200k tokens (None: 4,000 characters)
+        self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
         self.data = dict(data or {})
         self._tools_arg = tools
         self.tools = normalize_tools(tools)
@@ -99,11 +104,16 @@ class ProgramTool:
         )
 
     @classmethod
-    def from_session(cls, session: Session, *, name: str = "run_program") -> ProgramTool:
+    def from_session(
+        cls, session: Session, *, name: str = "run_program", result_tokens: int | None = None
+    ) -> ProgramTool:
+        from ptc.agent import _tokens_arg
+
         self = cls.__new__(cls)
         self.name, self.data, self.tools, self.limits = name, {}, dict(session._tools), None
         self._tools_arg, self.approve = session._tools_arg, session._approve
         self.keep_definitions = True
+        self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
         self._session = session
         self._lock = threading.Lock()
         self._waiting = {}
@@ -155,7 +165,7 @@ class ProgramTool:
         with self._lock:
             if not self.keep_definitions:
                 self._session = self._new_session()
-            return self.answer_of(self._session.run(program, lazy=True))
+            return self.answer_of(self._session.run(program, lazy=True), self.result_tokens)
 
     async def aanswer(self, program: str) -> ProgramAnswer:
         """``answer`` without blocking the event loop (async tools awaited on it)."""
@@ -164,7 +174,7 @@ class ProgramTool:
             return refused
         if not self.keep_definitions:
             self._session = self._new_session()
-        return self.answer_of(await self._session.arun(program, lazy=True))
+        return self.answer_of(await self._session.arun(program, lazy=True), self.result_tokens)
 
     def resume(self, run: ProgramAnswer | Any, decisions: Mapping[str, Any]) -> ProgramAnswer:
         """Continues a run that stopped at pending calls (an answer whose ``pending`` is not
@@ -173,25 +183,29 @@ class ProgramTool:
         if cont is None:
             raise ValueError("this answer is not waiting on any tool call: nothing to resume")
         with self._lock:
-            return self.answer_of(self._session.resume(cont, decisions, lazy=True))
+            return self.answer_of(
+                self._session.resume(cont, decisions, lazy=True), self.result_tokens
+            )
 
     @classmethod
-    def answer_of(cls, result: Result) -> ProgramAnswer:
+    def answer_of(cls, result: Result, result_tokens: int | None = None) -> ProgramAnswer:
         """A run's answer: :meth:`text`, an error when the run raised one or failed; a run
         waiting on calls of approval or deferred tools carries them and its continuation."""
         if result.outcome == "pending":
             return ProgramAnswer(
                 cls.text(result), False, tuple(result.pending), result.continuation
             )
-        return ProgramAnswer(cls.text(result), result.error is not None or result.failed)
+        text = cls.text(result, result_tokens)
+        return ProgramAnswer(text, result.error is not None or result.failed)
 
     @staticmethod
-    def text(result: Result) -> str:
+    def text(result: Result, result_tokens: int | None = None) -> str:
         """A run as text: prints, then ``=> value`` or ``Error: ...`` with its hint.
 
-        The value is cut at ``RESULT_CHARS`` characters, an error's message at
-        ``ERROR_ECHO_CHARS`` (both 4,000) with a note of its full length (a tool's exception
-        text can be megabytes)."""
+        The value is cut at ``RESULT_CHARS`` characters, or printed within ``result_tokens``
+        exact o200k tokens when given (the widest view that fits, with ``...N more``
+        markers), an error's message at ``ERROR_ECHO_CHARS`` (4,000) with a note of its full
+        length (a tool's exception text can be megabytes)."""
         lines = list(result.prints)
         if result.outcome == "pending":
             calls = "; ".join(f"{p.describe()} (id {p.id})" for p in result.pending)
@@ -209,9 +223,12 @@ class ProgramTool:
                 text += f"\nHint: {e.hint}"
             lines.append(text)
         else:
-            value = result.preview(1_000, 1_000)
-            if len(value) > RESULT_CHARS:
-                value = value[:RESULT_CHARS] + "... (truncated)"
+            if result_tokens is not None:
+                value = result.preview(1_000, 1_000, max_tokens=result_tokens)
+            else:
+                value = result.preview(1_000, 1_000)
+                if len(value) > RESULT_CHARS:
+                    value = value[:RESULT_CHARS] + "... (truncated)"
             lines.append(("failed: " if result.failed else "=> ") + value)
         return "\n".join(lines)
 

@@ -127,6 +127,9 @@ class RunContext(_records.Record):
     data_fingerprint: str | None = None
     #: printed output shown after a turn, in exact o200k tokens (None: the entry limits only)
     output_tokens: int | None = None
+    #: a turn's error message shown after it, in exact o200k tokens (its result is rendered
+    #: within the same budget when the turn ran, into ``Turn.result_text``)
+    result_tokens: int | None = None
     #: the tool/ section's budget in exact o200k tokens, past which tools are listed by name
     #: (None: every tool's line; runs saved before it existed render as they did)
     tool_listing_tokens: int | None = None
@@ -142,6 +145,8 @@ class RunContext(_records.Record):
         )
         if self.output_tokens is not None:
             opts["output_tokens"] = self.output_tokens
+        if self.result_tokens is not None:
+            opts["result_tokens"] = self.result_tokens
         if self.tool_listing_tokens is not None:
             opts["tool_listing_tokens"] = self.tool_listing_tokens
         return opts  # type: ignore[return-value]

@@ -162,7 +162,7 @@ word-break:break-word;margin:4px 0 10px;font:12.5px/1.4 ui-monospace,Menlo,Conso
 .msg{border-left:3px solid #c3cad6;padding-left:8px;margin:6px 0}
 .role{font-size:11px;font-weight:700;color:#5b6577}
 .cut,.same{color:#7a5b00;font-size:12px;margin:-6px 0 10px}
-.same{color:#5b6577;margin:6px 0}
+.same{color:#5b6577;margin:6px 0} .tok{font-weight:400;text-transform:none;letter-spacing:0}
 details summary{cursor:pointer;font-weight:600;margin:6px 0}
 #chart svg{width:100%;height:auto} .legend span{display:inline-block;margin-right:16px}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:5px}
@@ -313,7 +313,15 @@ class _Column:
         return "".join(out)
 
 
-def _turn_html(turn: Any, page: _Page, tools: Sequence[str] = ()) -> list[str]:
+def _label(name: str, text: Any, tokens: _Tokens) -> str:
+    """A part's label, with what its text costs in tokens (``≈`` when estimated)."""
+    n, estimated = tokens.count(_text(text))
+    cost = f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
+    return f'<div class="label">{name} <span class="tok">· {cost}</span></div>'
+
+
+def _turn_html(turn: Any, page: _Page, tools: Sequence[str], tokens: _Tokens) -> list[str]:
+    """A turn's parts, each labelled with what its text costs in tokens."""
     ok = turn.success and turn.error is None
     state = "returned" if turn.returned else "ok" if ok else "error"
     parts = [
@@ -321,25 +329,26 @@ def _turn_html(turn: Any, page: _Page, tools: Sequence[str] = ()) -> list[str]:
         f'<h2>Turn {_e(turn.number)} <span class="{"ok" if ok else "bad"}">{state}</span></h2>'
     ]
     if turn.program is not None:
-        parts.append(f'<div class="label">Program</div>{page.block(turn.program)}')
+        parts.append(_label("Program", turn.program, tokens) + page.block(turn.program))
     else:
-        parts.append(f'<div class="label">Reply (no program)</div>{page.block(turn.response)}')
+        label = _label("Reply (no program)", turn.response, tokens)
+        parts.append(label + page.block(turn.response))
     if turn.prints:
         prints = "\n".join(_text(p) for p in turn.prints)
-        parts.append(f'<div class="label">Printed</div>{page.block(prints)}')
+        parts.append(_label("Printed", prints, tokens) + page.block(prints))
     plan = plan_text(turn.program, tools)
     if plan:
         parts.append(f'<div class="label">Plan (before it ran)</div>{page.block(plan)}')
     if turn.tool_calls:
         calls = "\n".join(call_line(c) for c in turn.tool_calls)
-        parts.append(f'<div class="label">Tool calls</div>{page.block(calls)}')
+        parts.append(_label("Tool calls", calls, tokens) + page.block(calls))
     if turn.error is not None:
         err = f"{_text(turn.error.type)}: {_text(turn.error.message)}"
         if turn.error.hint:
             err += f"\nHint: {_text(turn.error.hint)}"
-        parts.append(f'<div class="label">Error</div>{page.block(err, "bad")}')
+        parts.append(_label("Error", err, tokens) + page.block(err, "bad"))
     else:
-        parts.append(f'<div class="label">Result</div>{page.block(turn.result_text)}')
+        parts.append(_label("Result", turn.result_text, tokens) + page.block(turn.result_text))
     return parts
 
 
@@ -500,7 +509,7 @@ def to_html(step: Step, title: str | None = None) -> str:
             break
         history += _history_work(turn)
         page.charge(_FRAME_CHARS)
-        parts = _turn_html(turn, page, tool_names)
+        parts = _turn_html(turn, page, tool_names, tokens)
         if i < n_calls:
             compressed, full = next(pairs)
             c_tok, c_est, c_prefix = compressed_col.add(compressed)

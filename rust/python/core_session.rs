@@ -199,6 +199,9 @@ pub(super) struct RunOpts {
     pub lazy: bool,
     pub gate: Option<Py<PyAny>>,
     pub tape: Option<crate::eval::Tape>,
+    /// A speculative run: nothing is committed, only these tools may be called (the others'
+    /// calls wait), and its record (calls, clock) is kept whatever its outcome.
+    pub only: Option<Arc<ahash::AHashSet<String>>>,
 }
 
 /// A run handed to a worker thread.
@@ -428,7 +431,13 @@ impl CoreSession {
         cancel: CancelFlag,
         opts: RunOpts,
     ) -> PyResult<RunOutcome> {
-        let RunOpts { lazy, gate, tape } = opts;
+        let RunOpts {
+            lazy,
+            gate,
+            tape,
+            only,
+        } = opts;
+        let speculative = only.is_some();
         if cancel.load(Relaxed) {
             return Err(cancelled(py)); // cancelled before it started
         }
@@ -467,12 +476,15 @@ impl CoreSession {
             self.host.catalogue.load(py)?;
         }
         let gate = gate.or_else(|| self.policy.as_ref().map(|p| p.clone_ref(py)));
-        let host =
-            Arc::new(RunHost::new(self.host.clone(), self.id(), outer).with_gate(gate, limits));
+        let host = Arc::new(
+            RunHost::new(self.host.clone(), self.id(), outer).with_gate(gate, limits, only),
+        );
         // a run records where its calls happen when it can stop at one, or is a resume
         let tape = match tape {
             Some(t) => Some(Arc::new(t)),
-            None if self.host.has_gates() => Some(Arc::new(crate::eval::Tape::default())),
+            None if self.host.has_gates() || speculative => {
+                Some(Arc::new(crate::eval::Tape::default()))
+            }
             None => None,
         };
         let budget = Arc::new(Budget::new(limits, host.clone(), Some(cancel.clone())));
@@ -553,7 +565,7 @@ impl CoreSession {
             return Err(e);
         }
         let converted = match converted {
-            Ok(Ok((t, c))) if result.outcome == Outcome::Pending => {
+            Ok(Ok((t, c))) if result.outcome == Outcome::Pending || speculative => {
                 match self.suspended(py, source, limits, &result, tape.as_deref()) {
                     Ok((pending, suspended)) => Ok(Ok((t.with_pending(pending, suspended), c))),
                     Err(e) => Ok(Err(e)),
@@ -564,11 +576,11 @@ impl CoreSession {
         match converted {
             // a cancel that arrived while the result converted still wins: nothing committed
             Ok(Ok(_)) if cancel.load(Relaxed) => Err(cancelled(py)),
-            Ok(Ok((t, true))) => {
+            Ok(Ok((t, true))) if !speculative => {
                 commit(&mut self.lock(), &result, ns);
                 Ok(t)
             }
-            Ok(Ok((t, false))) => Ok(t),
+            Ok(Ok((t, _))) => Ok(t),
             Ok(Err(e)) => Err(e),
             Err(e) if e.kind == ErrorKind::Cancelled && cancel.load(Relaxed) => Err(cancelled(py)),
             Err(e) => limit_outcome(py, &result, &e, self.limits),
@@ -781,7 +793,11 @@ impl CoreSession {
     /// deferred tools for this run (instead of the Session's policy); `tape` is the record a
     /// resumed run is answered from (`ptc.approvals`).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false, gate=None, tape=None))]
+    ///
+    /// `only` makes the run speculative (`ptc.eager`): nothing is committed, only the tools
+    /// named may be called (the others' calls wait), and its record is kept as a pending
+    /// run's is (`Result._suspended()`), so a later real run can be answered from it.
+    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false, gate=None, tape=None, only=None))]
     pub(super) fn run<'py>(
         &self,
         py: Python<'py>,
@@ -791,6 +807,7 @@ impl CoreSession {
         lazy: bool,
         gate: Option<Py<PyAny>>,
         tape: Option<&Bound<'py, PyDict>>,
+        only: Option<Vec<String>>,
     ) -> PyResult<RunOutcome> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
@@ -799,7 +816,14 @@ impl CoreSession {
                 None => Arc::new(AtomicBool::new(false)),
             };
             let tape = tape.map(suspend::read_tape).transpose()?;
-            self.run_inner(py, source, limits, flag, RunOpts { lazy, gate, tape })
+            let only = only.map(|names| Arc::new(names.into_iter().collect()));
+            let opts = RunOpts {
+                lazy,
+                gate,
+                tape,
+                only,
+            };
+            self.run_inner(py, source, limits, flag, opts)
         })
     }
 

@@ -83,7 +83,7 @@ pub(super) fn run_once<'py>(
     let s = CoreSession::new(
         py, data, tools, limits, None, None, None, None, None, None, None,
     )?;
-    s.run(py, source, None, None, false, None, None)
+    s.run(py, source, None, None, false, None, None, None)
 }
 
 /// Registered with `atexit` by the Python package: no tool call starts after it.
@@ -132,6 +132,16 @@ pub(super) fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResu
     let enc = encoding.to_string();
     guarded(py, || {
         Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
+    })
+}
+
+/// How many characters of `text` are whole top-level forms that more text cannot change
+/// (`crate::reader::complete_prefix`): what a program still streaming in can run already.
+#[pyfunction]
+pub(super) fn complete_prefix(py: Python<'_>, text: &str) -> PyResult<usize> {
+    guarded(py, || {
+        let cut = crate::reader::complete_prefix(text);
+        Ok(text[..cut].chars().count())
     })
 }
 

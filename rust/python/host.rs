@@ -1,6 +1,9 @@
 //! Host tools implemented by Python callables. The interpreter runs with the GIL released;
 //! each tool call attaches, converts the arguments, calls, and converts the result back, on the
 //! thread that evaluates the run (see `workers` for why that is not the caller's thread).
+//!
+//! Why one file over 600 lines: `PyHost` (the tools) and `RunHost` (one run's view of them:
+//! call log, gate, lineage, speculation) implement one `Host` whose methods share that state.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -158,6 +161,8 @@ pub struct RunHost {
     /// `("reject", reason)` or `("answer", value)`. None: every such call waits.
     gate: Option<Py<PyAny>>,
     limits: crate::limits::Limits,
+    /// A speculative run's tools that may be called (the others' calls wait); `None`: all.
+    only: Option<Arc<ahash::AHashSet<String>>>,
 }
 
 /// One tool call as the caller may need to report it.
@@ -261,13 +266,25 @@ impl RunHost {
             session,
             gate: None,
             limits: crate::limits::Limits::default(),
+            only: None,
         }
     }
 
-    /// The same host deciding gated calls with `gate` (converting within `limits`).
-    pub fn with_gate(mut self, gate: Option<Py<PyAny>>, limits: crate::limits::Limits) -> Self {
+    fn held(&self, name: &str) -> bool {
+        self.only.as_ref().is_some_and(|o| !o.contains(name))
+    }
+
+    /// The same host deciding gated calls with `gate` (converting within `limits`), calling
+    /// only the tools of `only` when given (a speculative run: the others' calls wait).
+    pub fn with_gate(
+        mut self,
+        gate: Option<Py<PyAny>>,
+        limits: crate::limits::Limits,
+        only: Option<Arc<ahash::AHashSet<String>>>,
+    ) -> Self {
         self.gate = gate;
         self.limits = limits;
+        self.only = only;
         self
     }
 
@@ -535,10 +552,13 @@ impl Host for RunHost {
     }
 
     fn gated(&self, name: &str) -> bool {
-        self.tools.gate_kind(name).is_some()
+        self.held(name) || self.tools.gate_kind(name).is_some()
     }
 
     fn gate(&self, id: &str, name: &str, args: &[Value], pos: Option<Pos>) -> Gate {
+        if self.held(name) {
+            return Gate::Pending; // a speculative run does not ask: it waits for the real one
+        }
         let Some(gate) = &self.gate else {
             return Gate::Pending;
         };

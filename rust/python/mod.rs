@@ -66,6 +66,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_names, m)?)?;
     m.add_function(wrap_pyfunction!(builtins, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(complete_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(prompt_functions, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;

@@ -83,7 +83,8 @@ impl SessionBase {
             let core = slf.get().core(py)?.get();
             let token = token.map(|t| t.get());
             return Ok(
-                Bound::new(py, core.run(py, text, None, token, lazy, None, None)?)?.into_any(),
+                Bound::new(py, core.run(py, text, None, token, lazy, None, None, None)?)?
+                    .into_any(),
             );
         }
         // the checks and their messages live in Python: not a str, a text that is not valid

@@ -198,3 +198,26 @@ fn every_rejected_syntax_gets_its_message_and_hint_from_the_table() {
         assert_eq!(e.hint.as_deref(), *hint, "{src}");
     }
 }
+
+#[test]
+fn complete_prefixes_end_after_whole_forms() {
+    use _core::reader::complete_prefix;
+    fn cut(s: &str) -> &str {
+        &s[..complete_prefix(s)]
+    }
+    assert_eq!(cut(""), "");
+    assert_eq!(cut("(def a 1)"), "(def a 1)");
+    assert_eq!(cut("(def a 1)\n(def b"), "(def a 1)");
+    assert_eq!(cut("(def a 1) (println \"a)b"), "(def a 1)");
+    assert_eq!(cut("(def a 1) foo"), "(def a 1)"); // `foo` may go on: `foobar`
+    assert_eq!(cut("(def a 1) foo "), "(def a 1) foo");
+    assert_eq!(cut("\"abc\" \"de"), "\"abc\"");
+    assert_eq!(cut("(a) ; (b)\n(c"), "(a)");
+    assert_eq!(cut("(a) #_ (b)"), "(a)"); // the reader refuses #_: never part of a cut
+    assert_eq!(cut("(a) '(1 2) (b"), "(a)"); // nor quote
+    assert_eq!(cut("(a) #{1 2} (b"), "(a) #{1 2}");
+    assert_eq!(cut("(a) #(+ % 1) x"), "(a) #(+ % 1)");
+    assert_eq!(cut("(str \"\\\"(\")"), "(str \"\\\"(\")");
+    assert_eq!(cut("(a (b [c {:d 1}])) (e"), "(a (b [c {:d 1}]))");
+    assert_eq!(cut("(a))"), "(a))"); // a stray closer, which the reader ignores (§2.9)
+}

@@ -113,3 +113,31 @@ def test_the_output_budget_is_kept_with_the_run(tmp_path: object) -> None:
     ptc.SubAgent("Explore.", llm=llm, max_turns=3, output_tokens=60, checkpoint=cp).run()
     step, _ = cp.load()
     assert step.context.output_tokens == 60
+
+
+def boom() -> str:
+    """Fails with a very long message."""
+    raise ValueError("disk quota exceeded on volume " + "v" * 4000)
+
+
+def test_an_error_message_is_cut_to_the_result_budget() -> None:
+    llm = ScriptedLLM(["```clojure\n(tool/boom)\n```", "```clojure\n(return 1)\n```"])
+    step = ptc.SubAgent(
+        "Explore.", llm=llm, tools=[boom], max_turns=3, result_tokens=25, compression=False
+    ).run()
+    message = step.turns[0].error.message  # the record keeps it whole
+    assert len(message) > 4000
+    content = step.messages[-1][-1]["content"]
+    shown = content.split("Error: ", 1)[1].split("\n", 1)[0]
+    assert tokens(shown) <= 25
+    head, _, rest = shown.rpartition("...")
+    assert message.startswith(head) and rest == f"{len(message) - len(head):,} more chars"
+    # the longest head within 25 tokens, found by hand: counts are not monotone in the
+    # head's length (a run of one letter merges unevenly), so the cut is near it, not at it
+    longest = next(
+        n
+        for n in range(len(message), -1, -1)
+        if tokens(f"{message[:n]}...{len(message) - n:,} more chars") <= 25
+    )
+    assert len(head) >= longest * 0.8
+    assert step.context.result_tokens == 25

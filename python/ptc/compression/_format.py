@@ -241,12 +241,35 @@ def error_echo(message: str, after: str = "") -> str:
     )
 
 
-def error_feedback(turn: Turn, max_chars: int, max_tokens: int | None = None) -> str:
-    """ERR-003: ``Error: <message>`` (LANGUAGE §10.1; a long message cut by :func:`error_echo`),
-    the hint, and output printed before it (within ``max_tokens``: :func:`output_lines`)."""
+def fit_text(text: str, max_tokens: int) -> str:
+    """``text`` within ``max_tokens`` exact o200k tokens: whole when it fits, else its longest
+    head that fits with ``...N more chars`` after it (empty when not even the marker fits)."""
+    if _tokens(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _tokens(_head(text, mid)) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    shown = _head(text, lo)
+    return shown if _tokens(shown) <= max_tokens else ""
+
+
+def error_feedback(
+    turn: Turn, max_chars: int, max_tokens: int | None = None, message_tokens: int | None = None
+) -> str:
+    """ERR-003: ``Error: <message>`` (LANGUAGE §10.1; a long message cut by :func:`error_echo`,
+    or to ``message_tokens`` by :func:`fit_text`), the hint, and output printed before it
+    (within ``max_tokens``: :func:`output_lines`)."""
     lines = []
     if turn.error is not None:
-        lines.append(f"Error: {error_echo(turn.error.message)}")
+        message = turn.error.message
+        if message_tokens is not None:
+            lines.append(f"Error: {fit_text(message, message_tokens)}")
+        else:
+            lines.append(f"Error: {error_echo(message)}")
         if turn.error.hint:
             lines.append(f"Hint: {turn.error.hint}")
     if turn.prints:

@@ -57,6 +57,8 @@ class RenderOptions(TypedDict, total=False):
     println_max_chars: int
     #: printed output shown after a turn, in exact o200k tokens (``SubAgent(output_tokens=)``)
     output_tokens: int
+    #: a turn's error message shown after it, in exact o200k tokens (``SubAgent(result_tokens=)``)
+    result_tokens: int
     #: the tool/ section's budget in exact o200k tokens (``SubAgent(tool_listing_tokens=)``)
     tool_listing_tokens: int
 

@@ -55,7 +55,7 @@ class FullHistory(Strategy):
             if turn.success:
                 body = success_feedback(turn, max_chars, max_tokens)
             else:
-                body = f.error_feedback(turn, max_chars, max_tokens)
+                body = f.error_feedback(turn, max_chars, max_tokens, o.get("result_tokens"))
             messages.append({"role": "assistant", "content": f.assistant_text(turn)})
             messages.append(
                 {"role": "user", "content": f.with_turns_left(body, max_turns - turn.number)}

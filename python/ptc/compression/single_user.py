@@ -86,7 +86,9 @@ class SingleUserCoalesced(Strategy):
         ]
         for i, turn in enumerate(failed):
             left = current_left if i == len(failed) - 1 else max_turns - turn.number
-            feedback = f.with_turns_left(f.error_feedback(turn, max_chars, max_tokens), left)
+            feedback = f.with_turns_left(
+                f.error_feedback(turn, max_chars, max_tokens, o.get("result_tokens")), left
+            )
             messages.append({"role": "assistant", "content": f.assistant_text(turn)})
             messages.append({"role": "user", "content": feedback})
 
