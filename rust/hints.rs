@@ -10,6 +10,15 @@ pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     ranked(name, candidates, 1).into_iter().next()
 }
 
+/// Up to `n` candidates close to `name` by spelling: typos first, then prefixes.
+pub fn nearest<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+    n: usize,
+) -> Vec<String> {
+    ranked(name, candidates, n)
+}
+
 fn base(name: &str) -> &str {
     name.rsplit('/')
         .next()

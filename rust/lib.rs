@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod analyzer;
 pub mod budget;
 pub mod builtins;
+pub mod catalogue;
 pub mod dropper;
 pub mod error;
 pub mod eval;

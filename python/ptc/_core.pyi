@@ -1,6 +1,7 @@
 # Type stubs for the Rust extension module `ptc._core` (rust/python/). Keep in sync:
 # tests/test_stubs.py checks that every name declared here exists and vice versa.
 import contextvars
+from collections.abc import Callable
 from typing import Any, Literal, Self, final
 
 from .errors import LispError
@@ -214,6 +215,8 @@ class CoreSession:
         policy: Any = None,
         clock: Any = None,
         idempotent: list[str] | None = None,
+        catalogue: Callable[[], list[tuple[str, list[str], str | None, str | None, str | None]]]
+        | None = None,
     ) -> CoreSession: ...
     def run(
         self,

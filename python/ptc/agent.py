@@ -79,6 +79,9 @@ from ptc.turn import MemoryEntry, SuspendedTurn, ToolCallRecord, Turn, TurnError
 __all__ = ["AgentTool", "SubAgent", "SubAgentError", "Tool", "extract_program"]
 
 DEFAULT_MAX_TURNS = 5  # SS-002
+#: o200k tokens the tool/ section may take before tools are listed by name only (issue 33 §2):
+#: about twenty tools' lines, so most agents keep every signature in view
+DEFAULT_TOOL_LISTING_TOKENS = 1500
 RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, RESULT_MAX_CHARS = 10, 512, 512  # LANGUAGE §9.2 feedback
 NO_PROGRAM_MESSAGE = (
     "No PTC-Lisp program found in your reply. Answer with one program in a ```clojure code "
@@ -160,6 +163,10 @@ class SubAgent:
     as ``...9,975 more`` saying what was left out; an error message is cut to the same budget.
     ``output_tokens`` bounds a turn's printed
     output the same way: the newest entries are kept after ``...N earlier lines``.
+    ``tool_listing_tokens`` bounds the ``tool/`` section of the first message: when every
+    tool's line would take more exact o200k tokens, the tools are listed by name in groups (or
+    only counted, by group), and programs look them up with ``(tools "words")`` and
+    ``(doc tool/name)``; ``None`` lists every tool's line however long.
     """
 
     def __init__(
@@ -184,6 +191,7 @@ class SubAgent:
         approve: Policy | None = None,
         result_tokens: int | None = None,
         output_tokens: int | None = None,
+        tool_listing_tokens: int | None = DEFAULT_TOOL_LISTING_TOKENS,
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -217,6 +225,9 @@ class SubAgent:
         #: a turn's printed output as the LLM sees it is at most this many o200k tokens (None:
         #: the per-entry limits alone): the newest entries are kept
         self.output_tokens = _tokens_arg(output_tokens, "output_tokens")
+        #: the tool/ section of the first message is at most this many o200k tokens, the
+        #: tools found with (tools "words") past it (None: every tool's line, however long)
+        self.tool_listing_tokens = _tokens_arg(tool_listing_tokens, "tool_listing_tokens")
         # what a run reports to while it happens (ptc.observe), and where turns are saved
         self.hooks = Hooks(
             checks.callback_arg(on_turn, "on_turn", "Turn"),
@@ -497,6 +508,8 @@ class _Runner:
         self.session = ptc.Session(
             data=merged, tools=tools, limits=config.limits, approve=agent.approve
         )
+        # programs find tools as they were declared, not as the wrappers the session calls
+        self.session._described[0] = dict(agent.tools)
         #: the turn that stopped at calls waiting for the host (a resumed pending run), and
         #: the decisions the resume brings for them
         self.suspended: SuspendedTurn | None = None
@@ -523,6 +536,7 @@ class _Runner:
             ),
             output_tokens=agent.output_tokens,
             result_tokens=agent.result_tokens,
+            tool_listing_tokens=agent.tool_listing_tokens,
         )
         self.turns: list[Turn] = []
         self.messages: list[list[ChatMessage]] = []  # this run's calls

@@ -16,7 +16,7 @@ from ._core import CancelToken
 from .errors import ProgramFailed
 from .limits import LimitsArg, limits_dict
 from .tools.adapter import EventLoopRef, ToolAdapter, normalize_tools
-from .tools.declare import ToolsArg, tool_caps, tool_gates, tool_idempotent
+from .tools.declare import ToolsArg, _tool_catalogue, tool_caps, tool_gates, tool_idempotent
 
 if TYPE_CHECKING:
     from .approvals import Continuation, Decision, Policy
@@ -106,6 +106,10 @@ class Session(_core.SessionBase):
             )
         self._tools: dict[str, Callable[..., Any]] = normalize_tools(tools)
         self._tools_arg = tools
+        #: the tools ``(tools "query")`` and ``(doc tool/name)`` describe: these, unless an
+        #: agent puts the tools it declared here before the first run (its Session calls
+        #: wrappers, which lose explicit signatures and descriptions)
+        self._described: list[ToolsArg] = [tools]
         self._loop_ref = EventLoopRef()
         self._gates = tool_gates(tools)
         self._deferred = frozenset(n for n, g in self._gates.items() if g == "deferred")
@@ -123,6 +127,9 @@ class Session(_core.SessionBase):
             "policy": policy,
             "clock": _clock_fn(clock),
             "idempotent": tool_idempotent(tools) or None,
+            # described by the core's first run that reads the catalogue, not here: a tool's
+            # signature takes tens of microseconds of Python to work out
+            "catalogue": functools.partial(_tool_catalogue, self._described) if tools else None,
         }
 
     def _adapters(self) -> dict[str, Callable[[list[Any], dict[str, Any] | None], Any]]:

@@ -130,6 +130,9 @@ class RunContext(_records.Record):
     #: a turn's error message shown after it, in exact o200k tokens (its result is rendered
     #: within the same budget when the turn ran, into ``Turn.result_text``)
     result_tokens: int | None = None
+    #: the tool/ section's budget in exact o200k tokens, past which tools are listed by name
+    #: (None: every tool's line; runs saved before it existed render as they did)
+    tool_listing_tokens: int | None = None
 
     def render_options(self) -> RenderOptions:
         opts: dict[str, Any] = dict(self.compression_opts)
@@ -144,6 +147,8 @@ class RunContext(_records.Record):
             opts["output_tokens"] = self.output_tokens
         if self.result_tokens is not None:
             opts["result_tokens"] = self.result_tokens
+        if self.tool_listing_tokens is not None:
+            opts["tool_listing_tokens"] = self.tool_listing_tokens
         return opts  # type: ignore[return-value]
 
     def strategy_for_call(self, strategy: Compression | None = None) -> Compression:

@@ -376,6 +376,9 @@ impl Analyzer {
         args: &[Form],
         pos: Pos,
     ) -> Result<Node> {
+        if let Some(node) = doc_of_tool(b, args, pos) {
+            return Ok(node);
+        }
         if let Some(c) = b.constant {
             // a constant in head position is a call of a non-function: not_callable at run time
             let arg_nodes = self.exprs(args)?;

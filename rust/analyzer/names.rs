@@ -66,6 +66,23 @@ pub fn split_ns(s: &str) -> Option<(&str, &str)> {
     Some((&s[..i], &s[i + 1..]))
 }
 
+/// `(doc tool/x)` names the tool, it does not use it: the argument becomes the tool as a
+/// constant, so `check` and the plan see no tool used as a value (and no host is reached).
+pub(super) fn doc_of_tool(b: &'static Builtin, args: &[Form], pos: Pos) -> Option<Node> {
+    let [arg] = args else { return None };
+    let FormKind::Symbol(s) = &arg.kind else {
+        return None;
+    };
+    match split_ns(s) {
+        Some(("tool", name)) if b.name == "doc" && !name.is_empty() => Some(Node::CallBuiltin(
+            b,
+            Box::new([Node::Const(Value::Tool(Str::from(name)))]),
+            pos,
+        )),
+        _ => None,
+    }
+}
+
 impl Analyzer {
     pub(super) fn symbol(&mut self, s: &Str, pos: Pos) -> Result<Node> {
         if let Some(idx) = is_placeholder(s) {

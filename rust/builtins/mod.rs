@@ -12,6 +12,7 @@ use crate::value::Value;
 mod access;
 mod agg;
 mod building;
+mod catalogue;
 mod coll_preds;
 mod effects;
 mod hof;
@@ -98,6 +99,8 @@ const FAMILIES: &[&[Builtin]] = &[
     hof::BUILTINS,
     effects::BUILTINS,
     time::BUILTINS,
+    // not in the reference: the tools' catalogue of issue 33 (docs/AGENT.md)
+    catalogue::BUILTINS,
 ];
 
 fn table() -> &'static AHashMap<&'static str, &'static Builtin> {

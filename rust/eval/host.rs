@@ -60,6 +60,12 @@ pub trait Host: Sync {
     fn idempotent(&self, _name: &str) -> bool {
         false
     }
+    /// The tools' descriptions, for `(tools "query")` and `(doc tool/name)`
+    /// (`crate::catalogue`): `None` when the host describes none, and then the tools' names
+    /// are all those builtins know.
+    fn catalogue(&self) -> Option<&crate::catalogue::Catalogue> {
+        None
+    }
     /// The clock the program reads, in milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64 {
         system_now_ms()

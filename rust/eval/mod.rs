@@ -238,6 +238,11 @@ pub struct RunRecords {
 }
 
 impl<'a> Interp<'a> {
+    /// The run's host (its tools and their catalogue).
+    pub fn host(&self) -> &'a dyn Host {
+        self.host
+    }
+
     /// The run's limits.
     pub fn limits(&self) -> &Limits {
         &self.limits

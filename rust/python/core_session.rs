@@ -467,6 +467,14 @@ impl CoreSession {
         };
 
         let snapshot = self.lock().clone();
+        // `tools` and `doc` read the tools' catalogue, and so may a function of an earlier
+        // run: it is made before the first run that may (a program naming them has their
+        // names in its text), and before that run's budget starts, so describing the tools
+        // does not count in its time
+        let earlier = !snapshot.user.is_empty() || snapshot.history.iter().any(|v| !v.is_nil());
+        if earlier || source.contains("tools") || source.contains("doc") {
+            self.host.catalogue.load(py)?;
+        }
         let gate = gate.or_else(|| self.policy.as_ref().map(|p| p.clone_ref(py)));
         let host = Arc::new(
             RunHost::new(self.host.clone(), self.id(), outer).with_gate(gate, limits, only),
@@ -739,7 +747,7 @@ impl CoreSession {
 impl CoreSession {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None))]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None, catalogue=None))]
     pub(super) fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
@@ -751,6 +759,7 @@ impl CoreSession {
         policy: Option<Py<PyAny>>,
         clock: Option<Py<PyAny>>,
         idempotent: Option<Vec<String>>,
+        catalogue: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         guarded(py, || {
             let mut s = Self::create(py, data, tools, limits, data_json)?;
@@ -771,6 +780,9 @@ impl CoreSession {
             }
             if let Some(names) = idempotent {
                 host.set_idempotent(names);
+            }
+            if let Some(source) = catalogue {
+                host.catalogue = super::catalogue::CatalogueSource::new(source);
             }
             s.policy = policy;
             Ok(s)

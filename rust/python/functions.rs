@@ -80,7 +80,9 @@ pub(super) fn run_once<'py>(
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<RunOutcome> {
-    let s = CoreSession::new(py, data, tools, limits, None, None, None, None, None, None)?;
+    let s = CoreSession::new(
+        py, data, tools, limits, None, None, None, None, None, None, None,
+    )?;
     s.run(py, source, None, None, false, None, None, None)
 }
 

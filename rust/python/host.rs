@@ -34,6 +34,8 @@ pub struct PyHost {
     clock: Option<Py<PyAny>>,
     /// The tools declared `idempotent=True`.
     idempotent: Vec<String>,
+    /// What `(tools "query")` and `(doc tool/name)` read, made on first need.
+    pub catalogue: super::catalogue::CatalogueSource,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,6 +58,7 @@ impl PyHost {
             gated: Vec::new(),
             clock: None,
             idempotent: Vec::new(),
+            catalogue: Default::default(),
         })
     }
 
@@ -582,6 +585,10 @@ impl Host for RunHost {
 
     fn idempotent(&self, name: &str) -> bool {
         self.tools.idempotent.iter().any(|n| n == name)
+    }
+
+    fn catalogue(&self) -> Option<&crate::catalogue::Catalogue> {
+        self.tools.catalogue.get()
     }
 
     fn now_ms(&self) -> i64 {

@@ -2,6 +2,7 @@
 //! Every entry point runs the interpreter with the GIL released (`py.detach`); tool calls take
 //! it back (`Python::attach`) and no Session lock is held while Python code runs.
 
+mod catalogue;
 mod convert;
 mod hang;
 mod host;

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
 from ptc import _core
@@ -127,11 +129,80 @@ def namespace_sections(opts: RenderOptions) -> list[str]:
     sections = []
     tools: Sequence[ToolSpec] = opts.get("tools", ())
     if tools:
-        sections.append("\n".join([TOOL_HEADER, *(tool_line(t) for t in tools)]))
+        sections.append(tool_section(tuple(tools), opts.get("tool_listing_tokens")))
     data: Sequence[DataEntry] = opts.get("data", ())
     if data:
         sections.append("\n".join([DATA_HEADER, *(data_line(d) for d in data)]))
     return sections
+
+
+#: How a deferred listing (issue 33 §2) tells the program to find the tools it does not show.
+FIND_TOOLS = (
+    ';; Find tools with (tools "words"): up to 10 best matches by the words of their names and'
+    "\n;; docs, as {:name :doc :signature :effect}. (doc tool/name) gives a tool's parameters,"
+    "\n;; signature and description."
+)
+
+#: Words a group's summary leaves out: they say nothing about what its tools are for.
+SUMMARY_STOPWORDS = frozenset(
+    "a about all an and any are as at be been by can do does each for from get gets given has"
+    " have how in into is it its list lists may new now of on one or our out over per so than"
+    " that the their them then there these this those to up via was what when where which who"
+    " will with you your".split()
+)
+
+
+@functools.lru_cache(maxsize=16)
+def tool_section(tools: tuple[ToolSpec, ...], max_tokens: int | None = None) -> str:
+    """The ``tool/`` section (FMT-001): every tool's FMT-004 line, when that takes at most
+    ``max_tokens`` exact o200k tokens (or there is no budget). Past it (issue 33 §2) the tools'
+    names, grouped by their first word, each group with the words its tools' descriptions use
+    most, then how to find tools; when even that is too long, only how many tools each group
+    has. A function of the tools and the budget alone, so the first message stays the same
+    from turn to turn (prompt caching)."""
+    full = "\n".join([TOOL_HEADER, *(tool_line(t) for t in tools)])
+    if max_tokens is None or _tokens(full) <= max_tokens:
+        return full
+    groups = tool_groups(tools)
+    n = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
+    by_name = [
+        TOOL_HEADER,
+        f";; {n} by group, names only: look a tool up before calling it",
+        *(group_line(g, members) for g, members in groups.items()),
+        FIND_TOOLS,
+    ]
+    listed = "\n".join(by_name)
+    if _tokens(listed) <= max_tokens:
+        return listed
+    counts = ", ".join(f"{g} ({len(members)})" for g, members in groups.items())
+    return "\n".join([TOOL_HEADER, f";; {n} in {len(groups)} groups: {counts}", FIND_TOOLS])
+
+
+def tool_group(name: str) -> str:
+    """A tool's group: its name's first word (``crm`` of ``crm-get-contact``)."""
+    return re.split(r"[-_]", name, maxsplit=1)[0] or name
+
+
+def tool_groups(tools: Sequence[ToolSpec]) -> dict[str, list[ToolSpec]]:
+    """The tools by group, groups in the order their first tool comes."""
+    groups: dict[str, list[ToolSpec]] = {}
+    for t in tools:
+        groups.setdefault(tool_group(t.name), []).append(t)
+    return groups
+
+
+def group_line(group: str, members: Sequence[ToolSpec]) -> str:
+    """``;; crm: crm-get-contact, crm-list-contacts - contact, owner, email``: the group's
+    names, then the four words its descriptions use most (each counted once per tool; ties
+    in the order they first come; the group's own name and common words left out)."""
+    line = f";; {group}: {', '.join(t.name for t in members)}"
+    counts: dict[str, int] = {}
+    for t in members:
+        for w in dict.fromkeys(re.findall(r"[^\W_]+", (t.description or "").lower())):
+            if len(w) > 2 and w != group and w not in SUMMARY_STOPWORDS:
+                counts[w] = counts.get(w, 0) + 1
+    top = sorted(counts, key=lambda w: -counts[w])[:4]  # stable: ties keep first-seen order
+    return f"{line} - {', '.join(top)}" if top else line
 
 
 def first_user_message(opts: RenderOptions, body_sections: Sequence[str], tail: str) -> str:

@@ -59,6 +59,8 @@ class RenderOptions(TypedDict, total=False):
     output_tokens: int
     #: a turn's error message shown after it, in exact o200k tokens (``SubAgent(result_tokens=)``)
     result_tokens: int
+    #: the tool/ section's budget in exact o200k tokens (``SubAgent(tool_listing_tokens=)``)
+    tool_listing_tokens: int
 
 
 @dataclass(frozen=True)

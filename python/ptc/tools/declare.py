@@ -4,6 +4,7 @@ listed or named in a dict. One normalisation, :func:`tool_entries`, serves every
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -56,11 +57,12 @@ class Tool:
     and description; without them both come from type hints and the docstring's first line.
 
     What the tool does to the world is declared here too, for the host (none of it is shown
-    to the LLM): ``effect`` is ``"read"`` (the default) or ``"write"`` (it changes something
-    outside the run); ``max_calls`` caps its calls in one run (past it the run ends with a
-    ``ToolLimitError`` whose ``limit`` is ``"max_calls"``); ``approval``, ``deferred`` and
-    ``idempotent`` are declared for approvals and replay. ``approval=True`` on a read tool is
-    allowed: some reads are sensitive. A ``Tool`` is callable, as its function is.
+    to the LLM, except ``effect`` in the records of ``(tools "query")``): ``effect`` is
+    ``"read"`` (the default) or ``"write"`` (it changes something outside the run);
+    ``max_calls`` caps its calls in one run (past it the run ends with a ``ToolLimitError``
+    whose ``limit`` is ``"max_calls"``); ``approval``, ``deferred`` and ``idempotent`` are
+    declared for approvals and replay. ``approval=True`` on a read tool is allowed: some reads
+    are sensitive. A ``Tool`` is callable, as its function is.
     """
 
     fn: Callable[..., Any]
@@ -239,3 +241,32 @@ def tool_idempotent(tools: ToolsArg) -> list[str]:
     if tools is None or isinstance(tools, (str, bytes)):
         return []
     return [name for name, t in tool_entries(tools) if t.idempotent]
+
+
+#: One tool as ``(tools "query")`` and ``(doc tool/name)`` see it: its Lisp name, parameter
+#: names, signature text, whole description and effect.
+CatalogueEntry = tuple[str, list[str], str | None, str | None, str]
+
+
+def _tool_catalogue(described: list[ToolsArg]) -> list[CatalogueEntry]:
+    """The tools of ``described[0]`` as the core's catalogue reads them, in order (issue 33
+    §2). ``described`` is a one-item holder so that an agent can describe the tools it
+    declared instead of the wrappers its Session calls. Called by the core once, before the
+    first run that may read the catalogue; a tool whose signature cannot be worked out is
+    still listed, with no signature."""
+    tools = described[0]
+    if tools is None or isinstance(tools, (str, bytes)):
+        return []
+    out: list[CatalogueEntry] = []
+    for name, t in tool_entries(tools):
+        try:
+            spec = t.spec(name)
+        except (TypeError, ValueError):  # a signature the signature language cannot read
+            out.append((name, [], None, t.description, t.effect))
+            continue
+        doc = t.description
+        if doc is None and isinstance(t, Tool):
+            doc = inspect.getdoc(t.fn)
+            doc = doc.strip() or None if doc else None
+        out.append((name, list(spec.params), spec.signature, doc or spec.description, t.effect))
+    return out
