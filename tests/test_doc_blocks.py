@@ -93,6 +93,8 @@ SCRIPTS: dict[str, list[Script]] = {
         Script(anthropic=[clj("(return (count data/products))")]),
         # your own callable: defined, not yet called
         Script(),
+        # eager: the program streams, its read tool runs as its form completes
+        Script(openai=[clj('(def o (tool/orders "c-12"))\n(return (count o))')]),
         # watching a run
         Script(
             openai=[

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ptc.approvals import Policy
     from ptc.history import AsyncPostgresStore, Store
 from ptc.checking import check_with
+from ptc.eager import Eager, read_tools
 from ptc.errors import LispError
 from ptc.llm import (
     LLM,
@@ -167,6 +168,11 @@ class SubAgent:
     tool's line would take more exact o200k tokens, the tools are listed by name in groups (or
     only counted, by group), and programs look them up with ``(tools "words")`` and
     ``(doc tool/name)``; ``None`` lists every tool's line however long.
+    ``eager=True`` runs each top-level form of the program as soon as the streaming reply has
+    written it (an LLM that ``streams``: an adapter made with ``stream=True``): tools declared
+    ``effect="read"`` are called while the rest is still being written; write, approval and
+    deferred tools and sub-agents wait until the whole program has arrived and passed its
+    check. The turn's outcome is the one it has without ``eager`` (see :mod:`ptc.eager`).
     """
 
     def __init__(
@@ -192,6 +198,7 @@ class SubAgent:
         result_tokens: int | None = None,
         output_tokens: int | None = None,
         tool_listing_tokens: int | None = DEFAULT_TOOL_LISTING_TOKENS,
+        eager: bool = False,
     ) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             # MSG-003/MSG-007: the mission opens every USER message and is never removed, so a
@@ -228,6 +235,8 @@ class SubAgent:
         #: the tool/ section of the first message is at most this many o200k tokens, the
         #: tools found with (tools "words") past it (None: every tool's line, however long)
         self.tool_listing_tokens = _tokens_arg(tool_listing_tokens, "tool_listing_tokens")
+        #: complete top-level forms run while the reply streams (ptc.eager)
+        self.eager = checks.bool_arg(eager, "eager")
         # what a run reports to while it happens (ptc.observe), and where turns are saved
         self.hooks = Hooks(
             checks.callback_arg(on_turn, "on_turn", "Turn"),
@@ -480,6 +489,13 @@ class _Runner:
         self.sink = hooks.checkpoint
         self.observer = Observer(hooks, self.run_id, agent.name, config.llm)
         self.loop_ref: asyncio.AbstractEventLoop | None = None
+        #: the current request's early runs (SubAgent(eager=True)), and how long the calls
+        #: they made took (their real run is answered from their record)
+        self.eager: Eager | None = None
+        self.eager_ms: dict[str, float] = {}
+        # a speculative run is calling tools: they are not saved as the turn's in-flight calls
+        # (its real run is, and a crash before it asks the LLM again)
+        self.speculating = False
         # a checkpoint that keeps calls as they happen (see ptc.checkpoint.inflight)
         self._save_call: Callable[[str, dict[str, Any]], None] | None = getattr(
             self.sink, "save_call", None
@@ -572,7 +588,7 @@ class _Runner:
         def call(*args: Any, **kwargs: Any) -> Any:
             if self._replay is not None:
                 return self._replayed(name)
-            if self._save_call is not None:
+            if self._save_call is not None and not self.speculating:
                 return self._recorded_call(name, how, target, args, kwargs)
             if not observer.wants_tool_calls():
                 return target(*args, **kwargs)
@@ -763,9 +779,48 @@ class _Runner:
             f"cannot resume {run} from {where}: replaying turn {number} diverged: {_cut(why, 1000)}"
         )
 
+    # --- eager evaluation ------------------------------------------------------------
+
+    def listen(self) -> Eager | None:
+        """The ``on_text`` of this turn's LLM request: with ``eager=True`` and an LLM that
+        streams, what runs the program's complete forms as they arrive."""
+        if not self.agent.eager or not getattr(self.llm, "streams", False):
+            return None
+        only = read_tools(self.agent.tools)
+        if not only:  # nothing to call early: a pure form is evaluated again anyway
+            return None
+        self.eager = Eager(self.session, only, extract_program, self._speculating)
+        return self.eager
+
+    def _speculating(self) -> Callable[[], None]:
+        """Enters a speculative run: its calls are not saved as in-flight, and under ``arun``
+        its async tools are awaited on the run's loop. Returns what leaves it."""
+        self.speculating = True
+        loop, ref = self.loop_ref, self.session._loop_ref
+        if loop is not None:
+            ref.enter(loop)
+
+        def leave() -> None:
+            if loop is not None:
+                ref.leave()
+            self.speculating = False
+
+        return leave
+
+    def _drop_eager(self) -> None:
+        eager, self.eager = self.eager, None
+        if eager is not None:
+            eager.close()
+
     # --- the loop --------------------------------------------------------------------
 
     def loop(self) -> Generator[tuple[str, Any], Any, Step]:
+        try:
+            return (yield from self._loop())
+        finally:  # a run left mid-request: nothing of the reply goes on running
+            self._drop_eager()
+
+    def _loop(self) -> Generator[tuple[str, Any], Any, Step]:
         max_turns = self.context.max_turns
         if self.suspended is not None:  # a pending turn, resumed with the host's decisions
             turn = yield from self._resume_turn(self.suspended)
@@ -782,6 +837,7 @@ class _Runner:
             try:
                 reply, retries = yield ("llm", messages)
             except Exception as exc:
+                self._drop_eager()
                 # The request counts even though it failed: its messages are recorded above, so
                 # usage.llm_calls stays equal to len(step.messages), also after a resume.
                 self.usage = self.usage.add({}, attempts_of(exc) - 1)
@@ -835,10 +891,14 @@ class _Runner:
             )
 
         if program is None:
+            self._drop_eager()
             return unrun(None, TurnError("no_program", _no_program_message(reply.content)))
         found = check_with(program, self.check_tools, None, self.config.limits)
         if found.errors:  # nothing of it runs: no tool call happens, nothing is defined
+            self._drop_eager()
             return unrun(program, _check_error(found.errors))
+        eager, self.eager = self.eager, None
+        tape, self.eager_ms = eager.finish(program) if eager is not None else (None, {})
         save_started = getattr(self.sink, "save_started", None)
         if save_started is not None:  # a crash while it runs leaves the program to finish
             from ptc.checkpoint.inflight import started_record
@@ -850,9 +910,15 @@ class _Runner:
                 self.run_id,
                 started_record(number, reply.content, program, base["usage"], llm_ms, state),
             )
+            if tape is not None and self._save_call is not None:
+                # the calls made early, saved as ended: a crash in the real run answers them
+                for call in tape["calls"]:
+                    ended = {k: call[k] for k in ("result", "error") if k in call}
+                    record = {"turn": number, "id": call["id"], "tool": call["tool"]}
+                    self._save_call(self.run_id, {**record, "how": call["how"], **ended})
         t0 = time.perf_counter()
         try:
-            result = yield ("run", program)
+            result = yield ("run", program) if tape is None else ("eager", (program, tape))
         except Exception as exc:  # the core should not raise; keep the loop alive if it does
             return unrun(program, TurnError(getattr(exc, "type", "internal_error"), str(exc)))
         if result.outcome == "pending":
@@ -925,7 +991,8 @@ class _Runner:
                 c.args_text(lim, plim),
                 c.lazy_result if c.error is None else None,
                 c.error,
-                c.duration_ms,
+                # a call made early (eager) took the time it took then
+                self.eager_ms.get(c.id, c.duration_ms) if c.replayed else c.duration_ms,
                 c.decision,
             )
             for c in result.tool_calls
@@ -1113,10 +1180,13 @@ def _drive_sync_loop(runner: _Runner) -> Generator[Turn, None, Step]:
         kind, payload = request
         try:
             if kind == "llm":
-                response: Any = call_llm(runner.llm, payload, runner.config.retry)
+                response: Any = call_llm(runner.llm, payload, runner.config.retry, runner.listen())
             elif kind == "resume":
                 cont, decisions = payload
                 response = runner.session.resume(cont, decisions, lazy=runner.lazy)
+            elif kind == "eager":
+                program, tape = payload
+                response = runner.session._run_taped(program, tape, runner.lazy)
             else:
                 response = runner.session.run(payload, lazy=runner.lazy)
         except Exception as exc:
@@ -1171,12 +1241,17 @@ async def _drive_async_loop(runner: _Runner) -> AsyncGenerator[Turn | Step, None
         try:
             response: Any
             if kind == "llm":
-                response = await acall_llm(runner.llm, payload, runner.config.retry)
+                response = await acall_llm(
+                    runner.llm, payload, runner.config.retry, runner.listen()
+                )
             elif kind == "resume":
                 cont, decisions = payload
                 response = await asyncio.to_thread(
                     runner.session.resume, cont, decisions, lazy=runner.lazy
                 )
+            elif kind == "eager":
+                program, tape = payload
+                response = await runner.session._arun(program, None, None, runner.lazy, tape)
             else:
                 # off the event loop; cancelling the task cancels the run (Session.arun)
                 response = await runner.session.arun(payload, lazy=runner.lazy)

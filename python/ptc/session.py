@@ -282,6 +282,19 @@ class Session(_core.SessionBase):
         taken when it first ran)."""
         return self._core.run(source, None, None, lazy, gate, None)
 
+    def _speculate(
+        self, source: str, tape: dict[str, Any] | None, only: list[str], cancel: CancelToken
+    ) -> Result:
+        """A speculative run (:mod:`ptc.eager`): commits nothing, calls only the tools in
+        ``only`` (the others' calls wait), is answered from ``tape`` where it holds a call, and
+        keeps its own record (``Result._suspended()``)."""
+        return self._core.run(source, None, cancel, True, None, tape, only)
+
+    def _run_taped(self, source: str, tape: dict[str, Any] | None, lazy: bool = False) -> Result:
+        """The real run of a program whose first forms ran speculatively: answered from their
+        record (``tape``) wherever it holds a call."""
+        return self._core.run(source, None, None, lazy, None, tape)
+
     def _gate(self, approved: Plan | None) -> Any:
         """The gate of one run: the approved plan's, then the Session's policy (None: the
         Session's own)."""
@@ -374,6 +387,17 @@ class Session(_core.SessionBase):
     ) -> Result:
         """`run` without blocking the event loop: the run goes to a worker thread. Cancelling
         the awaiting task cancels this run (only this one), and the Session is left unchanged."""
+        return await self._arun(source, limits, cancel, lazy, None)
+
+    async def _arun(
+        self,
+        source: str,
+        limits: LimitsArg,
+        cancel: CancelToken | None,
+        lazy: bool,
+        tape: dict[str, Any] | None,
+    ) -> Result:
+        """`arun`, answered from ``tape`` where it holds a call (see `_run_taped`)."""
         if not isinstance(source, str):
             raise _not_str(source)
         import asyncio
@@ -384,7 +408,9 @@ class Session(_core.SessionBase):
         # the thread's future is awaited here, not through a task of its own: a task that
         # raises KeyboardInterrupt or SystemExit (from a tool) re-raises it out of the event
         # loop, past this coroutine and every other task on the loop
-        run = functools.partial(self._core.run, source, limits_dict(limits), token, lazy)
+        run = functools.partial(
+            self._core.run, source, limits_dict(limits), token, lazy, None, tape
+        )
         context = contextvars.copy_context()
         lineage = _core._tool_lineage()
         if lineage is not None:

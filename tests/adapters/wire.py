@@ -529,3 +529,17 @@ def serve(kind: type[WireServer]) -> Iterator[WireServer]:
         yield server
     finally:
         server.stop()
+
+
+#: The fields of a Step's dict that timing changes.
+TIMINGS = frozenset({"duration_ms", "llm_ms", "run_ms"})
+
+
+def untimed(value: Any) -> Any:
+    """A Step's dict (``step.to_dict()``) without the fields timing changes: two runs that did
+    the same compare equal."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
