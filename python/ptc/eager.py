@@ -34,6 +34,11 @@ from .session import CancelToken, Session
 #: when a piece holds one (an atom at top level ends at whitespace).
 _ENDS = frozenset(")]}\n")
 
+#: A prefix is looked for again only once the reply has grown by this fraction of its length
+#: since the last look: each look reads the whole reply, so a reply of n characters costs
+#: O(n log n) however finely it is cut, and a short one is looked at after every form.
+_GROWTH = 32
+
 
 class Eager:
     """The ``on_text`` of one LLM request that runs the program's complete forms early.
@@ -54,6 +59,8 @@ class Eager:
         # around each speculative run: e.g. lends it the event loop of an `arun` (async tools)
         self._enter = enter
         self._pieces: list[str] = []
+        self._length = 0  # characters received
+        self._looked = 0  # the length when a prefix was last looked for
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._generation = 0  # bumped by restart(): a run of an older reply is dropped
@@ -65,16 +72,24 @@ class Eager:
         self._stopped = False  # a run failed or waited: later prefixes are not run
         self._worker: threading.Thread | None = None
         self._cancel = CancelToken()
-        #: how many speculative runs were made (for tests and the trace)
+        #: how many times a prefix was looked for, and speculative runs made (for tests)
+        self.looks = 0
         self.runs = 0
 
     # --- the stream -------------------------------------------------------------------
 
     def __call__(self, piece: str) -> None:
         self._pieces.append(piece)
+        self._length += len(piece)
         if self._stopped or not _ENDS.intersection(piece):
             return
-        program = self._extract("".join(self._pieces))
+        if (self._length - self._looked) * _GROWTH < self._looked:
+            return
+        self._looked = self._length
+        self.looks += 1
+        text = "".join(self._pieces)
+        self._pieces = [text]
+        program = self._extract(text)
         if program is None:
             return
         source = program[: _core.complete_prefix(program)]
@@ -102,6 +117,7 @@ class Eager:
                 self._idle.wait()
             self._cancel = CancelToken()
             self._pieces.clear()
+            self._length = self._looked = 0
             self._queued, self._ran, self._source = None, "", ""
             self._record, self._stopped = None, False
             self._durations = {}

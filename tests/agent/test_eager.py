@@ -429,3 +429,41 @@ def test_arun_with_async_read_tools() -> None:
     fast = asyncio.run(main(True))
     assert calls == [1, 2]
     assert untimed(fast.to_dict()) == untimed(base.to_dict()) and fast.value == [2, 3]
+
+
+# --- hostile replies ------------------------------------------------------------------------
+
+
+def test_a_long_reply_in_tiny_pieces_is_looked_at_o_log_n_times() -> None:
+    """Each look reads the whole reply so far: 4,000 forms (70 KB) in random pieces are
+    looked at a few hundred times, not once per piece, and still end as without eager."""
+    forms = "\n".join(
+        f"(def v{k} (tool/lookup {k % 7}))" if k % 10 == 0 else f"(def v{k} (+ {k} 1))"
+        for k in range(4000)
+    )
+    text = fence(forms + "\n(return [v3990 v3999])")
+    looks: list[int] = []
+    from ptc import eager as eager_module
+
+    original = eager_module.Eager.finish
+
+    def finish(self: Any, program: str) -> Any:
+        looks.append(self.looks)
+        return original(self, program)
+
+    eager_module.Eager.finish = finish  # type: ignore[method-assign]
+    try:
+        _base, fast = same_outcome([text], 0)
+    finally:
+        eager_module.Eager.finish = original  # type: ignore[method-assign]
+    assert fast.value == [(3990 % 7) * 2, 4000]
+    assert len(text) > 70_000 and 100 < looks[0] < 500, looks
+
+
+def test_a_form_that_runs_past_the_time_limit_stops_the_early_runs() -> None:
+    """An early run that times out is not kept: the real run runs the program itself and
+    reaches the same timeout."""
+    text = fence("(def a (tool/lookup 1))\n(def b (loop [i 0] (recur (inc i))))\n(return a)")
+    limits = {"timeout_ms": 200, "loop_limit": 10**12}
+    _base, fast = same_outcome([text], 1, limits=limits)
+    assert fast.turns[0].error is not None and fast.turns[0].error.type == "timeout"
