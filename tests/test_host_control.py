@@ -841,8 +841,9 @@ def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
     freed objects: what converted is a prefix of the records, each as it was. (The check came
     between taking a list's next item and converting it: that item was read freed, a crash
     in about half the runs.)"""
-    out = _child(
-        """
+    # the timer may fire before the conversion has begun on a loaded machine (nothing then
+    # converts, which says nothing): up to four tries for one that fired during it
+    program = """
         import json, signal, ptc
         Session = ptc.Session  # imported before the timer is armed
         rows = [{"id": i, "tags": ["t%d" % i, [i, i + 1]], "v": i / 2} for i in range(600_000)]
@@ -862,10 +863,13 @@ def test_a_signal_handler_freeing_the_data_during_conversion() -> None:
         got = [r for c in s.run("data/rows").value.values() for r in c]
         print(json.dumps({"ran": bool(keep), "n": len(got), "prefix": got == expected[:len(got)]}))
         """
-    )
-    assert out["ran"], "the timer's handler did not run during the conversion"
+    for _ in range(4):
+        out = _child(program)
+        assert out["ran"], "the timer's handler did not run"
+        assert out["prefix"]  # every try: what converted is the records as they were
+        if 0 < out["n"] < 600_000:
+            break
     assert 0 < out["n"] < 600_000
-    assert out["prefix"]
 
 
 def test_a_signal_handler_freeing_a_split_list() -> None:
