@@ -81,6 +81,76 @@ fn ranked<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>, n: usiz
     out
 }
 
+/// Tools a message may list in full; past this many an unknown tool's error names the nearest
+/// and says how to search (a listing of hundreds of names would cost more than the program).
+pub const TOOLS_LISTED: usize = 20;
+
+/// How many tools an unknown tool's error names when it cannot list them all.
+const TOOLS_NEAREST: usize = 5;
+
+/// The `unknown_tool` error's message and hint for `name` among the tools `names`: every tool
+/// listed while they are few (`Unknown tool: geocod. Available tools: geocode, list-ports`),
+/// else the nearest by spelling, then by the words of the name they share, and the search.
+pub fn unknown_tool(name: &str, names: &[String]) -> (String, Option<String>) {
+    let hint =
+        closest(name, names.iter().map(String::as_str)).map(|h| format!("did you mean tool/{h}?"));
+    if names.len() <= TOOLS_LISTED {
+        let list = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        };
+        return (
+            format!("Unknown tool: {name}. Available tools: {list}"),
+            hint,
+        );
+    }
+    let mut near = nearest(name, names.iter().map(String::as_str), TOOLS_NEAREST);
+    if near.len() < TOOLS_NEAREST {
+        for c in sharing_words(name, names) {
+            if near.len() == TOOLS_NEAREST {
+                break;
+            }
+            if !near.iter().any(|n| n == c) {
+                near.push(c.to_string());
+            }
+        }
+    }
+    let n = names.len();
+    let search = "Find others with (tools \"words\")";
+    let message = if near.is_empty() {
+        format!("Unknown tool: {name}. None of the {n} tools is named alike. {search}.")
+    } else {
+        format!(
+            "Unknown tool: {name}. Nearest of the {n} tools: {}. {search}.",
+            near.join(", ")
+        )
+    };
+    (message, hint)
+}
+
+/// The names sharing words with `name` (its parts between `-`, `_`, `/` and `.`), most shared
+/// first, then in the order given.
+fn sharing_words<'c>(name: &str, names: &'c [String]) -> Vec<&'c str> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(['-', '_', '/', '.'])
+            .filter(|w| w.len() > 1)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let wanted = words(name);
+    let mut scored: Vec<(usize, usize, &str)> = names
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let shared = words(c).iter().filter(|w| wanted.contains(w)).count();
+            (shared > 0 && c != name).then_some((shared, i, c.as_str()))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, _, c)| c).collect()
+}
+
 /// The idiom for a well-known name from another language or from Clojure core outside the subset
 /// (`len`, `comp`, `format`, `Integer/parseInt`).
 pub fn absent_hint(name: &str) -> Option<String> {

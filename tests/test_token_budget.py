@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import ptc
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ptc import _core
@@ -284,3 +285,9 @@ def test_tiny_budgets() -> None:
     assert ptc.to_clojure(MILLION, max_tokens=1) == ("...", True)
     assert ptc.to_clojure(MILLION, max_tokens=0) == ("", True)
     assert ptc.to_clojure(12345678901234, max_tokens=1) == ("...", True)
+
+
+@pytest.mark.parametrize("root", ["", "  "])
+def test_a_blank_root_is_refused(root: str) -> None:
+    with pytest.raises(ValueError, match="root is the expression that reads the value"):
+        ptc.to_clojure(list(range(100)), max_tokens=10, root=root)

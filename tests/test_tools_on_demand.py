@@ -430,3 +430,72 @@ def test_a_core_session_without_descriptions_knows_the_names_only() -> None:
         '[{:name "tool/lookup", :doc nil, :signature nil, :effect nil}]'
     )
     assert core.run('(mapv :name (tools "look"))').value == ["tool/lookup"]
+
+
+# --- an unknown tool among many --------------------------------------------------------------
+
+
+def named(name: str) -> Any:
+    def fn(x: int = 0) -> int:
+        return x
+
+    fn.__name__ = name.replace("-", "_")
+    fn.__doc__ = f"The {name} tool."
+    return fn
+
+
+FILLERS = [named(f"misc-filler-{chr(97 + i)}") for i in range(18)]
+TWENTY_ONE = [named("billing-get-invoice"), named("billing-refund-invoice"), named("crm-note")]
+TWENTY_ONE += FILLERS
+
+
+@pytest.mark.parametrize(
+    ("call", "message", "hint"),
+    [
+        (
+            "(tool/refund-invoice 1)",
+            "Unknown tool: refund-invoice. Nearest of the 21 tools: billing-refund-invoice, "
+            'billing-get-invoice. Find others with (tools "words").',
+            None,
+        ),
+        (
+            "(tool/billing-refund-invoce 1)",
+            "Unknown tool: billing-refund-invoce. Nearest of the 21 tools: "
+            'billing-refund-invoice, billing-get-invoice. Find others with (tools "words").',
+            "did you mean tool/billing-refund-invoice?",
+        ),
+        (
+            "(tool/zzz 1)",
+            "Unknown tool: zzz. None of the 21 tools is named alike. "
+            'Find others with (tools "words").',
+            None,
+        ),
+    ],
+)
+def test_past_twenty_tools_an_unknown_one_names_the_nearest(
+    call: str, message: str, hint: str | None
+) -> None:
+    s = ptc.Session(tools=TWENTY_ONE)
+    r = s.run(call)
+    assert r.error is not None and r.error.type == "unknown_tool"
+    assert (r.error.message, r.error.hint) == (message, hint)
+    found = s.check(call).errors  # check reports what the run would
+    assert [(e.type, e.message, e.hint) for e in found] == [("unknown_tool", message, hint)]
+
+
+def test_twenty_tools_are_still_listed_in_full() -> None:
+    tools = [named("crm-note"), *[named(f"misc-filler-{chr(97 + i)}") for i in range(19)]]
+    r = ptc.Session(tools=tools).run("(tool/nope)")
+    names = ", ".join(["crm-note", *(f"misc-filler-{chr(97 + i)}" for i in range(19))])
+    assert r.error is not None
+    assert r.error.message == f"Unknown tool: nope. Available tools: {names}"
+
+
+def test_five_at_most_are_named() -> None:
+    tools = [named(f"report-part-{i}") for i in range(30)]
+    r = ptc.Session(tools=tools).run("(tool/report-summary)")
+    assert r.error is not None
+    assert r.error.message == (
+        "Unknown tool: report-summary. Nearest of the 30 tools: report-part-0, report-part-1, "
+        'report-part-2, report-part-3, report-part-4. Find others with (tools "words").'
+    )

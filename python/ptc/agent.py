@@ -539,7 +539,11 @@ class _Runner:
             raise ValueError("the mission is empty after filling the prompt's placeholders")
         self.context = RunContext(
             mission=mission,
-            system_prompt=agent.system_prompt or default_system_prompt(),
+            # the line on elision markers only where budgets make them: the default stays as it is
+            system_prompt=agent.system_prompt
+            or default_system_prompt(
+                agent.result_tokens is not None or agent.output_tokens is not None
+            ),
             max_turns=agent.max_turns,
             tools=tuple(t.spec(n) for n, t in agent.tools),
             data=tuple(self._data_entry(k) for k in self.session.data_keys),

@@ -250,12 +250,9 @@ def _near(name: str, names: Sequence[str]) -> str | None:
 
 
 def _unknown_tool(name: str, names: Sequence[str], line: int | None, col: int | None) -> LispError:
-    listed = ", ".join(names) if names else "none"
-    near = _near(name, names)
-    hint = f"did you mean tool/{near}?" if near else None
-    return UnknownTool(
-        "unknown_tool", f"Unknown tool: {name}. Available tools: {listed}", hint, line, col, None
-    )
+    """The error a run reports for a call of a tool that does not exist (the core's words)."""
+    message, hint = _core._unknown_tool(name, list(names))
+    return UnknownTool("unknown_tool", message, hint, line, col, None)
 
 
 #: Parameter kinds whose calls the checks do not judge: a rest of arguments, named-only or

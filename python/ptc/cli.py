@@ -371,6 +371,13 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_int,
         help="print each answer's value within N exact o200k tokens (default: 4,000 characters)",
     )
+    mcp_p.add_argument(
+        "--tool-listing-tokens",
+        type=_positive_int,
+        default=1500,
+        help="past N exact o200k tokens the tool's description lists the host tools by group, "
+        'found with (tools "words") (default: 1500)',
+    )
     return parser
 
 
@@ -605,7 +612,12 @@ def _mcp(args: argparse.Namespace) -> int:
     from .integrations import ProgramTool
 
     session = _session(args)
-    tool = ProgramTool.from_session(session, name=args.name, result_tokens=args.result_tokens)
+    tool = ProgramTool.from_session(
+        session,
+        name=args.name,
+        result_tokens=args.result_tokens,
+        tool_listing_tokens=args.tool_listing_tokens,
+    )
     server = tool.mcp_server()
     # SIGINT ends the server at once, as SIGTERM does. asyncio's own handler only cancels the
     # main task, which then waited on the stdin reader (a blocking read in a thread), so Ctrl-C

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from ptc.compression._format import error_echo, namespace_sections
-from ptc.compression.base import DataEntry
+from ptc.compression.base import DataEntry, RenderOptions
 from ptc.limits import LimitsArg
 from ptc.prompts import tool_prompt
 from ptc.session import Result, Session
@@ -81,12 +81,16 @@ class ProgramTool:
         keep_definitions: bool = True,
         approve: Any = None,
         result_tokens: int | None = None,
+        tool_listing_tokens: int | None = 1500,
     ) -> None:
         from ptc.agent import _tokens_arg
 
         self.name = name
         #: the value of an answer within this many exact o200k tokens (None: 4,000 characters)
         self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
+        #: the description's tool/ section within this many exact o200k tokens, the tools found
+        #: with (tools "words") past it (None: every tool's line, however long)
+        self.tool_listing_tokens = _tokens_arg(tool_listing_tokens, "tool_listing_tokens")
         self.data = dict(data or {})
         self._tools_arg = tools
         self.tools = normalize_tools(tools)
@@ -105,7 +109,12 @@ class ProgramTool:
 
     @classmethod
     def from_session(
-        cls, session: Session, *, name: str = "run_program", result_tokens: int | None = None
+        cls,
+        session: Session,
+        *,
+        name: str = "run_program",
+        result_tokens: int | None = None,
+        tool_listing_tokens: int | None = 1500,
     ) -> ProgramTool:
         from ptc.agent import _tokens_arg
 
@@ -114,6 +123,7 @@ class ProgramTool:
         self._tools_arg, self.approve = session._tools_arg, session._approve
         self.keep_definitions = True
         self.result_tokens = _tokens_arg(result_tokens, "result_tokens")
+        self.tool_listing_tokens = _tokens_arg(tool_listing_tokens, "tool_listing_tokens")
         self._session = session
         self._lock = threading.Lock()
         self._waiting = {}
@@ -133,8 +143,12 @@ class ProgramTool:
         for key in self._session.data_keys:
             d = self._session.describe_data(key)
             data.append(DataEntry(key, d.type, None if key.startswith("_") else d.sample))
-        sections = namespace_sections({"tools": specs, "data": tuple(data)})
-        return "\n\n".join([tool_prompt(self.keep_definitions), *(sections or [NOTHING_GIVEN])])
+        opts: RenderOptions = {"tools": specs, "data": tuple(data)}
+        if self.tool_listing_tokens is not None:
+            opts["tool_listing_tokens"] = self.tool_listing_tokens
+        sections = namespace_sections(opts)
+        guide = tool_prompt(self.keep_definitions, self.result_tokens is not None)
+        return "\n\n".join([guide, *(sections or [NOTHING_GIVEN])])
 
     @property
     def parameters(self) -> dict[str, Any]:

@@ -132,18 +132,10 @@ impl<'a> Interp<'a> {
     pub fn call_tool(&mut self, name: &Str, args: &mut [Value]) -> EvalResult {
         self.refuse_effect()?;
         if !self.host.has_tool(name) {
-            let names = self.host.tool_names();
-            let list = if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            };
-            let mut e = Error::new(
-                ErrorKind::UnknownTool,
-                format!("Unknown tool: {name}. Available tools: {list}"),
-            );
-            if let Some(h) = hints::closest(name, names.iter().map(String::as_str)) {
-                e = e.with_hint(format!("did you mean tool/{h}?"));
+            let (message, hint) = hints::unknown_tool(name, &self.host.tool_names());
+            let mut e = Error::new(ErrorKind::UnknownTool, message);
+            if let Some(h) = hint {
+                e = e.with_hint(h);
             }
             return Err(e.into());
         }

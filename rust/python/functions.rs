@@ -46,6 +46,13 @@ pub(super) fn within<P: crate::format::Printable>(
     let Some(max_tokens) = max_tokens else {
         return Ok(print(v, opts));
     };
+    if root.is_some_and(|r| r.trim().is_empty()) {
+        // a marker would read `(drop 10 )`: no expression, so no way to the rest
+        return Err(PyValueError::new_err(
+            "root is the expression that reads the value (\"*1\", \"data/orders\", a name the \
+             program defined); got blank text (leave it out for markers without one)",
+        ));
+    }
     let budget = crate::budget::Budget {
         max_tokens,
         encoding,
@@ -133,6 +140,13 @@ pub(super) fn count_tokens(py: Python<'_>, text: &str, encoding: &str) -> PyResu
     guarded(py, || {
         Ok(py.detach(move || crate::tokens::count_tokens(&text, &enc).unwrap_or(0)))
     })
+}
+
+/// The `unknown_tool` error's message and hint (`crate::hints::unknown_tool`), for `check`,
+/// which reports the error the run would.
+#[pyfunction]
+pub(super) fn _unknown_tool(name: &str, names: Vec<String>) -> (String, Option<String>) {
+    crate::hints::unknown_tool(name, &names)
 }
 
 /// How many characters of `text` are whole top-level forms that more text cannot change

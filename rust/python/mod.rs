@@ -67,6 +67,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtins, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(complete_prefix, m)?)?;
+    m.add_function(wrap_pyfunction!(_unknown_tool, m)?)?;
     m.add_function(wrap_pyfunction!(prompt_functions, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;

@@ -141,3 +141,30 @@ def test_an_error_message_is_cut_to_the_result_budget() -> None:
     )
     assert len(head) >= longest * 0.8
     assert step.context.result_tokens == 25
+
+
+# --- the system prompt's line on the markers -------------------------------------------------
+
+MARKERS = (
+    "- `...N more` and `...N earlier lines` mark what is not shown: `def` values and read the rest"
+    "\n  with `drop`, `subs`, `get-in`."
+)
+
+
+def system_of(**kw: object) -> str:
+    llm = ScriptedLLM(["```clojure\n(return 1)\n```"])
+    ptc.SubAgent("go", llm=llm, **kw).run()  # type: ignore[arg-type]
+    return llm.calls[0][0]["content"]
+
+
+@pytest.mark.parametrize("budget", [{"result_tokens": 50}, {"output_tokens": 50}])
+def test_with_a_budget_the_system_prompt_explains_the_markers(budget: dict[str, int]) -> None:
+    text = system_of(**budget)
+    after = "  samples, so print what you need to see.\n"
+    assert after + MARKERS + "\n" in text
+    assert _core.count_tokens(text, "o200k_base") <= 900
+    assert text.replace(MARKERS + "\n", "") == system_of()  # otherwise the default prompt
+
+
+def test_without_a_budget_the_system_prompt_says_nothing_of_markers() -> None:
+    assert "...N more" not in system_of()

@@ -50,3 +50,52 @@ def test_the_mcp_command_takes_the_budget() -> None:
     assert args.result_tokens == 500
     with pytest.raises(SystemExit):
         _parser().parse_args(["mcp", "--result-tokens", "0"])
+
+
+# --- the description: markers explained, tools listed within a budget ------------------------
+
+ELIDED = (
+    "A long value comes back in part: `...N more` (items, keys or chars) says how much is not"
+    "\nshown; to see the rest, return that part of it (`drop`, `subs`, `get-in`)."
+)
+
+
+def test_with_a_budget_the_description_explains_the_markers() -> None:
+    assert ELIDED in ProgramTool(result_tokens=25).description
+    assert ELIDED not in ProgramTool().description
+    assert ELIDED in ProgramTool.from_session(ptc.Session(), result_tokens=9).description
+
+
+def many_tools(n: int) -> list[object]:
+    """``n`` tools with long descriptions: the listing of every line is far over 1,500 tokens."""
+    tools = []
+    for i in range(n):
+
+        def fn(x: int) -> int:
+            return x
+
+        fn.__name__ = f"domain{i % 7}_entity{i}_fetch"
+        fn.__doc__ = f"Fetches entity {i} of domain {i % 7} with its history, owners, audit trail."
+        tools.append(fn)
+    return tools
+
+
+def test_many_tools_are_listed_by_group_within_the_budget() -> None:
+    tools = many_tools(300)
+    full = ProgramTool(tools=tools, tool_listing_tokens=None).description
+    short = ProgramTool(tools=tools).description
+    listing = short[short.index(";; === tool/ ===") :]
+    assert _core.count_tokens(full, "o200k_base") > 6_000
+    assert _core.count_tokens(listing, "o200k_base") <= 1_500
+    assert '(tools "words")' in listing
+    # a budget too small even for the names: only the groups' counts (300 = 6 x 43 + 42)
+    tiny = ProgramTool.from_session(ptc.Session(tools=tools), tool_listing_tokens=40).description
+    counts = ", ".join(f"domain{g} ({43 if g < 6 else 42})" for g in range(7))
+    assert f";; === tool/ ===\n;; 300 tools in 7 groups: {counts}\n;; Find tools with" in tiny
+
+
+def test_the_mcp_command_takes_the_listing_budget() -> None:
+    assert _parser().parse_args(["mcp"]).tool_listing_tokens == 1500
+    assert _parser().parse_args(["mcp", "--tool-listing-tokens", "300"]).tool_listing_tokens == 300
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["mcp", "--tool-listing-tokens", "0"])

@@ -37,11 +37,24 @@ def _render(name: str) -> str:
     return text.replace(FUNCTIONS_SLOT, _function_list(100 - column))
 
 
+#: After which line of the guide the line on elision markers goes (``elided=True``).
+_ELIDED_AFTER = "  samples, so print what you need to see."
+_ELIDED = (
+    "- `...N more` and `...N earlier lines` mark what is not shown: `def` values and read the rest"
+    "\n  with `drop`, `subs`, `get-in`."
+)
+
+
 @cache
-def system_prompt() -> str:
+def system_prompt(elided: bool = False) -> str:
     """The default SYSTEM message: a concise PTC-Lisp guide, identical on every turn (MSG-006).
-    Its list of useful functions is generated from the core's builtins module."""
-    return _render("system.md")
+    Its list of useful functions is generated from the core's builtins module. ``elided``
+    adds the line on the markers of results and output shown within a token budget
+    (``SubAgent(result_tokens=, output_tokens=)``)."""
+    text = _render("system.md")
+    if elided:
+        text = text.replace(_ELIDED_AFTER, f"{_ELIDED_AFTER}\n{_ELIDED}", 1)
+    return text
 
 
 #: Where tool.md says whether definitions outlive a call.
@@ -56,14 +69,25 @@ _FRESH = (
 )
 
 
+#: Where tool.md's "What comes back" ends: the line on elision markers goes after it.
+_TOOL_ELIDED_AFTER = "definitions: fix it and call again."
+_TOOL_ELIDED = (
+    "A long value comes back in part: `...N more` (items, keys or chars) says how much is not"
+    "\nshown; to see the rest, return that part of it (`drop`, `subs`, `get-in`)."
+)
+
+
 @cache
-def tool_prompt(keep_definitions: bool = True) -> str:
+def tool_prompt(keep_definitions: bool = True, elided: bool = False) -> str:
     """The description of a tool that runs PTC-Lisp programs, for the model calling it (MCP
     ``tools/list``, a function-calling schema): what the tool does, its one argument, what a
     program can read, what comes back and the language guide. The ``tool/`` and ``data/``
     sections go after it. Unlike :func:`system_prompt` it asks for no reply format: the caller
     sends the program as the tool's argument."""
-    return _render("tool.md").replace(DEFINITIONS_SLOT, _KEPT if keep_definitions else _FRESH)
+    text = _render("tool.md").replace(DEFINITIONS_SLOT, _KEPT if keep_definitions else _FRESH)
+    if elided:  # answers within result_tokens (ProgramTool(result_tokens=))
+        text = text.replace(_TOOL_ELIDED_AFTER, f"{_TOOL_ELIDED_AFTER}\n{_TOOL_ELIDED}", 1)
+    return text
 
 
 __all__ = ["system_prompt", "tool_prompt"]
