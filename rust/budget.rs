@@ -18,11 +18,9 @@
 //! or a key that cannot be written, it is left out. Removing every marker leaves text that
 //! reads back as PTC-Lisp.
 
-use std::fmt::Write;
-
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::format::{escape_into, float_repr, grapheme_prefix_len, Printable, Shape};
+use crate::format::{escape_into, grapheme_prefix_len, Printable, Shape};
 
 /// What to fit and how.
 #[derive(Clone, Copy, Debug)]
@@ -325,22 +323,11 @@ impl Render<'_> {
 
     fn node_inner<P: Printable>(&mut self, v: &P, depth: usize) {
         match v.shape() {
-            Shape::Nil => self.out.push_str("nil"),
-            Shape::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
-            Shape::Int(i) => {
-                let _ = write!(self.out, "{i}");
-            }
-            Shape::BigInt(s) => self.out.push_str(&s),
-            Shape::Float(f) => self.out.push_str(&float_repr(f)),
-            Shape::Keyword(k) => {
-                self.out.push(':');
-                self.out.push_str(&k);
-            }
-            Shape::Raw(r) => self.out.push_str(&r),
             Shape::Str(s) => self.string(&s, depth),
             Shape::Vector(n) => self.seq(v, n, depth, "[", "]", false),
             Shape::Set(n) => self.seq(v, n, depth, "#{", "}", true),
             Shape::Map(n) => self.map(v, n, depth),
+            atom => atom.write_atom(&mut self.out),
         }
     }
 

@@ -28,6 +28,29 @@ pub enum Shape<'a> {
     Raw(Cow<'a, str>),
 }
 
+impl Shape<'_> {
+    /// Prints an atom: anything but a string or a collection, which each printer shows in its
+    /// own way (cut, elided). The one place atoms are spelled.
+    pub fn write_atom(&self, out: &mut String) {
+        match self {
+            Shape::Nil => out.push_str("nil"),
+            Shape::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Shape::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Shape::BigInt(s) => out.push_str(s),
+            Shape::Float(f) => out.push_str(&float_repr(*f)),
+            Shape::Keyword(k) => {
+                out.push(':');
+                out.push_str(k);
+            }
+            Shape::Raw(r) => out.push_str(r),
+            // each printer matches these before atoms: nothing to write here
+            Shape::Str(_) | Shape::Vector(_) | Shape::Set(_) | Shape::Map(_) => {}
+        }
+    }
+}
+
 pub trait Printable: Sized {
     fn shape(&self) -> Shape<'_>;
     /// The first `n` items of a vector or set.
@@ -210,22 +233,11 @@ impl Printer {
 
     fn node_inner<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
         match v.shape() {
-            Shape::Nil => self.out.push_str("nil"),
-            Shape::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
-            Shape::Int(i) => {
-                let _ = write!(self.out, "{i}");
-            }
-            Shape::BigInt(s) => self.out.push_str(&s),
-            Shape::Float(f) => self.out.push_str(&float_repr(f)),
             Shape::Str(s) => self.string(&s, str_budget),
-            Shape::Keyword(k) => {
-                self.out.push(':');
-                self.out.push_str(&k);
-            }
-            Shape::Raw(r) => self.out.push_str(&r),
             Shape::Vector(n) => self.seq(v, n, "[", "]", str_budget),
             Shape::Set(n) => self.seq(v, n, "#{", "}", str_budget),
             Shape::Map(n) => self.map(v, n, str_budget),
+            atom => atom.write_atom(&mut self.out),
         }
     }
 

@@ -28,6 +28,7 @@ def test_the_package_has_the_submodules_this_test_expects() -> None:
         "cli",
         "compression",
         "demo",
+        "eager",
         "errors",
         "history",
         "integrations",

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from . import cli as cli
     from . import compression as compression
     from . import demo as demo
+    from . import eager as eager
     from . import history as history
     from . import integrations as integrations
     from . import limits as limits
@@ -137,6 +138,7 @@ _SUBMODULES = frozenset(
         "cli",
         "compression",
         "demo",
+        "eager",
         "errors",
         "history",
         "integrations",

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _core
-from .session import CancelToken, Session
+from ._core import CancelToken
+from .session import Session
 
 #: Characters after which a top-level form may have just ended: a prefix is looked for only
 #: when a piece holds one (an atom at top level ends at whitespace).

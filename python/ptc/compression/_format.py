@@ -100,16 +100,9 @@ def output_lines(prints: Sequence[str], max_chars: int, max_tokens: int | None =
     if kept:
         return [*_earlier(len(lines) - len(kept)), *kept]
     # not even the newest entry fits: its head, as long as fits
-    newest, earlier = lines[-1], _earlier(len(lines) - 1)
-    lo, hi = 0, len(newest)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _tokens("\n".join([*earlier, _head(newest, mid)])) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    shown = [*earlier, _head(newest, lo)]
-    return shown if _tokens("\n".join(shown)) <= max_tokens else []
+    earlier = _earlier(len(lines) - 1)
+    head = _longest_head(lines[-1], max_tokens, earlier)
+    return [] if head is None else [*earlier, head]
 
 
 def _earlier(n: int) -> list[str]:
@@ -122,6 +115,24 @@ def _head(line: str, n: int) -> str:
 
 def _tokens(text: str) -> int:
     return _core.count_tokens(text, "o200k_base")
+
+
+def _longest_head(text: str, max_tokens: int, before: Sequence[str] = ()) -> str | None:
+    """The longest head of ``text`` marked ``...N more chars`` that fits ``max_tokens`` exact
+    o200k tokens after the lines ``before`` (bisection: a longer head never costs fewer
+    tokens); None when not even the marker alone fits."""
+
+    def fits(n: int) -> bool:
+        return _tokens("\n".join([*before, _head(text, n)])) <= max_tokens
+
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return _head(text, lo) if fits(lo) else None
 
 
 def namespace_sections(opts: RenderOptions) -> list[str]:
@@ -246,15 +257,7 @@ def fit_text(text: str, max_tokens: int) -> str:
     head that fits with ``...N more chars`` after it (empty when not even the marker fits)."""
     if _tokens(text) <= max_tokens:
         return text
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _tokens(_head(text, mid)) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    shown = _head(text, lo)
-    return shown if _tokens(shown) <= max_tokens else ""
+    return _longest_head(text, max_tokens) or ""
 
 
 def error_feedback(
