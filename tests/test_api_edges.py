@@ -112,7 +112,7 @@ def test_import_ptc_leaves_the_heavy_modules_unloaded() -> None:
     code = (
         "import sys; before = set(sys.modules); import ptc; "
         "print(sorted(m for m in ('asyncio', 'sqlite3', 'concurrent.futures', 'ptc.agent',"
-        " 'ptc.history', 'ptc.tooltypes', 'typing', 'dataclasses', 'inspect', 'ptc.session',"
+        " 'ptc.history', 'typing', 'dataclasses', 'inspect', 'ptc.session',"
         " 'ptc.limits') if m in sys.modules and m not in before))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -41,7 +41,6 @@ def test_the_package_has_the_submodules_this_test_expects() -> None:
         "session",
         "step",
         "tools",
-        "tooltypes",
         "trace",
         "turn",
     ]

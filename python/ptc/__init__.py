@@ -73,7 +73,6 @@ if TYPE_CHECKING:
     from . import session as session
     from . import step as step
     from . import tools as tools
-    from . import tooltypes as tooltypes
     from . import trace as trace
     from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
@@ -151,7 +150,6 @@ _SUBMODULES = frozenset(
         "session",
         "step",
         "tools",
-        "tooltypes",
         "trace",
         "turn",
     }

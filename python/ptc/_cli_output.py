@@ -21,12 +21,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .errors import LispError
+from .errors import LispError, PtcError
 
 EX_OK, EX_ERROR, EX_FAIL = 0, 1, 2
 
 
-class JsonKeysCollide(ValueError):
+class JsonKeysCollide(PtcError, ValueError):
     """A map whose keys are not all distinct once written as JSON object keys (text): ``--json``
     refuses it rather than keep one entry of each colliding pair."""
 

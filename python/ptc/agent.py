@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ptc.history import AsyncPostgresStore, Store
 from ptc.checking import check_with
 from ptc.eager import Eager, read_tools
-from ptc.errors import LispError
+from ptc.errors import LispError, PtcError
 from ptc.llm import (
     LLM,
     LLMReply,
@@ -101,7 +101,7 @@ def _no_program_message(reply: str) -> str:
     )
 
 
-class SubAgentError(RuntimeError):
+class SubAgentError(PtcError, RuntimeError):
     """A sub-agent used as a tool did not succeed; the parent sees it as a tool error."""
 
 

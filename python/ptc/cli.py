@@ -17,6 +17,8 @@ Values are printed by the core's own printer (``Result.preview``): what a run sh
 program's value, string keys quoted and ``#'x`` for a var, never its Python conversion.
 
 How a run is shown (the core's printer, ``--json``'s one document) is in ``_cli_output``.
+Why one module over 600 lines: the parser and the subcommands it dispatches to share their
+option checks and exit codes; each subcommand is a short function over them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ptc.errors import PtcError
+
 from ._cli_output import (
     EX_ERROR,
     EX_OK,
@@ -42,11 +46,11 @@ from .session import Session
 EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
 
 
-class UsageError(Exception):
+class UsageError(PtcError):
     """A mistake on the command line: exit 64 with the message, no traceback."""
 
 
-class InputError(Exception):
+class InputError(PtcError):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code

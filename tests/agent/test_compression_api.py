@@ -154,9 +154,7 @@ def test_the_options_of_the_instance_are_the_ones_rendered():
     assert "two" in user["content"] and "one" not in user["content"]
 
 
-def test_the_old_name_of_chat_messages_warns() -> None:
+def test_the_old_name_of_chat_messages_is_gone() -> None:
     import ptc.compression
 
-    with pytest.warns(DeprecationWarning, match="use ptc.compression.ChatMessage"):
-        old = ptc.compression.Message
-    assert old is ptc.compression.ChatMessage
+    assert not hasattr(ptc.compression, "Message")

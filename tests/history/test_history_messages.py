@@ -236,11 +236,11 @@ def test_unsupported_role_is_an_error():
         to_messages([42])  # type: ignore[list-item]
 
 
-def test_the_old_name_of_chat_tool_calls_warns():
+def test_the_old_names_are_gone() -> None:
+    """Renamed before any release: no shim keeps the old names."""
     import ptc.history
     import ptc.history.messages
 
-    with pytest.warns(DeprecationWarning, match="use ptc.history.ChatToolCall"):
-        assert ptc.history.ToolCall is ptc.history.ChatToolCall
-    with pytest.warns(DeprecationWarning):
-        assert ptc.history.messages.ToolCall is ptc.history.ChatToolCall
+    assert not hasattr(ptc.history, "ToolCall")
+    assert not hasattr(ptc.history.messages, "ToolCall")
+    assert not hasattr(ptc.history.messages, "to_messages")  # lives in ptc.history.codecs

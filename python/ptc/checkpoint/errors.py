@@ -70,7 +70,7 @@ def _short(v: Any, limit: int = 300) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
-class RunLockedError(RuntimeError):
+class RunLockedError(PtcError, RuntimeError):
     """Another worker is resuming (running) this run: only one may at a time."""
 
 

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ptc.compression.base import (
     DEFAULT_OPTIONS,
     ChatMessage,
@@ -41,9 +39,3 @@ __all__ = [
     "register",
     "strategy_by_name",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    from ptc.compression import base
-
-    return getattr(base, name)  # `Message`: deprecated, with a warning

@@ -9,16 +9,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypedDict, cast, runtime_checkable
 
 from ptc import _core, _records
-from ptc._deprecated import renamed
 from ptc.turn import MemoryEntry, Turn
 
 #: A chat message as a strategy renders it and ``Step.messages`` holds it: a plain
 #: ``{"role": ..., "content": ...}`` dict (``ptc.history.Message`` is the rich message model).
 ChatMessage = dict[str, str]
-
-
-# the old name, easily confused with ptc.history.Message
-__getattr__ = renamed("ptc.compression", "Message", "ChatMessage", ChatMessage)
 
 
 @dataclass(frozen=True)

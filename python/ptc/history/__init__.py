@@ -19,8 +19,6 @@ subpackage depends on the standard library only, except PostgreSQL, which needs 
 
 from __future__ import annotations
 
-from ptc._deprecated import renamed
-
 from .anthropic_codec import from_anthropic, to_anthropic
 from .base import (
     DeterministicSummarizer,
@@ -182,7 +180,3 @@ __all__ = [
     "usage_tokens",
     "validate",
 ]
-
-
-# the old name, easily confused with ptc.ToolCall (a program's call of a host tool)
-__getattr__ = renamed("ptc.history", "ToolCall", "ChatToolCall", ChatToolCall)

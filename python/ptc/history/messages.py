@@ -236,34 +236,3 @@ class Message:
         others = tuple(p for p in self.parts if type(p) is not TextPart)
         style: ContentStyle = "parts" if others or self.content_style == "parts" else "str"
         return replace(self, parts=(TextPart(text), *others), content_style=style)
-
-
-# The codecs lived in this module before; their names still resolve here.
-_MOVED = {
-    "to_messages": "codecs",
-    "detect_shape": "codecs",
-    "to_shape": "codecs",
-    "from_openai": "openai_codec",
-    "to_openai": "openai_codec",
-    "message_from_openai": "openai_codec",
-    "message_to_openai": "openai_codec",
-    "parse_openai_fields": "openai_codec",
-    "from_anthropic": "anthropic_codec",
-    "to_anthropic": "anthropic_codec",
-    "as_message_list": "_checks",
-    "short_repr": "_checks",
-    "describe": "_checks",
-    "REPR_LIMIT": "_checks",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ToolCall":
-        import ptc.history
-
-        return ptc.history.ToolCall  # deprecated: warns
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"ptc.history.{_MOVED[name]}"), name)
-    raise AttributeError(f"module 'ptc.history.messages' has no attribute {name!r}")

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self, cast
 
+from ptc.errors import PtcError
+
 from ._checks import as_message_list, describe, location, short_repr
 from .messages import Message
 from .openai_codec import from_openai, message_from_openai, message_to_openai
@@ -303,7 +305,7 @@ def stored_message(r: Sequence[Any]) -> StoredMessage:
     return StoredMessage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], msg)
 
 
-class KeyReusedError(ValueError):
+class KeyReusedError(PtcError, ValueError):
     """A keyed write whose key already names a different batch of the same agent's messages:
     a key is for retrying one write, so new messages need a new key."""
 
@@ -394,11 +396,11 @@ MAX_QUERY_CHARS = 1_000
 MAX_ROWS = 2**63 - 1
 
 
-class SearchQueryTooLong(ValueError):
+class SearchQueryTooLong(PtcError, ValueError):
     """A search query longer than :data:`MAX_QUERY_CHARS` characters."""
 
 
-class SearchTimeout(TimeoutError):
+class SearchTimeout(PtcError, TimeoutError):
     """A search that ran past its ``timeout`` and was stopped (SQLite: interrupted; PostgreSQL:
     cancelled by ``statement_timeout``); nothing is returned of it."""
 

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptc.errors import PtcError
+
 logger = logging.getLogger("ptc")
 
 
-class LLMError(Exception):
+class LLMError(PtcError):
     """The LLM could not be called, or its reply had no usable shape."""
 
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ptc.errors import PtcError
 from ptc.llm.reply import normalize_reply
 
 Reply = Any  # str | {"content": ..., "usage": ...} | Exception | callable(messages) -> reply
@@ -18,7 +19,7 @@ Reply = Any  # str | {"content": ..., "usage": ...} | Exception | callable(messa
 StreamChunks = int | Callable[[str], Iterable[str]]
 
 
-class ScriptExhausted(AssertionError):
+class ScriptExhausted(PtcError, AssertionError):
     """The agent asked for more replies than the script holds."""
 
 

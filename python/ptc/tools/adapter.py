@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ptc import _core
+from ptc.errors import PtcError
 
 if TYPE_CHECKING:
     from ptc.tools.declare import ToolsArg
@@ -123,7 +124,7 @@ async def _in_lineage(awaitable: Awaitable[Any], lineage: Any) -> Any:
         _core._LINEAGE.reset(token)
 
 
-class RunEnded(TimeoutError):
+class RunEnded(PtcError, TimeoutError):
     """An ``async def`` tool cancelled because its run stopped (deadline, cancel) first."""
 
 
@@ -331,7 +332,7 @@ class ToolAdapter:
         return self.fn(*(types.args([named]) if types else [named]))
 
 
-class ToolArgumentError(TypeError):
+class ToolArgumentError(PtcError, TypeError):
     """A tool called with arguments its signature does not take; ``ptc_hint`` is shown to the
     LLM as the error's hint."""
 

@@ -26,6 +26,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ptc.errors import PtcError
+
 #: What `tool/NAME` can spell: the reader's symbol characters, starting with a letter.
 _TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-*<>=?!_%.&#']*\Z")
 
@@ -89,7 +91,7 @@ def type_hints(fn: Any) -> dict[str, Any]:
 # --- arguments in --------------------------------------------------------------------------
 
 
-class ToolValueError(TypeError):
+class ToolValueError(PtcError, TypeError):
     """An argument does not fit its annotation (``ptc_hint`` is shown to the LLM)."""
 
     def __init__(self, message: str, hint: str) -> None:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ptc.errors import PtcError
+
 _ALIASES = {
     "string": "string",
     "str": "string",
@@ -46,7 +48,7 @@ _ALIASES = {
 }
 
 
-class SignatureError(ValueError):
+class SignatureError(PtcError, ValueError):
     """A signature string could not be parsed."""
 
 
