@@ -23,6 +23,7 @@ from ptc.llm._adapter import Messages, retry_after
 from ptc.llm._anthropic import anthropic
 from ptc.llm._litellm import litellm
 from ptc.llm._openai import openai
+from ptc.llm._read import normalize_reply
 from ptc.llm._stream import OnText
 from ptc.llm.reply import (
     LLMError,
@@ -31,7 +32,6 @@ from ptc.llm.reply import (
     LLMReplyTooLargeError,
     LLMTimeoutError,
     TransientLLMError,
-    normalize_reply,
 )
 from ptc.llm.scripted import AsyncScriptedLLM, ScriptedLLM, ScriptExhausted
 

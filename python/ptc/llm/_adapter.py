@@ -30,14 +30,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from ptc._aio import run_blocking
-from ptc.llm._fields import (
-    anthropic_usage,
-    field,
-    is_object,
-    openai_usage,
-    text_parts,
-    wrong_type,
-)
 from ptc.llm._http import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_REPLY_BYTES,
@@ -47,7 +39,7 @@ from ptc.llm._http import (
     reply_json,
 )
 from ptc.llm._stream import OnText, Relay, StreamedReply, aread_stream, ignore_text, read_stream
-from ptc.llm.reply import LLMReply, LLMReplyError, LLMTimeoutError, describe_value
+from ptc.llm.reply import LLMReply, LLMTimeoutError
 
 T = TypeVar("T")
 
@@ -126,63 +118,6 @@ def retry_after(exc: BaseException) -> float | None:
     text = get("retry-after")
     delay = _delay(text, 1.0)
     return delay if delay is not None else _http_date(text)
-
-
-def _not_a_reply(response: Any, what: str) -> LLMReplyError:
-    """The reply is no chat completion (or message); a provider's error object says why."""
-    error = field(response, "error")
-    if error is not None:
-        message = field(error, "message") if is_object(error) else error
-        shown = message if isinstance(message, str) else describe_value(message)
-        return LLMReplyError(f"the reply is an error, not {what}: {shown[:500]}", "error")
-    return LLMReplyError(f"the reply is not {what}", "")
-
-
-def openai_reply(response: Any) -> LLMReply:
-    """The text of a chat completion's first choice and its usage. The message's ``content``
-    is a string, null (a message with no text), or (as several OpenAI-compatible servers send
-    it) a list of content parts; anything else is an :class:`LLMReplyError` naming the field
-    (it was read as an empty reply, and the agent spent its turns on "no program found")."""
-    if not is_object(response):
-        raise wrong_type("the reply", "a chat completion object", response)
-    choices = field(response, "choices")
-    if choices is None:
-        raise _not_a_reply(response, "a chat completion (it has no choices)")
-    if not isinstance(choices, list | tuple):
-        raise wrong_type("choices", "a list", choices)
-    if not choices:
-        raise LLMReplyError("the chat completion has no choices", "choices")
-    if not is_object(choices[0]):
-        raise wrong_type("choices[0]", "an object", choices[0])
-    message = field(choices[0], "message")
-    if not is_object(message):
-        raise wrong_type("choices[0].message", "an object", message)
-    content = field(message, "content")
-    if content is None or isinstance(content, str):
-        text = content or ""
-    elif isinstance(content, list | tuple):
-        text = text_parts(content)
-    else:
-        raise wrong_type("choices[0].message.content", "text or a list of parts", content)
-    usage = field(response, "usage")
-    if usage is not None and not is_object(usage):
-        raise wrong_type("usage", "an object", usage)
-    return LLMReply(text, openai_usage(usage))
-
-
-def anthropic_reply(response: Any) -> LLMReply:
-    """The text blocks of an Anthropic message, joined, and its usage."""
-    if not is_object(response):
-        raise wrong_type("the reply", "a message object", response)
-    content = field(response, "content")
-    if content is None:
-        raise _not_a_reply(response, "a message (it has no content)")
-    if not isinstance(content, list | tuple):
-        raise wrong_type("content", "a list of content blocks", content)
-    usage = field(response, "usage")
-    if usage is not None and not is_object(usage):
-        raise wrong_type("usage", "an object", usage)
-    return LLMReply(text_parts(content), anthropic_usage(usage))
 
 
 #: Seconds one LLM request may take in all (each retry has its own): the SDKs' read timeouts

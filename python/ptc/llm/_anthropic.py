@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, anthropic_reply
+from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter
 from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
+from ptc.llm._read import anthropic_reply
 from ptc.llm._stream import AnthropicStream, StreamedReply
 from ptc.llm.reply import LLMReply
 

@@ -1,7 +1,7 @@
 """A provider's reply read field by field, alike from its JSON and from the objects an SDK
 reads it into: a field's value (:func:`field`), a field of the wrong type named in an
 :class:`LLMReplyError` (:func:`wrong_type`), text parts joined, and the provider's usage
-mapped to ptc's counts. The whole reply is read by ``_adapter`` and a streamed one by
+mapped to ptc's counts. The whole reply is read by ``_read`` and a streamed one by
 ``_stream``, each with these.
 """
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import DEFAULT_DEADLINE, Adapter, Messages, openai_reply, require
+from ptc.llm._adapter import DEFAULT_DEADLINE, Adapter, Messages, require
 from ptc.llm._http import Watch
+from ptc.llm._read import openai_reply
 from ptc.llm._stream import LiteLLMStream, OnText, aread_chunks, read_chunks
 from ptc.llm.reply import LLMReply
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter, openai_reply
+from ptc.llm._adapter import DEFAULT_DEADLINE, Messages, SDKAdapter
 from ptc.llm._http import DEFAULT_MAX_REPLY_BYTES
+from ptc.llm._read import openai_reply
 from ptc.llm._stream import OpenAIStream, StreamedReply
 from ptc.llm.reply import LLMReply
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ptc.errors import PtcError
-from ptc.llm.reply import normalize_reply
+from ptc.llm._read import normalize_reply
 
 Reply = Any  # str | {"content": ..., "usage": ...} | Exception | callable(messages) -> reply
 
