@@ -16,11 +16,11 @@ from ptc.compression.base import (
     RenderOptions,
     Strategy,
     ToolSpec,
-    normalize,
     register,
     strategy_by_name,
 )
 from ptc.compression.full import FullHistory
+from ptc.compression.options import normalize
 from ptc.compression.single_user import SingleUserCoalesced
 
 __all__ = [

@@ -6,7 +6,7 @@ import dataclasses
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypedDict, cast, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypedDict, runtime_checkable
 
 from ptc import _core, _records
 from ptc.turn import MemoryEntry, Turn
@@ -116,73 +116,9 @@ def strategy_by_name(name: str) -> Compression:
         raise ValueError(f"unknown compression strategy {name!r} (known: {known})") from None
 
 
-def _instantiate(strategy: Any) -> Compression:
-    obj = strategy() if isinstance(strategy, type) else strategy
-    if not (hasattr(obj, "to_messages") and isinstance(getattr(obj, "name", None), str)):
-        raise TypeError(
-            f"compression strategy must have a 'name' and 'to_messages()', got {strategy!r}"
-        )
-    return cast(Compression, obj)
-
-
-def _defaults(strategy: Compression | None) -> dict[str, int]:
-    if isinstance(strategy, Strategy):
-        return strategy.options()
-    # A custom strategy may declare extra options (and their defaults) as `default_options`.
-    return {**DEFAULT_OPTIONS, **getattr(strategy, "default_options", {})}
-
-
 def _check_value(key: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"compression option {key} must be a non-negative int, got {value!r}")
-
-
-def _check_options(opts: Mapping[str, Any], strategy: Compression | None = None) -> dict[str, int]:
-    merged = _defaults(strategy)
-    unknown = set(opts) - set(merged)
-    if unknown:
-        raise ValueError(
-            f"unknown compression option(s) {sorted(unknown)}; known: {sorted(merged)}"
-        )
-    for key, value in opts.items():
-        _check_value(key, value)
-        merged[key] = value
-    return merged
-
-
-def _with_options(strategy: Compression, opts: Mapping[str, Any]) -> Compression:
-    """``strategy`` with ``opts`` applied: a built-in strategy holds them as its fields."""
-    if isinstance(strategy, Strategy):
-        return dataclasses.replace(strategy, **opts)
-    return strategy
-
-
-def normalize(spec: CompressionArg) -> tuple[Compression | None, dict[str, int]]:
-    """Normalize the ``compression=`` option to ``(strategy, opts)`` (API-006).
-
-    ``False``/``None`` -> ``(None, {})``: compression disabled, the full history is sent (API-003).
-    ``True`` -> the default :class:`SingleUserCoalesced` with default options (API-001).
-    A strategy class or instance -> that strategy with its options
-    (``SingleUserCoalesced(println_limit=10)``).
-    ``(strategy, {"println_limit": 10})`` -> that strategy with the given options over its own
-    (API-002). A bare mapping of options selects the default strategy.
-    """
-    from ptc.compression.single_user import SingleUserCoalesced
-
-    if spec is None or spec is False:
-        return None, {}
-    if spec is True:
-        spec = SingleUserCoalesced()
-    elif isinstance(spec, Mapping):
-        spec = (SingleUserCoalesced, spec)
-    if isinstance(spec, tuple):
-        if len(spec) != 2 or not isinstance(spec[1], Mapping):
-            raise TypeError("compression tuple must be (strategy, {option: value})")
-        strategy = _instantiate(spec[0])
-        opts = _check_options(spec[1], strategy)
-        return _with_options(strategy, opts), opts
-    strategy = _instantiate(spec)
-    return strategy, _defaults(strategy)
 
 
 @dataclass(frozen=True)
