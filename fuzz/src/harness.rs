@@ -1873,6 +1873,14 @@ pub fn run_reader(data: &[u8]) {
     let budget = Duration::from_millis(1_000 + src.len() as u64 / 1_000);
     let _watch = watchdog("read", budget);
     let started = Instant::now();
+    // what of a streaming program can run: whole forms, cut at a character boundary
+    let cut = _core::reader::complete_prefix(&src);
+    assert!(
+        cut <= src.len() && src.is_char_boundary(cut),
+        "FINDING complete_prefix cut at {cut} of {} bytes, not a character boundary\n{}",
+        src.len(),
+        excerpt(&src)
+    );
     let forms = read_with_limit(&src, nesting);
     if let Ok(forms) = &forms {
         std::hint::black_box(forms.len());
@@ -2221,6 +2229,37 @@ pub fn run_printer(data: &[u8]) {
             }
         }
         drop(text);
+    }
+    // within an exact token budget: the count never passes it, however the value is shaped
+    for max_tokens in [1usize, 9, 64, 600] {
+        let started = Instant::now();
+        let opts = _core::format::PrintOpts {
+            limit: None,
+            printable_limit: None,
+            hide_private: false,
+        };
+        let budget = _core::budget::Budget {
+            max_tokens,
+            encoding: "o200k_base",
+            hide_private: false,
+            root: Some("*1"),
+        };
+        let Some((text, _)) = _core::budget::print_within(&value, opts, &budget) else {
+            panic!("FINDING print_within refused o200k_base");
+        };
+        check_time(
+            &format!("print_within({max_tokens} tokens)"),
+            started,
+            Duration::from_secs(3),
+            &src,
+        );
+        let n = _core::tokens::count_tokens(&text, "o200k_base").unwrap_or(usize::MAX);
+        assert!(
+            n <= max_tokens,
+            "FINDING {n} tokens printed within a budget of {max_tokens}\n--- printed ---\n{}\n--- program ---\n{}",
+            excerpt(&text),
+            excerpt(&src)
+        );
     }
     let started = Instant::now();
     drop(result);
