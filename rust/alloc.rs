@@ -96,10 +96,16 @@ unsafe fn take(layout: Layout, zeroed: bool) -> *mut u8 {
     if layout.size() < LARGE {
         configure();
     }
+    // SAFETY (each arm): the caller holds `GlobalAlloc::alloc`'s contract for `layout`, which
+    // is what each allocator asks; the size alone picks the allocator, as `give_back` does.
     match (layout.size() < LARGE, zeroed) {
+        // SAFETY: as above.
         (true, false) => unsafe { Small.alloc(layout) },
+        // SAFETY: as above.
         (true, true) => unsafe { Small.alloc_zeroed(layout) },
+        // SAFETY: as above.
         (false, false) => unsafe { System.alloc(layout) },
+        // SAFETY: as above.
         (false, true) => unsafe { System.alloc_zeroed(layout) },
     }
 }
@@ -111,8 +117,10 @@ unsafe fn take(layout: Layout, zeroed: bool) -> *mut u8 {
 #[inline]
 unsafe fn give_back(ptr: *mut u8, layout: Layout) {
     if layout.size() < LARGE {
+        // SAFETY: `ptr` came from `take` with this `layout`, whose size chose `Small` then too.
         unsafe { Small.dealloc(ptr, layout) }
     } else {
+        // SAFETY: `ptr` came from `take` with this `layout`, whose size chose `System` then too.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
@@ -121,6 +129,7 @@ unsafe fn give_back(ptr: *mut u8, layout: Layout) {
 // block whose new size selects the other is moved); the counter is bookkeeping only.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: `take` asks what this method's caller guarantees.
         let p = unsafe { take(layout, false) };
         if !p.is_null() {
             add(cost(layout.size()));
@@ -129,6 +138,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: `take` asks what this method's caller guarantees.
         let p = unsafe { take(layout, true) };
         if !p.is_null() {
             add(cost(layout.size()));
@@ -137,17 +147,21 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller passes a block this allocator made with `layout`, i.e. by `take`.
         unsafe { give_back(ptr, layout) };
         add(-cost(layout.size()));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = match (layout.size() < LARGE, new_size < LARGE) {
+            // SAFETY: old and new sizes both choose `Small`, which made `ptr` (see `take`).
             (true, true) => unsafe { Small.realloc(ptr, layout, new_size) },
+            // SAFETY: old and new sizes both choose `System`, which made `ptr` (see `take`).
             (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
             _ => {
                 // SAFETY: the caller guarantees `new_size` with this alignment is a valid layout.
                 let to = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+                // SAFETY: `to` is a valid layout of non-zero size (`realloc`'s contract).
                 let q = unsafe { take(to, false) };
                 if !q.is_null() {
                     // SAFETY: both blocks are live and distinct; the old one is freed once.

@@ -312,6 +312,11 @@ impl Pure {
         None
     }
 
+    /// An exact str's text as a value (shared strings converted once).
+    ///
+    /// # Safety
+    /// `o` is a live exact str no code changes while this runs; it stays alive (so its address
+    /// is not reused) until the walk ends.
     unsafe fn string(&mut self, o: *mut ffi::PyObject) -> Option<Value> {
         // SAFETY: `o` is a live str (the caller's contract).
         let (chars, shared) = unsafe { (ffi::PyUnicode_GET_LENGTH(o), ffi::Py_REFCNT(o) > 1) };
@@ -349,6 +354,10 @@ impl Pure {
         Some(Value::Str(s))
     }
 
+    /// An exact list's items as a vector (None: something this thread does not convert).
+    ///
+    /// # Safety
+    /// `o` is a live exact list that no code changes while this runs, nor its items.
     unsafe fn list(&mut self, o: *mut ffi::PyObject, depth: usize) -> Option<Value> {
         // SAFETY: `o` is a live exact list (the caller's contract).
         let (len, items) = unsafe {
@@ -369,6 +378,10 @@ impl Pure {
         Some(Value::vector(out))
     }
 
+    /// An exact dict's entries as a map (None: a key or value this thread does not convert).
+    ///
+    /// # Safety
+    /// `o` is a live exact dict that no code changes while this runs, nor its keys and values.
     unsafe fn dict(&mut self, o: *mut ffi::PyObject, depth: usize) -> Option<Value> {
         let mut ptrs: SmallVec<[usize; 16]> = SmallVec::new();
         let mut values: SmallVec<[*mut ffi::PyObject; 16]> = SmallVec::new();
