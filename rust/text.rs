@@ -47,7 +47,7 @@ unsafe impl Sync for Str {}
 impl Str {
     #[inline(always)]
     fn bits(&self) -> usize {
-        self.0.as_ptr() as usize
+        self.0.as_ptr().addr()
     }
 
     #[inline(always)]
@@ -62,8 +62,9 @@ impl Str {
         b[TAG_AT] = ((s.len() as u8) << 1) | 1;
         b[TEXT_AT..TEXT_AT + s.len()].copy_from_slice(s);
         let bits = usize::from_ne_bytes(b);
-        // SAFETY: the tag bit is set, so the word is not zero.
-        Str(unsafe { NonNull::new_unchecked(bits as *mut ()) })
+        // SAFETY: the tag bit is set, so the word is not zero. The text is data, not an
+        // address: a pointer without provenance holds it (never dereferenced as a pointer).
+        Str(unsafe { NonNull::new_unchecked(std::ptr::without_provenance_mut::<()>(bits)) })
     }
 
     #[inline]

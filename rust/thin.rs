@@ -184,3 +184,175 @@ impl<H: Header, T> Drop for Thin<H, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The cases the unsafe code relies on: sizes from the header, each value and the header
+    //! dropped exactly once by the last handle on any thread, uniqueness for `parts_mut`,
+    //! empty runs, zero-sized and over-aligned values. Run under Miri by `scripts/miri.sh`.
+
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// A header of `n` values that counts its own drops.
+    struct Len(usize, Option<Arc<AtomicUsize>>);
+
+    // SAFETY: `values` is the fixed field `0`, at most MAX_VALUES in these tests.
+    unsafe impl Header for Len {
+        fn values(&self) -> usize {
+            self.0
+        }
+    }
+
+    impl Drop for Len {
+        fn drop(&mut self) {
+            if let Some(c) = &self.1 {
+                c.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// A value that counts its drops.
+    #[derive(Default)]
+    struct Counted(Option<Arc<AtomicUsize>>, u64);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            if let Some(c) = &self.0 {
+                c.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    fn counted(n: usize, drops: &Arc<AtomicUsize>) -> impl Iterator<Item = Counted> + '_ {
+        (0..n).map(move |i| Counted(Some(drops.clone()), i as u64))
+    }
+
+    #[test]
+    fn values_read_back_in_order() {
+        let t: Thin<Len, u32> = Thin::new(Len(4, None), [7, 8, 9, 10].into_iter());
+        assert_eq!(t.values(), &[7, 8, 9, 10]);
+        assert_eq!(t.header().values(), 4);
+        assert_eq!(t.strong_count(), 1);
+    }
+
+    #[test]
+    fn fewer_values_are_padded_with_the_default() {
+        let t: Thin<Len, u32> = Thin::new(Len(5, None), [1, 2].into_iter());
+        assert_eq!(t.values(), &[1, 2, 0, 0, 0]);
+    }
+
+    #[test]
+    fn an_empty_run() {
+        let t: Thin<Len, String> = Thin::new(Len(0, None), std::iter::empty());
+        assert!(t.values().is_empty());
+        let u = t.clone();
+        assert_eq!(u.strong_count(), 2);
+    }
+
+    #[test]
+    fn clones_share_one_allocation_and_count() {
+        let t: Thin<Len, u8> = Thin::new(Len(3, None), [1, 2, 3].into_iter());
+        let u = t.clone();
+        let v = u.clone();
+        assert_eq!(t.ptr(), v.ptr());
+        assert_eq!(t.strong_count(), 3);
+        drop(u);
+        assert_eq!(v.strong_count(), 2);
+        drop(t);
+        assert_eq!(v.strong_count(), 1);
+        assert_eq!(v.values(), &[1, 2, 3]);
+    }
+
+    #[test]
+    fn the_last_handle_drops_each_value_and_the_header_once() {
+        let values = Arc::new(AtomicUsize::new(0));
+        let headers = Arc::new(AtomicUsize::new(0));
+        let t = Thin::new(Len(6, Some(headers.clone())), counted(6, &values));
+        let u = t.clone();
+        drop(t);
+        assert_eq!(values.load(Ordering::SeqCst), 0);
+        assert_eq!(headers.load(Ordering::SeqCst), 0);
+        drop(u);
+        assert_eq!(values.load(Ordering::SeqCst), 6);
+        assert_eq!(headers.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn padding_values_are_dropped_too() {
+        let values = Arc::new(AtomicUsize::new(0));
+        let t = Thin::new(Len(4, None), counted(1, &values));
+        drop(t);
+        // one counted value was given; the three defaults count nothing, but all four drop
+        assert_eq!(values.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn parts_mut_only_when_unique() {
+        let mut t: Thin<Len, u32> = Thin::new(Len(2, None), [1, 2].into_iter());
+        {
+            let (h, vs) = t.parts_mut().expect("the only handle");
+            assert_eq!(h.values(), 2);
+            vs[0] = 40;
+            vs[1] += 1;
+        }
+        assert_eq!(t.values(), &[40, 3]);
+        let u = t.clone();
+        assert!(t.parts_mut().is_none());
+        drop(u);
+        assert!(t.parts_mut().is_some());
+    }
+
+    #[test]
+    fn handles_dropped_on_many_threads_free_once() {
+        let values = Arc::new(AtomicUsize::new(0));
+        let headers = Arc::new(AtomicUsize::new(0));
+        let t = Thin::new(Len(3, Some(headers.clone())), counted(3, &values));
+        let handles: Vec<_> = (0..8).map(|_| t.clone()).collect();
+        drop(t);
+        let threads: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                std::thread::spawn(move || {
+                    let again = h.clone();
+                    assert_eq!(again.values()[2].1, 2);
+                    drop(h);
+                    drop(again);
+                })
+            })
+            .collect();
+        for th in threads {
+            th.join().unwrap();
+        }
+        assert_eq!(values.load(Ordering::SeqCst), 3);
+        assert_eq!(headers.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn zero_sized_values() {
+        let t: Thin<Len, ()> = Thin::new(Len(1000, None), std::iter::repeat_n((), 1000));
+        assert_eq!(t.values().len(), 1000);
+        drop(t.clone());
+    }
+
+    #[repr(align(64))]
+    #[derive(Default, Clone, Copy, PartialEq, Debug)]
+    struct Wide(u8);
+
+    #[test]
+    fn over_aligned_values_are_aligned() {
+        let t: Thin<Len, Wide> = Thin::new(Len(3, None), [Wide(1), Wide(2)].into_iter());
+        assert_eq!(t.values(), &[Wide(1), Wide(2), Wide(0)]);
+        for v in t.values() {
+            assert_eq!(std::ptr::from_ref(v) as usize % 64, 0);
+        }
+    }
+
+    #[test]
+    fn the_most_values_one_allocation_holds() {
+        let t: Thin<Len, u8> = Thin::new(Len(MAX_VALUES, None), std::iter::repeat_n(1, MAX_VALUES));
+        assert_eq!(t.values().len(), MAX_VALUES);
+        assert!(t.values().iter().all(|&b| b == 1));
+    }
+}
