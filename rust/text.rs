@@ -47,7 +47,7 @@ unsafe impl Sync for Str {}
 impl Str {
     #[inline(always)]
     fn bits(&self) -> usize {
-        self.0.as_ptr().addr()
+        self.0.as_ptr() as usize
     }
 
     #[inline(always)]
@@ -64,7 +64,9 @@ impl Str {
         let bits = usize::from_ne_bytes(b);
         // SAFETY: the tag bit is set, so the word is not zero. The text is data, not an
         // address: a pointer without provenance holds it (never dereferenced as a pointer).
-        Str(unsafe { NonNull::new_unchecked(std::ptr::without_provenance_mut::<()>(bits)) })
+        Str(unsafe {
+            NonNull::new_unchecked(std::ptr::null_mut::<u8>().wrapping_add(bits).cast::<()>())
+        })
     }
 
     #[inline]
