@@ -92,8 +92,9 @@ const TOOLS_NEAREST: usize = 5;
 /// listed while they are few (`Unknown tool: geocod. Available tools: geocode, list-ports`),
 /// else the nearest by spelling, then by the words of the name they share, and the search.
 pub fn unknown_tool(name: &str, names: &[String]) -> (String, Option<String>) {
-    let hint =
-        closest(name, names.iter().map(String::as_str)).map(|h| format!("did you mean tool/{h}?"));
+    // one ranking by spelling: its first is the hint, its first few the nearest named
+    let mut near = nearest(name, names.iter().map(String::as_str), TOOLS_NEAREST);
+    let hint = near.first().map(|h| format!("did you mean tool/{h}?"));
     if names.len() <= TOOLS_LISTED {
         let list = if names.is_empty() {
             "none".to_string()
@@ -105,7 +106,6 @@ pub fn unknown_tool(name: &str, names: &[String]) -> (String, Option<String>) {
             hint,
         );
     }
-    let mut near = nearest(name, names.iter().map(String::as_str), TOOLS_NEAREST);
     if near.len() < TOOLS_NEAREST {
         for c in sharing_words(name, names) {
             if near.len() == TOOLS_NEAREST {

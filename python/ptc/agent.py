@@ -521,6 +521,8 @@ class _Runner:
             else:
                 tools[name] = wrapped
         self.deferred = frozenset(n for n, t in agent.tools if t.deferred)
+        #: the tools an early run (eager) may call
+        self.read_tools = read_tools(agent.tools)
         self.session = ptc.Session(
             data=merged, tools=tools, limits=config.limits, approve=agent.approve
         )
@@ -790,7 +792,7 @@ class _Runner:
         streams, what runs the program's complete forms as they arrive."""
         if not self.agent.eager or not getattr(self.llm, "streams", False):
             return None
-        only = read_tools(self.agent.tools)
+        only = self.read_tools
         if not only:  # nothing to call early: a pure form is evaluated again anyway
             return None
         self.eager = Eager(self.session, only, extract_program, self._speculating)

@@ -37,6 +37,14 @@ def _not_a_reply(response: Any, what: str) -> LLMReplyError:
     return LLMReplyError(f"the reply is not {what}", "")
 
 
+def _usage_object(response: Any) -> Any:
+    """The reply's ``usage``: an object, or None when it reports none."""
+    usage = field(response, "usage")
+    if usage is not None and not is_object(usage):
+        raise wrong_type("usage", "an object", usage)
+    return usage
+
+
 def openai_reply(response: Any) -> LLMReply:
     """The text of a chat completion's first choice and its usage. The message's ``content``
     is a string, null (a message with no text), or (as several OpenAI-compatible servers send
@@ -63,10 +71,7 @@ def openai_reply(response: Any) -> LLMReply:
         text = text_parts(content)
     else:
         raise wrong_type("choices[0].message.content", "text or a list of parts", content)
-    usage = field(response, "usage")
-    if usage is not None and not is_object(usage):
-        raise wrong_type("usage", "an object", usage)
-    return LLMReply(text, openai_usage(usage))
+    return LLMReply(text, openai_usage(_usage_object(response)))
 
 
 def anthropic_reply(response: Any) -> LLMReply:
@@ -78,10 +83,7 @@ def anthropic_reply(response: Any) -> LLMReply:
         raise _not_a_reply(response, "a message (it has no content)")
     if not isinstance(content, list | tuple):
         raise wrong_type("content", "a list of content blocks", content)
-    usage = field(response, "usage")
-    if usage is not None and not is_object(usage):
-        raise wrong_type("usage", "an object", usage)
-    return LLMReply(text_parts(content), anthropic_usage(usage))
+    return LLMReply(text_parts(content), anthropic_usage(_usage_object(response)))
 
 
 _USAGE_KEYS = {
