@@ -19,7 +19,6 @@ SOURCE = Path(__file__).resolve().parent.parent / "python"
 #: Imports that still point back up a layer, each making a circle (importer, imported): each
 #: is to go, and must not be joined by another. Remove an entry when its import is gone.
 KNOWN_BACK_EDGES = {
-    ("ptc.tools.declare", "ptc.agent"),  # AgentTool.agent typed as SubAgent
     ("ptc.checkpoint.postgres", "ptc.history.pgstore"),  # PostgresCheckpoint(store) typed
     ("ptc.trace", "ptc.step"),  # the page's functions typed as taking a Step
     ("ptc.checkpoint.records", "ptc.agent"),  # run_ending, to load a run's end

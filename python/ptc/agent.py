@@ -681,7 +681,7 @@ class _Runner:
         return record.result
 
     def _child_caller(self, tool: AgentTool) -> Callable[..., Any]:
-        child = tool.agent
+        child = cast(SubAgent, tool.agent)  # as_tool made it: declare.py types it by protocol
         parent_config = self.config
 
         def call_child(*args: Any, **kwargs: Any) -> Any:

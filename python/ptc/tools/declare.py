@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from ptc.tools.rich_types import callable_name, check_tool_name
 from ptc.tools.signature import (
@@ -18,7 +18,6 @@ from ptc.tools.signature import (
 )
 
 if TYPE_CHECKING:
-    from ptc.agent import SubAgent
     from ptc.compression import ToolSpec
 
 #: The ``tools=`` argument of a Session, an agent or a ProgramTool.
@@ -95,11 +94,18 @@ class Tool:
         return ToolSpec(name, params, str(sig), self.description or first_doc_line(self.fn))
 
 
+class AgentLike(Protocol):
+    """What an :class:`AgentTool` reads of its agent (a :class:`~ptc.agent.SubAgent`) to declare
+    the tool: its signature as a tool. The agent module, above this one, runs it."""
+
+    def tool_signature(self) -> Signature: ...
+
+
 @dataclass(frozen=True)
 class AgentTool:
     """A :class:`SubAgent` offered to another agent as a tool (see :meth:`SubAgent.as_tool`)."""
 
-    agent: SubAgent
+    agent: AgentLike
     name: str
     description: str | None = None
     effect: Literal["read", "write"] = "read"
