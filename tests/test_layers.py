@@ -21,7 +21,6 @@ SOURCE = Path(__file__).resolve().parent.parent / "python"
 KNOWN_BACK_EDGES = {
     ("ptc.checkpoint.postgres", "ptc.history.pgstore"),  # PostgresCheckpoint(store) typed
     ("ptc.trace", "ptc.step"),  # the page's functions typed as taking a Step
-    ("ptc.checkpoint.records", "ptc.agent"),  # run_ending, to load a run's end
     ("ptc.history.tools", "ptc.history.store"),  # search_tools(store) typed as a Store
     ("ptc.approvals", "ptc.checking"),  # the plan gate's UNKNOWN and Plan
 }

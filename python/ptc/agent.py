@@ -63,7 +63,17 @@ from ptc.llm import (
 from ptc.llm.reply import describe_error
 from ptc.observe import Hooks, LLMCall, Observer, ToolCallEvent
 from ptc.prompts import system_prompt as default_system_prompt
-from ptc.step import RunContext, Step, StepError, Usage, joined
+from ptc.step import (
+    RESULT_LIMIT,
+    RESULT_PRINTABLE_LIMIT,
+    RunContext,
+    Step,
+    StepError,
+    Usage,
+    joined,
+    out_of_turns,
+    run_ending,
+)
 from ptc.tools.declare import AgentTool, Tool, ToolsArg, tool_entries
 from ptc.tools.rich_types import check_tool_name
 from ptc.tools.signature import (
@@ -83,7 +93,7 @@ DEFAULT_MAX_TURNS = 5  # SS-002
 #: o200k tokens the tool/ section may take before tools are listed by name only (issue 33 §2):
 #: about twenty tools' lines, so most agents keep every signature in view
 DEFAULT_TOOL_LISTING_TOKENS = 1500
-RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, RESULT_MAX_CHARS = 10, 512, 512  # LANGUAGE §9.2 feedback
+RESULT_MAX_CHARS = 512  # LANGUAGE §9.2 feedback
 NO_PROGRAM_MESSAGE = (
     "No PTC-Lisp program found in your reply. Answer with one program in a ```clojure code "
     "block, for example:\n```clojure\n(def total (count data/items))\n(println total)\n```"
@@ -856,7 +866,7 @@ class _Runner:
             done = self._took((yield from self._turn(reply, llm_ms)))
             if done is not None:
                 return done
-        return self._finish(_out_of_turns(self.context, self.turns))
+        return self._finish(out_of_turns(self.context, self.turns))
 
     def _took(self, turn: Turn | SuspendedTurn) -> Step | None:
         """Records a turn; the Step when it ended the run or stopped it waiting for the host."""
@@ -1087,40 +1097,6 @@ class _Runner:
         )
 
 
-def run_ending(
-    context: RunContext, turns: Sequence[Turn]
-) -> tuple[bool, Any, StepError | None] | None:
-    """How a run with these turns ended, ``(ok, value, error)``, or None while it goes on:
-    the last turn failed (``(fail reason)``), returned a valid value (or was the only turn of
-    a single-shot run: SS-001, the last value is the answer), or used the last turn. The loop
-    decides by it after every turn, and a checkpoint whose end was never saved (a crash after
-    the last turn) is loaded as finished by it."""
-    last = turns[-1] if turns else None
-    if last is not None and last.failed:
-        reason = last.result
-        # a reason that is not text reads as the core printed it when the turn ended
-        # ({"a" 1} keeps its string key), falling back to a conversion for an older record
-        shown = reason if isinstance(reason, str) else last.result_text or _text(reason)
-        return False, None, StepError("fail", shown, value=reason)
-    if last is not None and last.success and (last.returned or context.max_turns == 1):
-        return True, last.result, None
-    if len(turns) >= context.max_turns:
-        return False, None, _out_of_turns(context, turns)
-    return None
-
-
-def _out_of_turns(context: RunContext, turns: Sequence[Turn]) -> StepError:
-    n = context.max_turns
-    last = turns[-1] if turns else None
-    if n == 1 and last is not None and last.error is not None:
-        e = last.error
-        return StepError(e.type, e.message, e.hint, e.line, e.column)
-    message = f"max_turns ({n}) reached without (return value) or (fail reason)"
-    if last is not None and last.error is not None:
-        message += f"; last turn failed: {last.error.message}"
-    return StepError("max_turns_exceeded", message)
-
-
 def _check_error(errors: Sequence[LispError]) -> TurnError:
     """The turn's error when checking its program found errors: the first as a run would
     report it, every other one after it, so the model can fix them all at once."""
@@ -1130,12 +1106,6 @@ def _check_error(errors: Sequence[LispError]) -> TurnError:
         where = f" at line {e.line}, column {e.column}" if e.line is not None else ""
         message += f"\nAlso{where}: {e.message}" + (f" (hint: {e.hint})" if e.hint else "")
     return TurnError(first.type, message, first.hint, first.line, first.column)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return ptc.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, hide_private=True)[0]
 
 
 def _tokens_arg(value: Any, name: str) -> int | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
 
-from ptc import _records
+from ptc import _core, _records
 from ptc.compression import (
     ChatMessage,
     Compression,
@@ -36,6 +36,9 @@ FORMAT_VERSION = 1
 #: lists are re-derived on load, so a count is checked before anything is rendered from it: a
 #: step claiming 10**8 requests is refused, not rendered 10**8 times.
 MAX_UNANSWERED_CALLS = 1000
+
+#: A value shown in feedback (LANGUAGE §9.2): items per collection, characters per string.
+RESULT_LIMIT, RESULT_PRINTABLE_LIMIT = 10, 512
 
 
 @dataclass(frozen=True)
@@ -461,6 +464,48 @@ def joined(
     if isinstance(past, RenderedCalls):
         return past.extended(more)
     return tuple(past) + tuple(more)
+
+
+def run_ending(
+    context: RunContext, turns: Sequence[Turn]
+) -> tuple[bool, Any, StepError | None] | None:
+    """How a run with these turns ended, ``(ok, value, error)``, or None while it goes on:
+    the last turn failed (``(fail reason)``), returned a valid value (or was the only turn of
+    a single-shot run: SS-001, the last value is the answer), or used the last turn. The loop
+    decides by it after every turn, and a checkpoint whose end was never saved (a crash after
+    the last turn) is loaded as finished by it."""
+    last = turns[-1] if turns else None
+    if last is not None and last.failed:
+        reason = last.result
+        # a reason that is not text reads as the core printed it when the turn ended
+        # ({"a" 1} keeps its string key), falling back to a conversion for an older record
+        shown = reason if isinstance(reason, str) else last.result_text or _text(reason)
+        return False, None, StepError("fail", shown, value=reason)
+    if last is not None and last.success and (last.returned or context.max_turns == 1):
+        return True, last.result, None
+    if len(turns) >= context.max_turns:
+        return False, None, out_of_turns(context, turns)
+    return None
+
+
+def out_of_turns(context: RunContext, turns: Sequence[Turn]) -> StepError:
+    """The error of a run that used its last turn without an end (a single-shot run's: its
+    program's error)."""
+    n = context.max_turns
+    last = turns[-1] if turns else None
+    if n == 1 and last is not None and last.error is not None:
+        e = last.error
+        return StepError(e.type, e.message, e.hint, e.line, e.column)
+    message = f"max_turns ({n}) reached without (return value) or (fail reason)"
+    if last is not None and last.error is not None:
+        message += f"; last turn failed: {last.error.message}"
+    return StepError("max_turns_exceeded", message)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return _core.to_clojure(value, RESULT_LIMIT, RESULT_PRINTABLE_LIMIT, True)[0]
 
 
 def _many(n: int, what: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptc import _records
-from ptc.step import RunContext, Step, Usage
+from ptc.step import RunContext, Step, Usage, run_ending
 from ptc.turn import Turn
 
 from .errors import CheckpointError
@@ -112,8 +112,6 @@ def assemble(
             raise fail(str(e), at) from None
     else:
         step = Step._assemble(ctx, (), 0, Usage())
-    from ptc.agent import run_ending  # late: the agent imports this package
-
     ending = run_ending(ctx, step.turns)
     if ending is None:
         return step
