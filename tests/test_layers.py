@@ -20,7 +20,6 @@ SOURCE = Path(__file__).resolve().parent.parent / "python"
 #: is to go, and must not be joined by another. Remove an entry when its import is gone.
 KNOWN_BACK_EDGES = {
     ("ptc.checkpoint.postgres", "ptc.history.pgstore"),  # PostgresCheckpoint(store) typed
-    ("ptc.trace", "ptc.step"),  # the page's functions typed as taking a Step
     ("ptc.history.tools", "ptc.history.store"),  # search_tools(store) typed as a Store
     ("ptc.approvals", "ptc.checking"),  # the plan gate's UNKNOWN and Plan
 }

@@ -22,6 +22,10 @@ A step file is untrusted input (a shared bug report, a checkpoint row), so the p
   :data:`TOKEN_CHARS` characters or past :data:`TOKEN_BUDGET` characters counted on one page,
   which is estimated from its first characters and shown with ``≈`` (the tokenizer is
   superlinear on long runs without spaces: 17 s for a 20 MB reply).
+
+Why one module over 600 lines: the page's bounds (characters, turns, derivation work, exact
+token counts) are one budget charged along one walk of the turns, and ``ptc trace``'s text
+(:func:`to_text`) is drawn from the same line helpers as the page.
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ import hashlib
 import html
 import json
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ptc.compression import ChatMessage, FullHistory, SingleUserCoalesced
 
 if TYPE_CHECKING:
-    from ptc.step import Step
+    from ptc.compression import Compression, CompressionStats, ToolSpec
+    from ptc.turn import SuspendedTurn, Turn, TurnError
 
 #: Token counts in the chart use this encoding (exact, offline).
 ENCODING = "o200k_base"
@@ -62,6 +67,48 @@ HEADER_CHARS = 300
 _FRAME_CHARS = 600
 
 Pair = tuple[list[ChatMessage], list[ChatMessage]]
+
+
+class _Context(Protocol):
+    @property
+    def mission(self) -> str: ...
+    @property
+    def tools(self) -> Sequence[ToolSpec]: ...
+    def strategy_for_call(self, strategy: Compression | None = None) -> Compression: ...
+    def messages_for(
+        self, turns: Sequence[Turn], strategy: Compression | None = None
+    ) -> tuple[list[ChatMessage], CompressionStats]: ...
+
+
+class _Usage(Protocol):
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+
+
+class StepLike(Protocol):
+    """What the page and the text read of a run: a :class:`ptc.step.Step`, whose
+    ``to_html`` and ``to_text`` call this module (so this module names none of step.py)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def value(self) -> Any: ...
+    @property
+    def error(self) -> TurnError | None: ...
+    @property
+    def turns(self) -> Sequence[Turn]: ...
+    @property
+    def messages(self) -> Sequence[list[ChatMessage]]: ...
+    @property
+    def usage(self) -> _Usage: ...
+    @property
+    def context(self) -> _Context: ...
+    @property
+    def suspended(self) -> SuspendedTurn | None: ...
+    @property
+    def pending(self) -> list[Any]: ...
 
 
 class _Tokens:
@@ -108,7 +155,7 @@ class _Tokens:
         return tokens, estimated
 
 
-def _pairs(step: Step, calls: int) -> Iterator[Pair]:
+def _pairs(step: StepLike, calls: int) -> Iterator[Pair]:
     """For each of the first ``calls`` LLM calls: its messages with single-user coalescing
     (what a compressed run sends) and with the full history (what an uncompressed run sends)."""
     turns = step.turns
@@ -128,13 +175,13 @@ def _pairs(step: Step, calls: int) -> Iterator[Pair]:
         yield compressed, full
 
 
-def views(step: Step) -> list[Pair]:
+def views(step: StepLike) -> list[Pair]:
     """For each LLM call: the messages rendered with single-user coalescing (what a compressed
     run sends) and with the full history (what an uncompressed run sends)."""
     return list(_pairs(step, len(step.messages)))
 
 
-def token_series(step: Step, pairs: Sequence[Pair] | None = None) -> list[dict[str, int]]:
+def token_series(step: StepLike, pairs: Sequence[Pair] | None = None) -> list[dict[str, int]]:
     """Input tokens per LLM call, compressed and full (message text, ``o200k_base``), and
     ``estimated`` (1 when a count is estimated, see the module docstring); ``pairs`` are the
     step's :func:`views` when already rendered."""
@@ -379,7 +426,7 @@ def error_line(error: Any) -> str:
     return f"error [{_text(error.type)}]: {_text(error.message)}"
 
 
-def value_text(step: Step) -> str:
+def value_text(step: StepLike) -> str:
     """The value of a run that succeeded, as the core printed it when the run ended (the last
     turn's result: string keys quoted, ``#'x`` for a var), not re-printed from its Python
     form, which has lost those; a step with no such turn (built in Python) falls back to
@@ -431,7 +478,7 @@ def call_line(c: Any) -> str:
     return line
 
 
-def pending_lines(step: Step) -> list[str]:
+def pending_lines(step: StepLike) -> list[str]:
     """The calls a pending run waits on: ``id  (tool/name args)`` each."""
     if step.suspended is None:
         return []
@@ -442,7 +489,7 @@ def pending_lines(step: Step) -> list[str]:
     return [f"{_text(p.id)}  {_text(p.describe())}" for p in waiting]
 
 
-def to_text(step: Step) -> str:
+def to_text(step: StepLike) -> str:
     """Every turn of ``step`` as text (``ptc trace FILE``): the mission, then per turn its
     program, tool calls, printed lines and result or error, then how the run ended, the
     value as the core printed it or the error's type, message and hint."""
@@ -477,7 +524,7 @@ def to_text(step: Step) -> str:
     return "\n".join(out)
 
 
-def to_html(step: Step, title: str | None = None) -> str:
+def to_html(step: StepLike, title: str | None = None) -> str:
     """The page for ``step`` (see the module docstring)."""
     tool_names = [t.name for t in step.context.tools]
     page = _Page()
