@@ -4,8 +4,8 @@ any worker can resume it, and an advisory lock per run so only one worker contin
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, TypeVar
 
 from ptc import _records
 from ptc.step import Step
@@ -14,8 +14,22 @@ from .base import finished, looked_up_id, no_run, stored_id
 from .errors import run_locked
 from .tables import final_row, from_rows, run_id_of, run_ids, with_inflight
 
-if TYPE_CHECKING:
-    from ptc.history.pgstore import PostgresStore
+T = TypeVar("T")
+
+
+class PostgresStoreLike(Protocol):
+    """What the checkpoint uses of a :class:`~ptc.history.pgstore.PostgresStore` (which makes
+    one with ``store.checkpoint()``, so this module names none of it): the server and schema,
+    pooled connections, and an operation retried while the server is unreachable."""
+
+    url: str
+    schema: str
+    timeout: float
+
+    def connection(self) -> contextlib.AbstractContextManager[Any]: ...
+    def _retrying(self, op: Callable[[], T], until: float | None = None) -> T: ...
+    def _query(self, sql: str, params: Iterable[Any]) -> list[Any]: ...
+    def _get_pool(self) -> Any: ...
 
 
 class PostgresCheckpoint:
@@ -24,7 +38,7 @@ class PostgresCheckpoint:
     idempotent per (run, turn) and retried while the server is unreachable; :meth:`lock`
     holds a PostgreSQL advisory lock on the run, freed when the holder's connection ends."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: PostgresStoreLike) -> None:
         self.store = store
         self._held: dict[str, Any] = {}  # run id -> the connection holding its lock
         self._saved: dict[str, int] = {}  # run id -> turns known to be stored
