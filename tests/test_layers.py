@@ -19,7 +19,6 @@ SOURCE = Path(__file__).resolve().parent.parent / "python"
 #: Imports that still point back up a layer, each making a circle (importer, imported): each
 #: is to go, and must not be joined by another. Remove an entry when its import is gone.
 KNOWN_BACK_EDGES = {
-    ("ptc.history.tools", "ptc.history.store"),  # search_tools(store) typed as a Store
     ("ptc.approvals", "ptc.checking"),  # the plan gate's UNKNOWN and Plan
 }
 

@@ -35,9 +35,10 @@ from .rows import (
     timed_out,
 )
 
-# the search tools lived here: their old import path
+# the search tools lived here (their old import path); Store extends their protocol
 from .tools import TOOL_TIMEOUT as TOOL_TIMEOUT
 from .tools import HistoryTool as HistoryTool
+from .tools import Searchable
 from .tools import search_tools as search_tools
 
 SCHEMA_VERSION = 3
@@ -498,8 +499,9 @@ class HistoryStore(AppendOne):
 
 
 @runtime_checkable
-class Store(Protocol):
-    """What both backends offer (:class:`HistoryStore` on SQLite, ``PostgresStore``)."""
+class Store(Searchable, Protocol):
+    """What both backends offer (:class:`HistoryStore` on SQLite, ``PostgresStore``): the
+    searches of :class:`~ptc.history.tools.Searchable`, and the following."""
 
     def append_many(
         self,
@@ -513,28 +515,6 @@ class Store(Protocol):
     def recent(self, agent_id: str = "", limit: int = 20) -> list[Message]: ...
 
     def system_message(self, agent_id: str = "") -> Message | None: ...
-
-    def search_messages(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]: ...
-
-    def search_reasoning(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]: ...
-
-    def search_broadcasts(
-        self, query: str, limit: int = 20, *, timeout: float | None = None
-    ) -> list[StoredMessage]: ...
 
     def checkpoint(self) -> Any: ...
 

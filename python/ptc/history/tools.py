@@ -5,15 +5,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ptc import _core
 
 from ._checks import describe
-from .rows import SearchTimeout, check_limit, check_seconds, cut_record
+from .rows import SearchTimeout, StoredMessage, check_limit, check_seconds, cut_record
 
-if TYPE_CHECKING:
-    from .store import Store
+
+class Searchable(Protocol):
+    """What the search tools call of a store: its three searches. Every
+    :class:`~ptc.history.store.Store` is one (that protocol extends this one)."""
+
+    def search_messages(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[StoredMessage]: ...
+
+    def search_reasoning(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[StoredMessage]: ...
+
+    def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +97,7 @@ def _within_run(
 
 
 def _records(
-    store: Store,
+    store: Searchable,
     kind: str,
     query: str,
     limit: int,
@@ -99,7 +123,7 @@ def _records(
 
 
 def search_tools(
-    store: Store,
+    store: Searchable,
     *,
     agent_id: str | None = None,
     max_limit: int = 100,
