@@ -22,13 +22,10 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import _core
 from .errors import PtcError
-
-if TYPE_CHECKING:
-    from .checking import Plan
 
 PendingCall = _core.PendingCall
 
@@ -77,7 +74,7 @@ def gate_of(
     policy: Policy | None,
     deferred: frozenset[str],
     resolve: Callable[[Any], Any],
-    plan: Plan | None = None,
+    plan: _Plan | None = None,
 ) -> Callable[[PendingCall], Any] | None:
     """The gate the core calls for each call of an approval or deferred tool that its record
     does not settle: the approved ``plan`` first (a call it covers runs), then ``policy``.
@@ -118,55 +115,38 @@ def _normalized(out: Any, call: PendingCall, deferred: frozenset[str]) -> Any:
     )
 
 
-class _PlanCover:
-    """Whether an approved plan covers a call: a planned call of the same tool at the same
-    place (a call through a tool value: a place where the tool is used as a value) whose
-    known arguments are the call's, and which has not yet made as many calls as its bound."""
+class _Planned(Protocol):
+    """A place of an approved plan (a :class:`ptc.PlannedCall`)."""
 
-    def __init__(self, plan: Plan) -> None:
+    @property
+    def bound(self) -> int | None: ...
+    def covers(self, call: PendingCall) -> bool: ...
+
+
+class _Plan(Protocol):
+    """An approved plan (a :class:`ptc.Plan`, which checking.py makes)."""
+
+    @property
+    def calls(self) -> Sequence[_Planned]: ...
+
+
+class _PlanCover:
+    """Whether an approved plan covers a call: a planned place that makes it
+    (:meth:`ptc.PlannedCall.covers`) and has not yet made as many calls as its bound."""
+
+    def __init__(self, plan: _Plan) -> None:
         self.calls = list(plan.calls)
         self.used = [0] * len(self.calls)
 
     def __call__(self, call: PendingCall) -> bool:
-        from .checking import UNKNOWN
-
         for i, planned in enumerate(self.calls):
-            if planned.tool != call.tool:
-                continue
-            if call.line is None:
-                if planned.args is not UNKNOWN:
-                    continue
-            elif (planned.line, planned.column) != (call.line, call.column):
-                continue
-            if planned.args is not UNKNOWN and not _args_cover(planned.args, call.args):
+            if not planned.covers(call):
                 continue
             if planned.bound is not None and self.used[i] >= planned.bound:
                 continue
             self.used[i] += 1
             return True
         return False
-
-
-def _args_cover(planned: Sequence[Any], actual: Sequence[Any]) -> bool:
-    return len(planned) == len(actual) and all(
-        _covers(p, a) for p, a in zip(planned, actual, strict=True)
-    )
-
-
-def _covers(planned: Any, actual: Any) -> bool:
-    from .checking import UNKNOWN
-
-    if planned is UNKNOWN:
-        return True
-    if isinstance(planned, Mapping):
-        return (
-            isinstance(actual, Mapping)
-            and planned.keys() == actual.keys()
-            and all(_covers(planned[k], actual[k]) for k in planned)
-        )
-    if isinstance(planned, (list, tuple)):
-        return isinstance(actual, (list, tuple)) and _args_cover(planned, actual)
-    return type(planned) is type(actual) and bool(planned == actual)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,40 @@ class PlannedCall:
             given = "with " + " ".join(shown(a) for a in self.args)
         return f"{name} {times}, {when}, {where}, {given}"
 
+    def covers(self, call: _core.PendingCall) -> bool:
+        """Whether ``call``, a :class:`~ptc.PendingCall` of a run, is one this place makes:
+        the same tool, at this line and column (a call through a tool value, which has no
+        place, only where the tool is used as a value), with the arguments the plan knows (an
+        approved plan lets such a call run; ``bound`` is counted by the run)."""
+        if self.tool != call.tool:
+            return False
+        if call.line is None:
+            if self.args is not UNKNOWN:
+                return False
+        elif (self.line, self.column) != (call.line, call.column):
+            return False
+        return self.args is UNKNOWN or _args_cover(self.args, call.args)
+
+
+def _args_cover(planned: Sequence[Any], actual: Sequence[Any]) -> bool:
+    return len(planned) == len(actual) and all(
+        _covers(p, a) for p, a in zip(planned, actual, strict=True)
+    )
+
+
+def _covers(planned: Any, actual: Any) -> bool:
+    if planned is UNKNOWN:
+        return True
+    if isinstance(planned, Mapping):
+        return (
+            isinstance(actual, Mapping)
+            and planned.keys() == actual.keys()
+            and all(_covers(planned[k], actual[k]) for k in planned)
+        )
+    if isinstance(planned, (list, tuple)):
+        return isinstance(actual, (list, tuple)) and _args_cover(planned, actual)
+    return type(planned) is type(actual) and bool(planned == actual)
+
 
 def shown(value: Any) -> str:
     """An argument in PTC-Lisp notation, ``?`` where it is computed when the program runs."""
