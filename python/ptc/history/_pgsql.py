@@ -127,9 +127,9 @@ def stored_rows(found: Iterable[Any]) -> dict[str, tuple[int, str]]:
     return {r[0]: (int(r[1]), r[2]) for r in found}
 
 
-def insert_params(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Rows for :data:`INSERT` (created_at as JSON: a number or a string, as it came)."""
-    return [(*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:]) for r in rows]
+def insert_params(r: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row for :data:`INSERT` (created_at as JSON: a number or a string, as it came)."""
+    return (*r[:8], json.dumps(r[8]) if r[8] is not None else None, *r[9:])
 
 
 def preamble(schema: str) -> list[str]:

@@ -34,6 +34,7 @@ from .rows import (
     search_deadline,
     stored_message,
     timed_out,
+    written_ids,
 )
 
 if TYPE_CHECKING:
@@ -285,32 +286,18 @@ class PostgresStore(_Options, AppendOne):
         return PostgresCheckpoint(self)
 
     # -- writing -------------------------------------------------------------------------------
-    def append_many(
-        self,
-        messages: Iterable[Message | Mapping[str, Any]],
-        *,
-        agent_id: str = "",
-        run_id: str | None = None,
-        key: str | None = None,
-    ) -> list[int]:
-        """Store messages in one transaction; returns their ids (see
-        :meth:`HistoryStore.append_many`: the same parsing, errors and ``key``)."""
-        rows = message_rows(messages, agent_id, run_id, key)
-        if not rows:
-            return []
-        params = pgsql.insert_params(rows)
-
+    def _write_rows(self, rows: list[tuple[Any, ...]]) -> list[int]:
         def write() -> list[int]:
             with self.connection() as conn, conn.transaction():
-                inserted: list[int | None] = []
-                for p in params:
-                    row = conn.execute(pgsql.INSERT, p).fetchone()
-                    inserted.append(None if row is None else int(row[0]))
-                stored = {}
-                if None in inserted:  # the key was taken: a retry, or a key reused
-                    found = conn.execute(pgsql.STORED, (agent_id, replay_keys(rows)))
-                    stored = pgsql.stored_rows(found)
-                return replayed_ids(rows, inserted, stored)
+
+                def insert(row: tuple[Any, ...]) -> int | None:
+                    found = conn.execute(pgsql.INSERT, pgsql.insert_params(row)).fetchone()
+                    return None if found is None else int(found[0])
+
+                def stored(agent_id: str, keys: list[str]) -> dict[str, tuple[int, str]]:
+                    return pgsql.stored_rows(conn.execute(pgsql.STORED, (agent_id, keys)))
+
+                return written_ids(rows, insert, stored)
 
         return self._retrying(write)
 
@@ -489,15 +476,15 @@ class AsyncPostgresStore(_Options):
         rows = message_rows(messages, agent_id, run_id, key)
         if not rows:
             return []
-        params = pgsql.insert_params(rows)
         pool = await self._get_pool()
 
-        async def write() -> list[int]:
+        async def write() -> list[int]:  # written_ids's steps, each awaited
             async with pool.connection() as conn, conn.transaction():
                 inserted: list[int | None] = []
-                for p in params:
-                    row = await (await conn.execute(pgsql.INSERT, p)).fetchone()
-                    inserted.append(None if row is None else int(row[0]))
+                for row in rows:
+                    cur = await conn.execute(pgsql.INSERT, pgsql.insert_params(row))
+                    found = await cur.fetchone()
+                    inserted.append(None if found is None else int(found[0]))
                 stored = {}
                 if None in inserted:  # the key was taken: a retry, or a key reused
                     cur = await conn.execute(pgsql.STORED, (agent_id, replay_keys(rows)))

@@ -11,7 +11,7 @@ import operator
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self, cast
 
@@ -349,9 +349,24 @@ def replayed_ids(
     return ids
 
 
+def written_ids(
+    rows: Sequence[tuple[Any, ...]],
+    insert: Callable[[tuple[Any, ...]], int | None],
+    stored: Callable[[str, list[str]], Mapping[str, tuple[int, str]]],
+) -> list[int]:
+    """The ids of a write of ``rows`` made in the caller's transaction: each row inserted by
+    ``insert`` (its new id, or None when its key was taken); when a key was taken, the
+    agent's rows under :func:`replay_keys` read by ``stored(agent_id, keys)`` and the write
+    settled by :func:`replayed_ids`. The async store takes the same steps, awaiting each."""
+    inserted = [insert(row) for row in rows]
+    found = stored(rows[0][0], replay_keys(rows)) if None in inserted else {}
+    return replayed_ids(rows, inserted, found)
+
+
 class AppendOne:
-    """What the sync stores share: ``append(message)`` (one message through the store's
-    ``append_many``) and ``with store:`` (closed at the end)."""
+    """What the sync stores share: ``append_many`` (the messages made into rows here, stored
+    by the store's ``_write_rows``), ``append(message)`` (one message through it) and
+    ``with store:`` (closed at the end)."""
 
     def close(self) -> None:
         raise NotImplementedError
@@ -362,6 +377,10 @@ class AppendOne:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _write_rows(self, rows: list[tuple[Any, ...]]) -> list[int]:
+        """Stores ``rows`` in one transaction (by :func:`written_ids`); returns their ids."""
+        raise NotImplementedError
+
     def append_many(
         self,
         messages: Iterable[Message | Mapping[str, Any]],
@@ -370,7 +389,19 @@ class AppendOne:
         run_id: str | None = None,
         key: str | None = None,
     ) -> list[int]:
-        raise NotImplementedError
+        """Store messages in one transaction; returns their ids.
+
+        ``key`` makes the write idempotent: the messages are stored under ``key:0``,
+        ``key:1``, ..., and writing the same key again stores nothing and returns the ids
+        already stored (a retried write after a lost connection never duplicates).
+
+        Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
+        Dicts are parsed as OpenAI messages; malformed input raises ``TypeError`` or
+        ``ValueError`` naming the message's index in ``messages`` and the field (see
+        :func:`~ptc.history.codecs.to_messages`), and nothing is stored.
+        """
+        rows = message_rows(messages, agent_id, run_id, key)
+        return self._write_rows(rows) if rows else []
 
     def append(
         self,

@@ -27,12 +27,10 @@ from .rows import (
     check_query,
     check_seconds,
     hit_record,
-    message_rows,
-    replay_keys,
-    replayed_ids,
     search_deadline,
     stored_message,
     timed_out,
+    written_ids,
 )
 
 # the search tools lived here (their old import path); Store extends their protocol
@@ -249,53 +247,30 @@ class HistoryStore(AppendOne):
                 self._conn = None
 
     # -- writing ----------------------------------------------------------------------------
-    def append_many(
-        self,
-        messages: Iterable[Message | Mapping[str, Any]],
-        *,
-        agent_id: str = "",
-        run_id: str | None = None,
-        key: str | None = None,
-    ) -> list[int]:
-        """Store messages in one transaction; returns their ids.
-
-        ``key`` makes the write idempotent: the messages are stored under ``key:0``,
-        ``key:1``, ..., and writing the same key again stores nothing and returns the ids
-        already stored (a retried write after a lost connection never duplicates).
-
-        Ephemeral messages (the synthetic nudge) are skipped: seed 002 never stores them.
-        Dicts are parsed as OpenAI messages; malformed input raises ``TypeError`` or
-        ``ValueError`` naming the message's index in ``messages`` and the field (see
-        :func:`~ptc.history.codecs.to_messages`), and nothing is stored.
-        """
-        rows = message_rows(messages, agent_id, run_id, key)
-        if not rows:
-            return []
+    def _write_rows(self, rows: list[tuple[Any, ...]]) -> list[int]:
         with self._lock:
             conn = self._connect()
+
+            def insert(row: tuple[Any, ...]) -> int | None:
+                cur = conn.execute(
+                    f"INSERT INTO messages ({ROW_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (agent_id, msg_key) DO NOTHING",
+                    row,
+                )
+                return int(cur.lastrowid or 0) if cur.rowcount == 1 else None
+
+            def stored(agent_id: str, keys: list[str]) -> dict[str, tuple[int, str]]:
+                found = conn.execute(
+                    "SELECT msg_key, id, raw FROM messages WHERE agent_id = ? AND "
+                    f"msg_key IN ({', '.join('?' * len(keys))})",
+                    (agent_id, *keys),
+                )
+                return {r[0]: (int(r[1]), r[2]) for r in found}
+
             conn.execute("BEGIN IMMEDIATE")
             try:
-                inserted: list[int | None] = []
-                for row in rows:
-                    cur = conn.execute(
-                        f"INSERT INTO messages ({ROW_COLUMNS}) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (agent_id, msg_key) DO NOTHING",
-                        row,
-                    )
-                    inserted.append(int(cur.lastrowid or 0) if cur.rowcount == 1 else None)
-                stored = {}
-                if None in inserted:
-                    keys = replay_keys(rows)
-                    stored = {
-                        r[0]: (int(r[1]), r[2])
-                        for r in conn.execute(
-                            "SELECT msg_key, id, raw FROM messages WHERE agent_id = ? AND "
-                            f"msg_key IN ({', '.join('?' * len(keys))})",
-                            (agent_id, *keys),
-                        )
-                    }
-                ids = replayed_ids(rows, inserted, stored)
+                ids = written_ids(rows, insert, stored)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
