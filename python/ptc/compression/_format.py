@@ -1,13 +1,15 @@
-"""Line formats shared by the strategies (FMT-001..016, MSG-005, ERR-003)."""
+"""Line formats shared by the strategies (FMT-001..016, MSG-005, ERR-003), and
+:class:`Rendering`, the start both built-in strategies render from."""
 
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from ptc import _core
-from ptc.compression.base import DataEntry, RenderOptions, ToolSpec
+from ptc.compression.base import ChatMessage, DataEntry, RenderOptions, Strategy, ToolSpec
 from ptc.turn import MemoryEntry, ToolCallRecord, Turn
 
 TOOL_HEADER = ";; === tool/ ==="  # FMT-001
@@ -284,3 +286,36 @@ def error_feedback(
 def with_turns_left(text: str, turns_left: int) -> str:
     line = turns_left_line(turns_left)
     return f"{text}\n\n{line}" if text else line
+
+
+class Rendering:
+    """One render of a built-in strategy: its options (the strategy's under the render's own,
+    ``o``), the turn budget and the output limits, read once; the opening messages and a
+    turn's exchange, which every render of ``full.py`` and ``single_user.py`` is made of."""
+
+    def __init__(self, strategy: Strategy, opts: RenderOptions) -> None:
+        self.opts = opts
+        self.o: dict[str, Any] = strategy._merged(opts)
+        self.max_turns: int = self.o.get("max_turns", 5)
+        self.max_chars: int = self.o["println_max_chars"]
+        self.max_tokens: int | None = self.o.get("output_tokens")
+
+    def opening(self, sections: Sequence[str], turns_left: int) -> list[ChatMessage]:
+        """The SYSTEM message, then the first USER one: the mission, ``sections`` and the
+        turns left."""
+        first = first_user_message(self.opts, sections, turns_left_line(turns_left))
+        return [
+            {"role": "system", "content": self.o.get("system_prompt", "")},
+            {"role": "user", "content": first},
+        ]
+
+    def error(self, turn: Turn) -> str:
+        """A failed turn's feedback (ERR-001..003)."""
+        return error_feedback(turn, self.max_chars, self.max_tokens, self.o.get("result_tokens"))
+
+    def exchange(self, turn: Turn, feedback: str, turns_left: int) -> list[ChatMessage]:
+        """A turn's program (ASSISTANT), then its ``feedback`` and the turns left (USER)."""
+        return [
+            {"role": "assistant", "content": assistant_text(turn)},
+            {"role": "user", "content": with_turns_left(feedback, turns_left)},
+        ]

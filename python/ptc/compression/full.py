@@ -42,24 +42,14 @@ class FullHistory(Strategy):
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
     ) -> tuple[list[ChatMessage], CompressionStats]:
-        o = self._merged(opts)
-        max_turns: int = o.get("max_turns", 5)
-        max_chars: int = o["println_max_chars"]
-        max_tokens: int | None = o.get("output_tokens")
-        first = f.first_user_message(opts, f.namespace_sections(opts), f.turns_left_line(max_turns))
-        messages: list[ChatMessage] = [
-            {"role": "system", "content": o.get("system_prompt", "")},
-            {"role": "user", "content": first},
-        ]
+        r = f.Rendering(self, opts)
+        messages = r.opening(f.namespace_sections(opts), r.max_turns)
         for turn in turns:
             if turn.success:
-                body = success_feedback(turn, max_chars, max_tokens)
+                body = success_feedback(turn, r.max_chars, r.max_tokens)
             else:
-                body = f.error_feedback(turn, max_chars, max_tokens, o.get("result_tokens"))
-            messages.append({"role": "assistant", "content": f.assistant_text(turn)})
-            messages.append(
-                {"role": "user", "content": f.with_turns_left(body, max_turns - turn.number)}
-            )
+                body = r.error(turn)
+            messages += r.exchange(turn, body, r.max_turns - turn.number)
         n_calls = sum(len(t.tool_calls) for t in turns)
         n_prints = sum(len(t.prints) for t in turns)
         stats = CompressionStats(self.name, 0, n_calls, 0, n_prints, 0)

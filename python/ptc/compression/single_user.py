@@ -33,10 +33,8 @@ class SingleUserCoalesced(Strategy):
     def to_messages(
         self, turns: Sequence[Turn], memory: Sequence[MemoryEntry], opts: RenderOptions
     ) -> tuple[list[ChatMessage], CompressionStats]:
-        o = self._merged(opts)
-        max_turns: int = o.get("max_turns", 5)
-        max_chars: int = o["println_max_chars"]
-        max_tokens: int | None = o.get("output_tokens")
+        r = f.Rendering(self, opts)
+        o, max_turns = r.o, r.max_turns
         successful = [t for t in turns if t.success]
         failed = [t for t in turns if not t.success]
 
@@ -70,27 +68,17 @@ class SingleUserCoalesced(Strategy):
         plimit = o["println_limit"]
         shown_prints = prints[len(prints) - plimit :] if plimit else []
         if shown_prints:
-            out = [f.OUTPUT_HEADER, *f.output_lines(shown_prints, max_chars, max_tokens)]
+            out = [f.OUTPUT_HEADER, *f.output_lines(shown_prints, r.max_chars, r.max_tokens)]
             sections.append("\n".join(out))
 
         current_left = max_turns - len(turns)
         # With failed turns after it, the coalesced message carries the count it had when the first
         # failed turn was asked for; the last USER message always carries the current count.
         first_left = max_turns - (failed[0].number - 1) if failed else current_left
-        messages: list[ChatMessage] = [
-            {"role": "system", "content": o.get("system_prompt", "")},
-            {
-                "role": "user",
-                "content": f.first_user_message(opts, sections, f.turns_left_line(first_left)),
-            },
-        ]
+        messages = r.opening(sections, first_left)
         for i, turn in enumerate(failed):
             left = current_left if i == len(failed) - 1 else max_turns - turn.number
-            feedback = f.with_turns_left(
-                f.error_feedback(turn, max_chars, max_tokens, o.get("result_tokens")), left
-            )
-            messages.append({"role": "assistant", "content": f.assistant_text(turn)})
-            messages.append({"role": "user", "content": feedback})
+            messages += r.exchange(turn, r.error(turn), left)
 
         stats = CompressionStats(
             strategy=self.name,
