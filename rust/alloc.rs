@@ -179,3 +179,344 @@ unsafe impl GlobalAlloc for CountingAlloc {
         p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! What the count relies on: each block counted once when made and once when freed (grown,
+    //! shrunk, or moved between the two allocators), by the thread that does it; contents and
+    //! alignment kept across a move; a refused block, or one never asked for, not counted.
+    //! Run under Miri by `scripts/miri.sh` (the system allocator under the counting one).
+
+    use super::*;
+    use std::hint::black_box;
+    use std::sync::atomic::{AtomicI64, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    fn layout(size: usize, align: usize) -> Layout {
+        Layout::from_size_align(size, align).unwrap()
+    }
+
+    /// The byte written at `i` by [`fill`].
+    fn pattern(i: usize) -> u8 {
+        (i % 251) as u8 ^ 0x5a
+    }
+
+    /// Writes the pattern to the first `n` bytes at `p` (at most 4096: enough to see a copy
+    /// that drops or shifts bytes, and quick under Miri).
+    ///
+    /// # Safety
+    /// `p` is a live block of at least `n` bytes.
+    unsafe fn fill(p: *mut u8, n: usize) {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(p, n.min(4096)) };
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = pattern(i);
+        }
+    }
+
+    /// Whether the first `n` bytes at `p` (at most 4096) still hold the pattern.
+    ///
+    /// # Safety
+    /// As [`fill`], and those bytes were written.
+    unsafe fn holds_pattern(p: *const u8, n: usize) -> bool {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(p, n.min(4096)) };
+        bytes.iter().enumerate().all(|(i, &b)| b == pattern(i))
+    }
+
+    /// `CountingAlloc::alloc`, or `alloc_zeroed` when `zeroed`.
+    ///
+    /// # Safety
+    /// As `GlobalAlloc::alloc`.
+    unsafe fn take_for_test(l: Layout, zeroed: bool) -> *mut u8 {
+        if zeroed {
+            // SAFETY: the caller's contract.
+            unsafe { CountingAlloc.alloc_zeroed(l) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { CountingAlloc.alloc(l) }
+        }
+    }
+
+    fn aligned(p: *const u8, align: usize) -> bool {
+        p as usize % align == 0
+    }
+
+    #[test]
+    fn the_cost_is_at_least_the_size_and_never_falls_as_the_size_grows() {
+        let mut last = 0;
+        for size in (1..=2048).chain([LARGE - 1, LARGE, LARGE + 1, 4 * LARGE]) {
+            let c = cost(size);
+            assert!(c >= size as i64, "{size} bytes cost {c}");
+            assert!(
+                c >= last,
+                "{size} bytes cost {c}, less than a smaller block's {last}"
+            );
+            last = c;
+        }
+    }
+
+    #[test]
+    fn a_large_block_costs_a_system_allocator_chunk() {
+        // an 8-byte header, rounded up to 16: with or without mimalloc, these come from glibc
+        let large = LARGE as i64;
+        assert_eq!(cost(LARGE), large + 16);
+        assert_eq!(cost(LARGE + 8), large + 16);
+        assert_eq!(cost(LARGE + 9), large + 32);
+    }
+
+    #[cfg(not(feature = "mimalloc"))]
+    #[test]
+    fn over_the_system_allocator_a_small_block_costs_at_least_its_minimum_chunk() {
+        assert_eq!(cost(1), 32);
+        assert_eq!(cost(24), 32);
+        assert_eq!(cost(25), 48);
+        assert_eq!(cost(40), 48);
+        assert_eq!(cost(41), 64);
+    }
+
+    #[test]
+    fn a_block_is_counted_when_made_and_uncounted_when_freed() {
+        for size in [1, 24, 100, 4096, LARGE - 1, LARGE, LARGE + 100] {
+            let l = layout(size, 8);
+            let before = allocated();
+            // SAFETY: `l` has a non-zero size.
+            let p = unsafe { CountingAlloc.alloc(l) };
+            assert!(!p.is_null() && aligned(p, 8));
+            assert_eq!(allocated() - before, cost(size), "{size} bytes");
+            // SAFETY: `p` is a live block of `size` bytes, written then read.
+            assert!(unsafe {
+                fill(p, size);
+                holds_pattern(p, size)
+            });
+            // SAFETY: `p` was made just above with `l`, and is freed once.
+            unsafe { CountingAlloc.dealloc(p, l) };
+            assert_eq!(allocated(), before, "{size} bytes");
+        }
+    }
+
+    #[test]
+    fn a_zeroed_block_is_zero_and_counted_alike() {
+        for (size, align) in [(1, 1), (1000, 16), (LARGE + 1, 256)] {
+            let l = layout(size, align);
+            let before = allocated();
+            // SAFETY: `l` has a non-zero size.
+            let p = unsafe { CountingAlloc.alloc_zeroed(l) };
+            assert!(!p.is_null() && aligned(p, align));
+            assert_eq!(allocated() - before, cost(size));
+            // SAFETY: `p` is a live, initialized block of `size` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(p, size) };
+            // every 61st byte (a prime stride) and the last: the whole block is slow under Miri
+            assert!(bytes.iter().step_by(61).all(|&b| b == 0) && bytes[size - 1] == 0);
+            // SAFETY: made just above with `l`, freed once.
+            unsafe { CountingAlloc.dealloc(p, l) };
+            assert_eq!(allocated(), before);
+        }
+    }
+
+    #[test]
+    fn realloc_counts_the_difference_and_keeps_the_contents() {
+        let before = allocated();
+        let l = layout(64, 8);
+        // SAFETY: `l` has a non-zero size.
+        let p = unsafe { CountingAlloc.alloc(l) };
+        assert!(!p.is_null());
+        // SAFETY: `p` is a live block of 64 bytes.
+        unsafe { fill(p, 64) };
+        // SAFETY: `p` was made with `l`; 200 bytes at alignment 8 is a valid layout.
+        let q = unsafe { CountingAlloc.realloc(p, l, 200) };
+        assert!(!q.is_null());
+        assert_eq!(allocated() - before, cost(200));
+        // SAFETY: `q` holds `p`'s 64 bytes (`realloc` copies them).
+        assert!(unsafe { holds_pattern(q, 64) });
+        // SAFETY: `q` was made with 200 bytes at alignment 8.
+        let r = unsafe { CountingAlloc.realloc(q, layout(200, 8), 16) };
+        assert!(!r.is_null());
+        assert_eq!(allocated() - before, cost(16));
+        // SAFETY: shrinking keeps the first 16 bytes.
+        assert!(unsafe { holds_pattern(r, 16) });
+        // SAFETY: `r` was made with 16 bytes at alignment 8, freed once.
+        unsafe { CountingAlloc.dealloc(r, layout(16, 8)) };
+        assert_eq!(allocated(), before);
+    }
+
+    #[test]
+    fn a_block_moved_between_the_allocators_keeps_its_contents_and_alignment() {
+        // across `LARGE` each way, and from just under it to exactly it (the boundary's owner)
+        for (small, align) in [(1000, 8), (1000, 64), (100, 4096), (LARGE - 1, 16)] {
+            let big = if small == LARGE - 1 {
+                LARGE
+            } else {
+                LARGE + 1000
+            };
+            let before = allocated();
+            let l = layout(small, align);
+            // SAFETY: `l` has a non-zero size.
+            let p = unsafe { CountingAlloc.alloc(l) };
+            assert!(!p.is_null() && aligned(p, align));
+            // SAFETY: `p` is a live block of `small` bytes.
+            unsafe { fill(p, small) };
+            // SAFETY: `p` was made with `l`; `big` at `align` is a valid layout.
+            let q = unsafe { CountingAlloc.realloc(p, l, big) };
+            assert!(
+                !q.is_null() && aligned(q, align),
+                "{small} -> {big} at {align}"
+            );
+            assert_eq!(allocated() - before, cost(big));
+            // SAFETY: `q` holds `p`'s bytes.
+            assert!(unsafe { holds_pattern(q, small) });
+            // SAFETY: `q` was made with `big` bytes at `align`.
+            let r = unsafe { CountingAlloc.realloc(q, layout(big, align), small / 2) };
+            assert!(
+                !r.is_null() && aligned(r, align),
+                "{big} -> {} at {align}",
+                small / 2
+            );
+            assert_eq!(allocated() - before, cost(small / 2));
+            // SAFETY: `r` holds the first half of the bytes.
+            assert!(unsafe { holds_pattern(r, small / 2) });
+            // SAFETY: `r` was made with `small / 2` bytes at `align`, freed once.
+            unsafe { CountingAlloc.dealloc(r, layout(small / 2, align)) };
+            assert_eq!(allocated(), before);
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri ends the program when an allocation is too large instead of returning null"
+    )]
+    fn a_refused_block_is_not_counted_and_a_refused_realloc_keeps_the_old_one() {
+        // more than the address space: refused (null), never an abort
+        let huge = 1usize << 62;
+        let before = allocated();
+        for zeroed in [false, true] {
+            let l = layout(huge, 16);
+            // SAFETY: `l` has a non-zero size. `black_box`: the block must look used, or the
+            // optimizer drops the call and assumes it succeeded.
+            let p = black_box(unsafe { take_for_test(l, zeroed) });
+            if !p.is_null() {
+                // SAFETY: made just above with `l` (the test fails next: no leak meanwhile).
+                unsafe { CountingAlloc.dealloc(p, l) };
+            }
+            assert!(p.is_null(), "{huge} bytes (zeroed: {zeroed}) were given");
+        }
+        assert_eq!(allocated(), before);
+        for size in [100, LARGE + 100] {
+            let l = layout(size, 16);
+            // SAFETY: `l` has a non-zero size.
+            let p = unsafe { CountingAlloc.alloc(l) };
+            assert!(!p.is_null());
+            // SAFETY: `p` is a live block of `size` bytes.
+            unsafe { fill(p, size) };
+            // SAFETY: `p` was made with `l`; `huge` at 16 is a valid layout.
+            let q = black_box(unsafe { CountingAlloc.realloc(p, l, huge) });
+            assert!(q.is_null());
+            assert_eq!(allocated() - before, cost(size));
+            // SAFETY: a refused realloc leaves `p` live and unchanged.
+            assert!(unsafe { holds_pattern(p, size) });
+            // SAFETY: `p` is still the block made with `l`, freed once.
+            unsafe { CountingAlloc.dealloc(p, l) };
+            assert_eq!(allocated(), before);
+        }
+    }
+
+    #[test]
+    fn the_global_allocator_counts_a_vectors_growth_and_shrinking() {
+        let before = allocated();
+        let mut v: Vec<u64> = Vec::with_capacity(10);
+        assert_eq!(allocated() - before, cost(80));
+        v.push(1);
+        v.reserve_exact(100); // at least 101 elements: a realloc
+        let grown = v.capacity() * 8;
+        assert_eq!(allocated() - before, cost(grown));
+        v.shrink_to(20);
+        assert_eq!(v.capacity(), 20);
+        assert_eq!(allocated() - before, cost(160));
+        drop(v);
+        assert_eq!(allocated(), before);
+    }
+
+    #[test]
+    fn what_never_reaches_the_allocator_is_not_counted() {
+        let before = allocated();
+        let units = vec![(); 1000]; // zero-sized elements: no block at all
+        let unit = Box::new(());
+        let empty: Vec<u64> = Vec::new();
+        let text = String::new();
+        assert_eq!(allocated(), before);
+        drop((units, unit, empty, text));
+        assert_eq!(allocated(), before);
+    }
+
+    #[test]
+    fn a_block_counts_to_the_thread_that_made_it_and_off_the_one_that_frees_it() {
+        let (block, made) = std::thread::spawn(|| {
+            let before = allocated();
+            let b = Box::new([7u8; 100]);
+            (b, allocated() - before)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(made, cost(100));
+        let freed = std::thread::spawn(move || {
+            let before = allocated();
+            drop(block);
+            allocated() - before
+        })
+        .join()
+        .unwrap();
+        assert_eq!(freed, -cost(100));
+    }
+
+    #[test]
+    fn threads_allocating_at_once_each_balance_their_own_count() {
+        let rounds = if cfg!(miri) { 20 } else { 2000 };
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    let before = allocated();
+                    for i in 0..rounds {
+                        let size = 1 + (i * 37 + t * 101) % 3000;
+                        let mut v = Vec::<u8>::with_capacity(size);
+                        v.push(1);
+                        v.reserve_exact(2 * size); // grown: in place or moved
+                        drop(v);
+                        if i % 100 == 0 {
+                            drop(vec![0u8; LARGE + i]); // a block of the system allocator
+                        }
+                    }
+                    allocated() - before
+                })
+            })
+            .collect();
+        let nets: Vec<i64> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(nets, [0; 4]);
+    }
+
+    #[test]
+    fn allocations_while_a_thread_shuts_down_are_still_counted() {
+        // the counter has no destructor, so it outlives every other thread-local's: what their
+        // destructors allocate and free is counted, never lost or a panic
+        struct Probe(Arc<AtomicI64>, Arc<AtomicI64>);
+        impl Drop for Probe {
+            fn drop(&mut self) {
+                let before = allocated();
+                let v = Vec::<u8>::with_capacity(100);
+                self.0.store(allocated() - before, SeqCst);
+                drop(v);
+                self.1.store(allocated() - before, SeqCst);
+            }
+        }
+        thread_local! {
+            static PROBE: std::cell::RefCell<Option<Probe>> = const { std::cell::RefCell::new(None) };
+        }
+        let (during, after) = (Arc::new(AtomicI64::new(-1)), Arc::new(AtomicI64::new(-1)));
+        let probe = Probe(during.clone(), after.clone());
+        std::thread::spawn(move || PROBE.with(|p| *p.borrow_mut() = Some(probe)))
+            .join()
+            .unwrap();
+        assert_eq!(during.load(SeqCst), cost(100));
+        assert_eq!(after.load(SeqCst), 0);
+    }
+}

@@ -15,7 +15,9 @@
 //! when it runs low and counts the new segment as memory of the run.
 //!
 //! Why one file over 600 lines: the budget and the guard are one mechanism; every charge,
-//! reservation and stack check refers to the same shared counters.
+//! reservation and stack check refers to the same shared counters. The unit tests beside it
+//! (run under Miri by `scripts/miri.sh`) are two fifths of the file: they read the thread's
+//! private state, which a separate module could not.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -910,5 +912,649 @@ impl<I> Drop for Charged<I> {
         // the items of an unfinished group; counted only: a drop must never unwind
         let n = u64::from(self.n);
         let _ = LOCAL.try_with(|l| l.walked.set(l.walked.get() + n));
+    }
+}
+
+#[cfg(test)]
+impl Freeing {
+    /// Hand-offs begun and ended, and the bytes freed so far (for `dropper.rs`'s tests).
+    pub(crate) fn tally(&self) -> (u64, u64, i64) {
+        let (begun, ended) = *self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        (begun, ended, self.freed())
+    }
+
+    /// Holds the lock `end` takes: whoever ends a hand-off waits until this is dropped (how
+    /// `dropper.rs`'s tests keep the background thread busy).
+    pub(crate) fn hold_ends(&self) -> std::sync::MutexGuard<'_, (u64, u64)> {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What the budget and the thread's part in it rely on: each limit ends the run with its
+    //! own error, the first reason stands, refused calls and reservations are taken back, a
+    //! nested or host-side call restores the thread's state (the raw budget pointer included),
+    //! walk charges are batched and held exactly as documented, and the stack grows on the heap
+    //! as memory of the run. Run under Miri by `scripts/miri.sh` (Miri has no native stack
+    //! limit, so the tests of a stack running low are native only).
+
+    use super::*;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    fn budget(set: impl FnOnce(&mut Limits)) -> Budget {
+        let mut limits = Limits::default();
+        set(&mut limits);
+        Budget::new(limits, Arc::new(NeverInterrupted), None)
+    }
+
+    /// Runs `f` as a run on `b` would, returning the error it ended with.
+    fn run_err<R>(b: &Budget, f: impl FnOnce() -> R) -> Error {
+        match catch(b, || with_budget(b, f)) {
+            Ok(_) => panic!("the run was not stopped"),
+            Err(e) => e,
+        }
+    }
+
+    fn walked() -> u64 {
+        LOCAL.with(|l| l.walked.get())
+    }
+
+    #[test]
+    fn past_max_tool_calls_a_call_is_refused_and_not_counted() {
+        let b = budget(|l| l.max_tool_calls = 2);
+        assert!(b.admit_tool_call("fetch", None).is_ok());
+        assert!(b.admit_tool_call("fetch", None).is_ok());
+        let e = b.admit_tool_call("fetch", None).unwrap_err();
+        assert_eq!(
+            (e.kind, e.limit),
+            (ErrorKind::Tool, Some(LimitName::ToolCalls))
+        );
+        assert_eq!(
+            e.message,
+            "tool call limit reached: a run may make 2 tool calls (max_tool_calls), 2 were made; \
+             tool/fetch was not called"
+        );
+        assert_eq!(e.hint.as_deref(), Some(TOOL_CAP_HINT));
+        assert_eq!(b.tool_calls_made(), 2);
+        // a refused call is the run's to handle, not the end of it
+        assert_eq!(b.stop_reason(), None);
+    }
+
+    #[test]
+    fn a_tools_own_cap_counts_its_calls_only() {
+        let b = budget(|_| {});
+        assert!(b.admit_tool_call("search", Some(1)).is_ok());
+        let e = b.admit_tool_call("search", Some(1)).unwrap_err();
+        assert_eq!(e.limit, Some(LimitName::ToolMaxCalls));
+        assert_eq!(
+            e.message,
+            "tool call limit reached: tool/search may be called once per run (its max_calls), \
+             and 1 call of it was made"
+        );
+        assert!(b.admit_tool_call("lookup", Some(2)).is_ok());
+        assert!(b.admit_tool_call("lookup", Some(2)).is_ok());
+        let e = b.admit_tool_call("lookup", Some(2)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "tool call limit reached: tool/lookup may be called 2 times per run (its max_calls), \
+             and 2 calls of it were made"
+        );
+        let e = b.admit_tool_call("never", Some(0)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "tool call limit reached: tool/never may not be called (its max_calls is 0)"
+        );
+        assert!(b.admit_tool_call("other", None).is_ok());
+        // three refused, taken back from the run's count
+        assert_eq!(b.tool_calls_made(), 4);
+    }
+
+    #[test]
+    fn branches_calling_at_once_never_pass_either_cap() {
+        let b = budget(|l| l.max_tool_calls = 50);
+        let admitted = |name: &'static str, own: Option<u64>| {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        s.spawn(|| {
+                            (0..40)
+                                .filter(|_| b.admit_tool_call(name, own).is_ok())
+                                .count()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .sum::<usize>()
+            })
+        };
+        assert_eq!(admitted("capped", Some(30)), 30);
+        assert_eq!(admitted("free", None), 20);
+        assert_eq!(b.tool_calls_made(), 50);
+    }
+
+    #[test]
+    fn out_of_fuel_the_run_stops_and_the_first_reason_stands() {
+        let b = budget(|l| l.fuel = 100);
+        assert_eq!(b.add_fuel(60), 60);
+        assert_eq!(b.fuel_left(), 40);
+        assert!(b.check(b.deadline).is_ok());
+        assert_eq!(b.add_fuel(40), 100);
+        let e = b.check(b.deadline).unwrap_err();
+        assert_eq!(
+            (e.kind, e.limit),
+            (ErrorKind::Execution, Some(LimitName::Fuel))
+        );
+        assert_eq!(e.message, "evaluation step limit (fuel) of 100 exceeded");
+        assert_eq!(b.stop_reason(), Some(e.clone()));
+        // a later reason does not replace it
+        assert_eq!(b.stop(cancelled_error()), e);
+        assert_eq!(b.check(b.deadline).unwrap_err(), e);
+    }
+
+    #[test]
+    fn a_branchs_deadline_ends_the_branch_and_the_runs_ends_the_run() {
+        let b = budget(|l| l.timeout_ms = 1000);
+        let branch = b.started + Duration::from_millis(10);
+        let e = b.check_at(branch, branch).unwrap_err();
+        assert_eq!(
+            (e.kind, e.limit),
+            (ErrorKind::Timeout, Some(LimitName::Timeout))
+        );
+        assert!(e
+            .message
+            .starts_with("a parallel branch exceeded its 5000ms limit"));
+        assert_eq!(b.stop_reason(), None);
+        assert!(b.check_at(b.deadline, branch).is_ok());
+        let e = b.check_at(b.deadline, b.deadline).unwrap_err();
+        assert_eq!(e.message, "execution exceeded 1000ms limit");
+        assert_eq!(b.stop_reason(), Some(e.clone()));
+        // stopped: every later check ends, whatever the time
+        assert_eq!(b.check_at(b.deadline, b.started).unwrap_err(), e);
+    }
+
+    #[test]
+    fn a_cancel_from_another_thread_stops_the_run() {
+        let flag: CancelFlag = Arc::default();
+        let b = Budget::new(
+            Limits::default(),
+            Arc::new(NeverInterrupted),
+            Some(flag.clone()),
+        );
+        assert!(b.check(b.deadline).is_ok() && !b.is_cancelled());
+        std::thread::spawn(move || flag.store(true, Relaxed))
+            .join()
+            .unwrap();
+        let e = b.check(b.deadline).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Cancelled);
+        assert_eq!(e.message, "the run was cancelled by the host");
+        assert_eq!(b.stop_reason(), Some(e));
+    }
+
+    struct Host {
+        here: bool,
+        interrupted: bool,
+        asked: AtomicUsize,
+    }
+
+    impl Poll for Host {
+        fn interrupted(&self) -> bool {
+            self.asked.fetch_add(1, SeqCst);
+            self.interrupted
+        }
+        fn here(&self) -> bool {
+            self.here
+        }
+    }
+
+    fn polled(here: bool, interrupted: bool) -> (Arc<Host>, Budget) {
+        let host = Arc::new(Host {
+            here,
+            interrupted,
+            asked: AtomicUsize::new(0),
+        });
+        (host.clone(), Budget::new(Limits::default(), host, None))
+    }
+
+    #[test]
+    fn the_host_is_asked_once_per_poll_interval_and_only_on_its_thread() {
+        let (away, b) = polled(false, true);
+        assert!(b.check_at(b.deadline, b.started + 2 * POLL_EVERY).is_ok());
+        assert_eq!(away.asked.load(SeqCst), 0);
+
+        let (host, b) = polled(true, false);
+        let at = |ms| b.started + Duration::from_millis(ms);
+        let poll_ms = POLL_EVERY.as_millis() as u64;
+        for (ms, asked) in [(1, 0), (poll_ms, 1), (poll_ms + 1, 1), (2 * poll_ms, 2)] {
+            assert!(b.check_at(b.deadline, at(ms)).is_ok());
+            assert_eq!(host.asked.load(SeqCst), asked, "at {ms}ms");
+        }
+
+        let (host, b) = polled(true, true);
+        assert!(b.check_at(b.deadline, b.started).is_ok());
+        let e = b.check_at(b.deadline, b.started + POLL_EVERY).unwrap_err();
+        assert_eq!(host.asked.load(SeqCst), 1);
+        assert_eq!(e.kind, ErrorKind::Cancelled);
+        assert_eq!(e.message, "the run was interrupted by the host");
+        assert_eq!(b.stop_reason(), Some(e));
+    }
+
+    #[test]
+    fn a_reservation_counts_until_it_is_allocated_and_a_refused_one_is_taken_back() {
+        let b = budget(|l| l.max_memory = 1 << 20);
+        with_budget(&b, || {
+            let start = b.memory_used();
+            b.check_memory(600_000).unwrap();
+            assert_eq!(b.memory_used() - start, 600_000);
+            // a new reservation replaces the last: they never add up
+            b.check_memory(500_000).unwrap();
+            assert_eq!(b.memory_used() - start, 500_000);
+            // once allocated, what counts is the allocation
+            let before = crate::alloc::allocated();
+            let v = Vec::<u8>::with_capacity(700_000);
+            let made = crate::alloc::allocated() - before;
+            assert_eq!(b.memory_used() - start, made);
+            drop(v);
+            assert_eq!(b.memory_used(), start);
+            let before = crate::alloc::allocated();
+            let e = b.check_memory(2 << 20).unwrap_err();
+            let error_bytes = crate::alloc::allocated() - before; // the error, and its copy kept
+            assert_eq!(
+                (e.kind, e.limit),
+                (ErrorKind::MemoryExceeded, Some(LimitName::Memory))
+            );
+            assert_eq!(
+                e.message,
+                "memory limit of 1 MB exceeded (max_memory): the program needed 2 MB"
+            );
+            // the 2 MB were never allocated: only what was is counted
+            assert_eq!(b.memory_used(), start + error_bytes);
+            assert_eq!(b.stop_reason(), Some(e));
+        });
+    }
+
+    #[test]
+    fn a_memory_check_counts_frees_under_way_as_done_before_it_fails_a_run() {
+        let b = budget(|l| l.max_memory = 1 << 20);
+        with_budget(&b, || {
+            let held = vec![0u8; 800_000];
+            let credit = freeing().expect("the run's account of frees");
+            credit.begin(); // a hand-off under way that will free 600,000 of the run's bytes
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(10));
+                    credit.end(-600_000);
+                });
+                // 800,000 + 400,000 pass 1 MB only until that free is counted
+                b.check_memory(400_000).unwrap();
+            });
+            assert_eq!(credit.freed(), -600_000);
+            // nothing under way: 800,000 + 900,000 - 600,000 passes it
+            let e = b.check_memory(900_000).unwrap_err();
+            assert_eq!(e.limit, Some(LimitName::Memory));
+            drop(held);
+        });
+    }
+
+    #[test]
+    fn settling_waits_for_the_hand_offs_begun_so_far_until_the_deadline() {
+        let f = Freeing::default();
+        let far = Instant::now() + Duration::from_secs(60);
+        assert!(!f.settle(far), "nothing was handed off");
+        f.begin();
+        f.end(-100);
+        assert!(!f.settle(far), "all ended");
+        f.begin();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(10));
+                f.end(-50);
+            });
+            f.settle(far);
+            // whether it waited or the end came first, it returns only once that one ended
+            assert_eq!(*f.counts.lock().unwrap(), (2, 2));
+        });
+        assert_eq!(f.freed(), -150);
+        f.begin();
+        assert!(f.settle(Instant::now()), "one under way, not waited for");
+        assert_eq!(*f.counts.lock().unwrap(), (3, 2));
+    }
+
+    #[test]
+    fn what_a_run_leaves_allocated_stays_its_own() {
+        let b = budget(|_| {});
+        let before = crate::alloc::allocated();
+        let kept = with_budget(&b, || vec![1u8; 5000]);
+        let made = crate::alloc::allocated() - before;
+        assert!(made >= 5000);
+        assert_eq!(b.memory_used(), made);
+        drop(kept); // after the run: no longer its concern
+        assert_eq!(b.memory_used(), made);
+    }
+
+    #[test]
+    fn a_nested_run_counts_its_own_and_restores_the_outer_one() {
+        let outer = budget(|l| l.timeout_ms = 7_000);
+        let inner = budget(|l| l.timeout_ms = 3_000);
+        let (x_bytes, y_bytes, kept) = with_budget(&outer, || {
+            assert_eq!(time_left().map(|t| t.1), Some(7_000));
+            let a = crate::alloc::allocated();
+            let x = vec![1u8; 5000];
+            let x_bytes = crate::alloc::allocated() - a;
+            let a = crate::alloc::allocated();
+            let y = with_budget(&inner, || {
+                assert_eq!(time_left().map(|t| t.1), Some(3_000));
+                vec![2u8; 3000]
+            });
+            let y_bytes = crate::alloc::allocated() - a;
+            assert_eq!(time_left().map(|t| t.1), Some(7_000));
+            (x_bytes, y_bytes, (x, y))
+        });
+        assert!(!in_budget() && time_left().is_none());
+        // the inner run's result is its own, and the outer's too, which holds it
+        assert_eq!(inner.memory_used(), y_bytes);
+        assert_eq!(outer.memory_used(), x_bytes + y_bytes);
+        drop(kept);
+    }
+
+    #[test]
+    fn branches_on_other_threads_share_the_run_and_leave_their_results_to_it() {
+        let b = budget(|_| {});
+        let b = &b;
+        let kept: Vec<(Vec<u8>, i64)> = std::thread::scope(|s| {
+            let branches: Vec<_> = (1..=3)
+                .map(|i| {
+                    s.spawn(move || {
+                        with_budget(b, || {
+                            let before = crate::alloc::allocated();
+                            let v = vec![i as u8; 1000 * i];
+                            charge(WALK_CHUNK as usize); // a full chunk: published at once
+                            (v, crate::alloc::allocated() - before)
+                        })
+                    })
+                })
+                .collect();
+            branches.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(b.fuel_used(), 3 * WALK_CHUNK);
+        assert_eq!(b.memory_used(), kept.iter().map(|k| k.1).sum::<i64>());
+    }
+
+    #[test]
+    fn host_code_called_from_a_run_is_neither_charged_nor_stopped_by_it() {
+        let b = budget(|l| l.max_collection_size = 10);
+        b.stop(cancelled_error());
+        let e = run_err(&b, || {
+            assert!(in_budget());
+            let inside = without_budget(|| {
+                check_now();
+                check_size(1000);
+                reserve(1 << 40);
+                charge_bytes(1 << 40);
+                charge(1 << 20);
+                in_budget()
+            });
+            assert!(!inside && in_budget());
+            assert_eq!(LOCAL.with(|l| l.extra.get()), 0);
+            check_now(); // the run's own walk ends here
+        });
+        assert_eq!(e.kind, ErrorKind::Cancelled);
+        assert!(!in_budget());
+    }
+
+    #[test]
+    fn walk_charges_reach_the_budget_a_chunk_at_a_time() {
+        let b = budget(|l| l.fuel = 5000);
+        let e = run_err(&b, || {
+            charge(WALK_CHUNK as usize - 1);
+            assert_eq!(b.fuel_used(), 0);
+            charge(1); // the chunk is full: published, and checked (under the fuel)
+            assert_eq!((b.fuel_used(), walked()), (WALK_CHUNK, 0));
+            charge(WALK_CHUNK as usize); // 8192 steps: over
+        });
+        assert_eq!(e.limit, Some(LimitName::Fuel));
+        assert_eq!(b.fuel_used(), 2 * WALK_CHUNK);
+        // outside a run: counted, never charged or stopped
+        charge(10 * WALK_CHUNK as usize);
+        assert_eq!(walked(), 0);
+    }
+
+    #[test]
+    fn a_speculative_pass_holds_its_walks_and_charges_them_only_if_it_succeeds() {
+        let b = budget(|l| l.fuel = 1 << 20);
+        let chunk = WALK_CHUNK as usize;
+        with_budget(&b, || {
+            charge(100);
+            let pass = hold_walks();
+            charge(chunk);
+            assert_eq!((held_walks(), b.fuel_used()), (WALK_CHUNK + 100, 0));
+            pass.release(false); // failed: forgotten, the walks before it kept
+            assert_eq!((held_walks(), walked(), b.fuel_used()), (0, 100, 0));
+
+            let pass = hold_walks();
+            charge(chunk);
+            pass.release(true);
+            assert_eq!((held_walks(), b.fuel_used()), (0, WALK_CHUNK + 100));
+
+            // only the outermost pass charges; an inner failure drops its own share only
+            let outer = hold_walks();
+            charge(chunk);
+            let inner = hold_walks();
+            charge(chunk);
+            assert_eq!(held_walks(), 2 * WALK_CHUNK);
+            inner.release(false);
+            assert_eq!(held_walks(), WALK_CHUNK);
+            let inner = hold_walks();
+            charge(chunk);
+            inner.release(true);
+            assert_eq!(
+                (held_walks(), b.fuel_used()),
+                (2 * WALK_CHUNK, WALK_CHUNK + 100)
+            );
+            outer.release(true);
+            assert_eq!((held_walks(), b.fuel_used()), (0, 3 * WALK_CHUNK + 100));
+
+            // dropped unreleased (the run unwound): a failed pass
+            {
+                let _pass = hold_walks();
+                charge(chunk);
+            }
+            assert_eq!((held_walks(), b.fuel_used()), (0, 3 * WALK_CHUNK + 100));
+            assert_eq!(LOCAL.with(|l| l.holding.get()), 0);
+        });
+    }
+
+    #[test]
+    fn a_pass_that_succeeds_past_the_fuel_ends_the_run() {
+        let b = budget(|l| l.fuel = WALK_CHUNK);
+        let e = run_err(&b, || {
+            let pass = hold_walks();
+            charge(WALK_CHUNK as usize);
+            assert_eq!(b.fuel_used(), 0);
+            pass.release(true);
+        });
+        assert_eq!(e.limit, Some(LimitName::Fuel));
+        // the hold ended though the release unwound
+        assert_eq!(LOCAL.with(|l| (l.holding.get(), l.held.get())), (0, 0));
+    }
+
+    #[test]
+    fn a_charged_walk_ends_exactly_where_its_chunk_passes_the_fuel() {
+        let b = budget(|l| l.fuel = 5000);
+        let mut seen = 0;
+        let e = run_err(&b, || {
+            for _ in charged(0..10_000) {
+                seen += 1;
+            }
+        });
+        assert_eq!(e.limit, Some(LimitName::Fuel));
+        // 1 for the start, then 256 per group: the 16th group's charge fills the first chunk
+        // (4097 steps, under 5000); the 32nd fills the second, before its last item is handed out
+        assert_eq!(seen, 32 * CHARGE_GROUP as usize - 1);
+        assert_eq!(b.fuel_used(), 2 * WALK_CHUNK + 1);
+    }
+
+    #[test]
+    fn an_unfinished_charged_walk_counts_its_last_items_when_dropped() {
+        let b = budget(|_| {});
+        with_budget(&b, || {
+            let mut walk = charged(0..1000);
+            for _ in 0..100 {
+                walk.next();
+            }
+            drop(walk);
+            assert_eq!(walked(), 101);
+            assert_eq!(b.fuel_used(), 0);
+        });
+    }
+
+    #[test]
+    fn sizes_and_bytes_past_their_limits_end_the_run_with_their_errors() {
+        let b = budget(|l| l.max_collection_size = 10);
+        let e = run_err(&b, || {
+            check_size(10);
+            check_size(11);
+        });
+        assert_eq!(
+            (e.kind, e.limit),
+            (ErrorKind::MemoryExceeded, Some(LimitName::CollectionSize))
+        );
+        assert_eq!(
+            e.message,
+            "collection of 11 elements exceeds the limit of 10 (max_collection_size)"
+        );
+
+        let b = budget(|l| l.max_memory = 1 << 20);
+        let e = run_err(&b, || reserve(2 << 20));
+        assert_eq!(
+            e.message,
+            "memory limit of 1 MB exceeded (max_memory): the program needed 2 MB"
+        );
+
+        let b = budget(|l| l.max_memory = 1 << 20);
+        let e = run_err(&b, || {
+            charge_bytes(600_000);
+            assert!(b.memory_used() >= 600_000);
+            charge_bytes(600_000);
+        });
+        assert_eq!(e.limit, Some(LimitName::Memory));
+    }
+
+    #[test]
+    fn the_run_boundary_turns_each_unwind_into_its_error() {
+        let b = budget(|_| {});
+        assert_eq!(catch(&b, || 7).unwrap(), 7);
+        let internal = |payload: Box<dyn std::any::Any + Send>| {
+            let e = catch(&b, || -> () { resume_unwind(payload) }).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Internal);
+            e.message.clone()
+        };
+        assert_eq!(internal(Box::new("boom")), "internal error: boom");
+        assert_eq!(
+            internal(Box::new(String::from("bang"))),
+            "internal error: bang"
+        );
+        assert_eq!(internal(Box::new(42u8)), "internal error: unknown panic");
+        assert_eq!(
+            internal(Box::new(Abort)),
+            "internal error: a walk ended without a reason"
+        );
+        // once the budget has a reason, an abort is that reason
+        let fuel = b.stop(fuel_error(9));
+        let e = catch(&b, || -> () { resume_unwind(Box::new(Abort)) }).unwrap_err();
+        assert_eq!(e, fuel);
+    }
+
+    #[test]
+    fn a_run_never_holds_more_than_its_threads() {
+        let b = budget(|_| {});
+        let max = b.max_threads;
+        assert_eq!(max, 2 * cpus() - 1);
+        assert_eq!(b.take_threads(usize::MAX), max);
+        assert_eq!(b.take_threads(1), 0);
+        b.return_threads(1);
+        assert_eq!(b.take_threads(5), 1);
+        b.return_threads(max);
+        let got: usize = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8).map(|_| s.spawn(|| b.take_threads(1))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(got, max.min(8));
+    }
+
+    fn depth(n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            deeper(|| depth(n - 1)) + 1
+        }
+    }
+
+    /// Runs `f` on a thread whose stack is already inside the red zone.
+    fn on_a_small_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(128 * 1024)
+                .spawn_scoped(s, f)
+                .unwrap()
+                .join()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn deep_recursion_through_deeper_never_overflows() {
+        let n = if cfg!(miri) { 100 } else { 100_000 };
+        let b = budget(|_| {});
+        assert_eq!(on_a_small_stack(|| with_budget(&b, || depth(n))), n);
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri has no native stack limit: the stack never runs low"
+    )]
+    fn a_new_stack_segment_is_memory_of_the_run_while_it_is_in_use() {
+        let b = budget(|_| {});
+        on_a_small_stack(|| {
+            with_budget(&b, || {
+                let start = b.memory_used();
+                let inside = deeper(|| b.memory_used());
+                assert_eq!(inside - start, SEGMENT as i64);
+                assert_eq!(b.memory_used(), start);
+            })
+        });
+        let b = budget(|l| l.max_memory = 1 << 20);
+        let e = on_a_small_stack(|| run_err(&b, || deeper(|| 1)));
+        assert_eq!(
+            e.message,
+            "memory limit of 1 MB exceeded (max_memory): the program needed 2 MB"
+        );
+    }
+
+    #[test]
+    fn with_stack_to_spare_a_value_is_dropped_where_it_is() {
+        let mut v = Some(Box::new(5));
+        drop_on_fresh_stack(&mut v, None);
+        assert_eq!(v, Some(Box::new(5)));
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri has no native stack limit: the stack never runs low"
+    )]
+    fn low_on_stack_a_value_is_moved_out_and_dropped_on_a_new_segment() {
+        let w = Arc::new(());
+        let held = w.clone();
+        let left = on_a_small_stack(move || {
+            let mut v = Some(held);
+            drop_on_fresh_stack(&mut v, None);
+            v.is_none()
+        });
+        assert!(left);
+        assert_eq!(Arc::strong_count(&w), 1);
     }
 }

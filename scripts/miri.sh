@@ -19,5 +19,10 @@ export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance -Zmiri-symbolic-alignmen
 FILTERS=("${@:-thin:: map:: alloc:: dropper:: guard::}")
 for f in ${FILTERS[@]}; do
     echo "== miri: $f"
-    cargo +nightly miri test --lib --no-default-features -q -- "$f"
+    flags="$MIRIFLAGS"
+    # dropper.rs's tests start its background thread, which lives as long as the process (by
+    # design: nothing joins it), and Miri counts a thread left running at exit as a leak. Its
+    # tests check instead that every value they hand off is dropped (a witness's count).
+    case "$f" in *dropper*) flags="$flags -Zmiri-ignore-leaks" ;; esac
+    MIRIFLAGS="$flags" cargo +nightly miri test --lib --no-default-features -q -- "$f"
 done
