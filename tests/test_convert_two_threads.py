@@ -1,15 +1,13 @@
-"""Large host input converts on two threads, two ways:
+"""Large host input converts on two threads: a list of 2,048 items or more, at any depth, is
+split: both threads convert blocks of its items, and items with anything but plain JSON-like
+types are left to the thread holding the GIL (rust/python/convert/split.rs). Input is laid out
+as one long list or as two shorter ones under a dict (two splits).
 
-- a list of 4,096 items or more (at the top or one level down) is split: both threads convert
-  blocks of its items, and items with anything but plain JSON-like types are left to the thread
-  holding the GIL (rust/python/convert/split.rs);
-- other large input goes by the tape: the thread holding the GIL walks the Python objects and a
-  second thread builds the values (rust/python/convert/tape.rs).
-
-These tests check that each path is taken, that it gives the values and the errors (type, path,
+These tests check that the path is taken, that it gives the values and the errors (type, path,
 message) of the one-thread conversion, that Python code run during the conversion cannot make it
 read freed objects, and that a conversion the process has no memory for is a MemoryError, not
-an abort.
+an abort. They read counters that only builds with the `test-hooks` cargo feature have (builds
+from a clone: pyproject.toml turns it on; release wheels do not).
 """
 
 from __future__ import annotations
@@ -30,47 +28,50 @@ from hypothesis import strategies as st
 from ptc import _core
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-pytestmark = pytest.mark.skipif(
-    CORES < 2, reason="the two-thread conversion needs two cores; this machine has one"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CORES < 2, reason="the two-thread conversion needs two cores; this machine has one"
+    ),
+    pytest.mark.skipif(
+        not hasattr(_core, "_split_conversions"),
+        reason="NEEDS A TEST BUILD: this ptc was built without the test-hooks feature "
+        "(release wheels are); build from a clone with `pip install .`",
+    ),
+]
 
-#: Items enough for the two-thread paths (their threshold is 4,096 items one level down).
+#: Items enough for a split (its threshold is 2,048 items).
 PAD = list(range(5_000))
+SPLIT_MIN = 2_048
 
-LAYOUTS = ["split", "tape"]
+LAYOUTS = ["one", "two"]
 
 
 def spread(items: list[Any], layout: str) -> Any:
-    """`items` as one list (split between the threads) or as three shorter lists under one
-    dict (together large, each under the split's threshold: the tape)."""
-    if layout == "split":
+    """`items` as one list, or as two lists under a dict (each long enough to split)."""
+    if layout == "one":
         return items
-    third = -(-len(items) // 3)
-    assert third < 4_096
-    return {"a": items[:third], "b": items[third : 2 * third], "c": items[2 * third :]}
+    half = -(-len(items) // 2)
+    assert half >= SPLIT_MIN and len(items) - half >= SPLIT_MIN
+    return {"a": items[:half], "b": items[half:]}
 
 
 def nth(name: str, i: int, n: int, layout: str) -> str:
     """PTC-Lisp for item `i` of `n` items spread under data name `name`."""
-    if layout == "split":
+    if layout == "one":
         return f"(nth data/{name} {i})"
-    third = -(-n // 3)
-    return f"(nth ({':a :b :c'.split()[i // third]} data/{name}) {i % third})"
+    half = -(-n // 2)
+    return f"(nth ({':a :b'.split()[i // half]} data/{name}) {i % half})"
+
+
+def splits() -> int:
+    return int(_core._split_conversions()[0])
 
 
 def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
-    """A Session of `data` and how many of its values converted on two threads."""
-    before = _core._two_thread_conversions()
+    """A Session of `data` and how many of its lists were split between two threads."""
+    before = splits()
     s = ptc.Session(data=data)
-    return s, _core._two_thread_conversions() - before
-
-
-def paths(data: dict[str, Any]) -> tuple[ptc.Session, int, int]:
-    """A Session of `data`, and how many of its values converted by the tape and by a split."""
-    before = (_core._two_thread_conversions(), _core._split_conversions()[0])
-    s = ptc.Session(data=data)
-    split = _core._split_conversions()[0] - before[1]
-    return s, _core._two_thread_conversions() - before[0] - split, split
+    return s, splits() - before
 
 
 def one_thread(item: Any) -> str:
@@ -91,16 +92,16 @@ def test_nested_records_round_trip_on_two_threads(layout: str) -> None:
             "customer": {"id": i % 97, "name": f"customer-{i % 311}", "tier": "gold"},
             "items": [{"sku": f"sku-{i}-{j}", "qty": j, "price": j * 1.5} for j in range(3)],
         }
-        for i in range(20_000 if layout == "split" else 12_000)
+        for i in range(20_000 if layout == "one" else 12_000)
     ]
     in_blocks = _core._split_conversions()[1]
-    s, tape, split = paths({"orders": spread(orders, layout), "n": 3})
-    assert (tape, split) == ((0, 1) if layout == "split" else (1, 0))
-    if layout == "split":
+    s, split = session({"orders": spread(orders, layout), "n": 3})
+    assert split == (1 if layout == "one" else 2)
+    if layout == "one":
         # all but the first order went through the blocks (none was left to one thread)
         assert _core._split_conversions()[1] - in_blocks == 19_999
     assert s.run("data/orders").value == spread(orders, layout)
-    if layout == "split":
+    if layout == "one":
         assert s.run("(count data/orders)").value == 20_000
         assert s.run("(:name (:customer (nth data/orders 12345)))").value == "customer-216"
         assert s.run('(count (filter #(= (:status %) "returned") data/orders))').value == 4_000
@@ -152,13 +153,13 @@ def _mixed(i: int) -> Any:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_every_kind_of_value_converts_as_on_one_thread(layout: str) -> None:
     mixed = [_mixed(i) for i in range(6_000)]
-    s, tape, split = paths({"x": spread(mixed, layout)})
-    assert (tape, split) == ((0, 1) if layout == "split" else (1, 0))
+    s, split = session({"x": spread(mixed, layout)})
+    assert split == (1 if layout == "one" else 2)
     # each kind twice at the front and twice at the back (where the second thread starts)
     for i in [*range(60), *range(5_940, 6_000)]:
         assert s.run(f"(str {nth('x', i, 6_000, layout)})").value == one_thread(mixed[i]), i
     got = s.run("data/x").value
-    got = got if layout == "split" else got["a"] + got["b"] + got["c"]
+    got = got if layout == "one" else got["a"] + got["b"]
     assert len(got) == 6_000
     # the plain ones are also what Python holds
     assert got[8] == "short" and got[10] == "ünïcödé text" and got[12] == "x" * 300
@@ -169,17 +170,17 @@ def test_every_kind_of_value_converts_as_on_one_thread(layout: str) -> None:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_shared_containers_stay_shared(layout: str) -> None:
-    """A container referenced from many places converts once (the tape refers back to it; a
-    split leaves it to the thread holding the GIL, which converts it once): sixty doublings of
-    one list would otherwise be 2^60 nodes."""
+    """A container referenced from many places converts once (a split leaves it to the thread
+    holding the GIL, which converts it once): sixty doublings of one list would otherwise be
+    2^60 nodes."""
     x: list[Any] = [1]
     for _ in range(60):
         x = [x, x]
     row = {"a": [1, 2], "b": "text that is long enough"}
-    pad = {"pad": PAD} if layout == "split" else {"p1": PAD[:3_000], "p2": PAD[:3_000]}
+    pad = {"pad": PAD} if layout == "one" else {"p1": PAD[:3_000], "p2": PAD[:3_000]}
     rows = [row] * 5_000 + [[row, row]]
-    s, tape, split = paths({"x": {**pad, "x": x}, "rows": spread(rows, layout)})
-    assert (tape, split) == ((0, 2) if layout == "split" else (2, 0))
+    s, split = session({"x": {**pad, "x": x}, "rows": spread(rows, layout)})
+    assert split == (2 if layout == "one" else 4)
     assert s.run("(count (:x data/x))").value == 2
     assert s.run("(count (first (first (:x data/x))))").value == 2
     assert s.run(nth("rows", 4_999, 5_001, layout)).value == row
@@ -194,9 +195,9 @@ def test_data_under_two_names_converts_once(layout: str) -> None:
     shared, as on one thread."""
     rows = spread([{"id": i, "tags": ["a", [i]]} for i in range(5_000)], layout)
     s, two = session({"a": rows, "b": rows, "c": (rows,)})
-    assert two == 1
-    if layout == "tape":
-        s.run("(def rows (fn [d] (concat (:a d) (:b d) (:c d))))")
+    assert two == (1 if layout == "one" else 2)
+    if layout == "two":
+        s.run("(def rows (fn [d] (concat (:a d) (:b d))))")
     else:
         s.run("(def rows identity)")
     assert s.run("(count (rows data/b))").value == 5_000
@@ -206,7 +207,7 @@ def test_data_under_two_names_converts_once(layout: str) -> None:
 
 def at(i: int, layout: str) -> str:
     """The error path of item `i` of 7,000 spread under data name `rows`."""
-    return f"data.rows[{i}]" if layout == "split" else f"data.rows.{'abc'[i // 2334]}[{i % 2334}]"
+    return f"data.rows[{i}]" if layout == "one" else f"data.rows.{'ab'[i // 3500]}[{i % 3500}]"
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -245,11 +246,11 @@ def test_errors_name_the_same_path_as_on_one_thread(bad: Any, message: str, layo
     rows = [{"id": i, "tags": ["a", "b"]} for i in range(7_000)]
     top = spread(rows, layout)
     bad(rows, top)
-    before = _core._two_thread_conversions()
+    before = splits()
     with pytest.raises(TypeError) as e:
         ptc.Session(data={"rows": top})
-    assert _core._two_thread_conversions() == before + 1
-    kind = "list" if layout == "split" else "dict"
+    assert splits() > before
+    kind = "list" if layout == "one" else "dict"
     assert str(e.value) == re.sub(r"\{(\d+)\}", lambda m: at(int(m[1]), layout), message).replace(
         "{kind}", kind
     )
@@ -269,7 +270,7 @@ def test_too_deep_input_is_refused_on_two_threads(layout: str) -> None:
     with pytest.raises(TypeError) as e:
         ptc.Session(data={"rows": rows})
     assert str(e.value).startswith(
-        "data.rows[5000][0][0][0]" if layout == "split" else "data.rows.c[1666][0][0]..."
+        "data.rows[5000][0][0][0]" if layout == "one" else "data.rows.b[2499][0][0]..."
     )
     assert str(e.value).endswith(": nested more than 1000 levels deep")
 
@@ -290,7 +291,7 @@ def test_a_record_value_freed_during_a_two_thread_conversion(layout: str) -> Non
     inner["a"] = Meddling({1})
     inner["b"] = [[10, 20], {"deep": [30]}]
     s, two = session({"rows": spread([*PAD, inner], layout)})
-    assert two == 1
+    assert two == (1 if layout == "one" else 2)
     last = nth("rows", 5_000, 5_001, layout)
     assert s.run(last).value == {"a": {1}, "b": [[10, 20], {"deep": [30]}]}
     assert keep
@@ -351,8 +352,8 @@ def test_python_code_that_empties_a_split_list_ends_it() -> None:
 
     rows[8_000] = {"id": 8_000, "tags": Emptying({"a"})}
     rows[8_500] = (1, 2)  # another item left to the same thread, after it: gone by then
-    s, tape, split = paths({"rows": rows})
-    assert (tape, split) == (0, 1)
+    s, split = session({"rows": rows})
+    assert split == 1
     assert s.run("(count data/rows)").value == 8_500
     assert s.run("(nth data/rows 8000)").value == {"id": 8_000, "tags": {"a"}}
     assert s.run("(take 3 (drop 7999 data/rows))").value == [
@@ -371,7 +372,7 @@ def test_text_of_every_width_converts_as_on_one_thread(at: int) -> None:
     texts = ["plain", "café", "ā日本語", "🙂 smile", "mixed é 🙂", "x" * 300 + "é"]
     rows: list[Any] = [{"id": i} for i in range(9_000)]
     rows[at] = {t: t for t in texts} | {"list": texts}
-    s, split = paths({"rows": rows})[::2]
+    s, split = session({"rows": rows})
     assert split == 1
     assert s.run(f"(str (nth data/rows {at}))").value == one_thread(rows[at])
     assert s.run(f"(nth data/rows {at})").value == rows[at]
@@ -395,22 +396,20 @@ def _child(code: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_ctrl_c_during_a_two_thread_conversion(layout: str) -> None:
-    """A KeyboardInterrupt raised by a signal handler during the conversion ends it (the tape's
-    building thread stops and is joined; a split checks once both threads are done); the next
-    conversion works."""
-    n = 1_500_000 if layout == "split" else 240_000
+    """A KeyboardInterrupt raised by a signal handler during the conversion ends it (a split
+    checks once both threads are done); the next conversion works."""
+    n = 1_500_000 if layout == "one" else 240_000
     out = _child(
         """
         import json, signal, ptc
         from ptc import _core
         Session = ptc.Session
         rows = [{"id": i, "tags": ["t", [i]], "v": i / 2} for i in range(N)]
-        if LAYOUT == "tape":
+        if LAYOUT == "two":
             rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
         def stop(signum, frame):
             raise KeyboardInterrupt
         signal.signal(signal.SIGALRM, stop)
-        before = _core._two_thread_conversions()
         try:
             signal.setitimer(signal.ITIMER_REAL, AFTER)
             Session(data={"rows": rows})
@@ -418,16 +417,21 @@ def test_ctrl_c_during_a_two_thread_conversion(layout: str) -> None:
         except KeyboardInterrupt:
             stopped = True
         signal.setitimer(signal.ITIMER_REAL, 0)
+        before = _core._split_conversions()[0]
         s = Session(data={"rows": rows})
-        print(json.dumps({"stopped": stopped, "two": _core._two_thread_conversions() - before,
+        print(json.dumps({"stopped": stopped, "two": _core._split_conversions()[0] - before,
                           "n": s.run("(count data/rows)").value}))
         """.replace("N", str(n))
         .replace("LAYOUT", repr(layout))
-        # well inside the conversion (about 600 ms split, 70-100 ms on the tape): an alarm at
-        # its very end would be handled after it, outside the `try`
-        .replace("AFTER", "0.05" if layout == "split" else "0.02")
+        # well inside the conversion (about 600 ms for one list, 100 ms for sixty): an alarm
+        # at its very end would be handled after it, outside the `try`
+        .replace("AFTER", "0.05" if layout == "one" else "0.02")
     )
-    assert out == {"stopped": True, "two": 2, "n": 1_500_000 if layout == "split" else 60}
+    assert out == {
+        "stopped": True,
+        "two": 1 if layout == "one" else 60,
+        "n": 1_500_000 if layout == "one" else 60,
+    }
 
 
 @pytest.mark.parametrize(
@@ -452,10 +456,10 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
         """
         import json, resource, ptc
         from ptc import _core
-        if HELD:  # converted on this thread alone (no list of 4,096)
-            held = [ptc.Session(data={"x": [[0] * 1_000 for _ in range(3_000)]}) for _ in range(3)]
+        if HELD:  # converted on this thread alone (no list of 2,048)
+            held = [ptc.Session(data={"x": [[0] * 1_500 for _ in range(2_000)]}) for _ in range(3)]
         rows = [ROW for i in range(400_000)]
-        if LAYOUT == "tape":
+        if LAYOUT == "two":
             rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
         def vm():
             with open("/proc/self/status") as f:
@@ -464,7 +468,7 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
                         return int(line.split()[1]) * 1024
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (vm() + (60 << 20), hard))
-        before = _core._two_thread_conversions()
+        before = _core._split_conversions()[0]
         try:
             ptc.Session(data={"rows": rows})
             outcome = "converted"
@@ -472,7 +476,7 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
             outcome = "MemoryError: " + str(e)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         s = ptc.Session(data={"rows": rows})
-        print(json.dumps({"outcome": outcome, "two": _core._two_thread_conversions() - before,
+        print(json.dumps({"outcome": outcome, "two": _core._split_conversions()[0] - before,
                           "n": s.run("(count data/rows)").value}))
         """.replace("ROW", row)
         .replace("LAYOUT", repr(layout))
@@ -481,8 +485,9 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
     assert out["outcome"].startswith(
         "MemoryError: the input needs more memory than this process has left"
     ), out
-    assert out["two"] == 2
-    assert out["n"] == (400_000 if layout == "split" else 60)
+    # the failed conversion split at least one list, the second all of them
+    assert out["two"] >= (2 if layout == "one" else 61)
+    assert out["n"] == (400_000 if layout == "one" else 60)
 
 
 # ---- property: the two-thread path converts anything as the one-thread path does ----
@@ -518,27 +523,14 @@ _values = st.recursive(_scalars, _trees, max_leaves=30)
 
 def _outcome(data: dict[str, Any], value: str = "(:v data/x)") -> tuple[str, str, int]:
     """What converting `data` gives: `value`'s text as PTC-Lisp prints it, or the error's type
-    and message; and how many conversions took two threads."""
-    before = _core._two_thread_conversions()
+    and message; and how many lists were split."""
+    before = splits()
     try:
         s = ptc.Session(data=data)
     except (TypeError, ValueError) as e:
-        return type(e).__name__, str(e), _core._two_thread_conversions() - before
+        return type(e).__name__, str(e), splits() - before
     text = str(s.run(f"(str {value})").value)
-    return "ok", text, _core._two_thread_conversions() - before
-
-
-@settings(max_examples=150, deadline=None)
-@given(value=_values, share=st.booleans())
-def test_the_tape_converts_as_one_thread_does(value: Any, share: bool) -> None:
-    """Random nested data (keywords, tuples, sets, int and keyword keys, big ints, long
-    strings, one container under two names): with 6,000 more items beside it in two lists the
-    data goes by the tape; alone it takes one thread. Both give the same value or error."""
-    v = [value, value] if share else value
-    alone = _outcome({"x": {"v": v}})
-    padded = _outcome({"x": {"p1": PAD[:3_000], "p2": PAD[:3_000], "v": v}})
-    assert alone[2] == 0 and padded[2] == 1
-    assert padded[:2] == alone[:2]
+    return "ok", text, splits() - before
 
 
 @settings(max_examples=150, deadline=None)

@@ -374,7 +374,7 @@ impl CoreSession {
                                 )),
                             })?;
                     let val = conv
-                        .convert_input(&v)
+                        .convert(&v)
                         .map_err(|e| e.into_pyerr(&format!("data.{key}")))?;
                     let kv = if crate::value::is_keyword_text(&key) {
                         Value::Keyword(Str::from(key.as_str()))

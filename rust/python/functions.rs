@@ -200,19 +200,13 @@ pub(super) fn special_forms() -> Vec<&'static str> {
     crate::analyzer::SPECIAL_FORMS.to_vec()
 }
 
-/// How many conversions of host input were made on two threads, so the tests can tell that
-/// large input took that path.
-#[pyfunction]
-pub(super) fn _two_thread_conversions() -> usize {
-    super::convert::TWO_THREAD_CONVERSIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// How many of those split a long list between the two threads (the others went by the tape),
-/// how many items were converted in blocks there (not left to the one-thread paths), and how
-/// many of those by the helper thread.
+/// How many lists of host input were split between two threads, how many items were converted
+/// in blocks there (not left to the one-thread paths), and how many of those by the helper
+/// thread: the tests see which path large input took (`test-hooks` builds only).
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
 pub(super) fn _split_conversions() -> (usize, usize, usize) {
-    super::convert::split_conversions()
+    super::convert::split_counts()
 }
 
 /// Panics inside the interpreter boundary, to prove that panics become internal errors.

@@ -366,12 +366,9 @@ impl RunHost {
         let fail = |e: PyErr| ToolFailure::Failed(describe_exception(py, &e));
         let gc = GcPause::new(py);
         let mut conv = ToPy::new(py).map_err(fail)?;
+        // decided here, converted once: a call with named arguments (a single map or keyword/
+        // value pairs) gets them as a dict and no positional list, any other call the list
         let positional = PyList::empty(py);
-        for a in args {
-            positional
-                .append(conv.convert(a).map_err(fail)?)
-                .map_err(fail)?;
-        }
         let named = match named_args(args) {
             Some(pairs) => {
                 let d = PyDict::new(py);
@@ -384,7 +381,14 @@ impl RunHost {
                 }
                 d.into_any()
             }
-            None => py.None().into_bound(py),
+            None => {
+                for a in args {
+                    positional
+                        .append(conv.convert(a).map_err(fail)?)
+                        .map_err(fail)?;
+                }
+                py.None().into_bound(py)
+            }
         };
         drop(gc); // the tool's own code runs with the collector as it was
         if SHUTTING_DOWN.load(Ordering::SeqCst) {

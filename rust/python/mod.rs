@@ -55,6 +55,7 @@ use session_base::SessionBase;
 // meanwhile: the module needs the GIL, also on free-threaded builds
 #[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    convert::check_layout(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;
     m.add_class::<SessionBase>()?;
@@ -72,7 +73,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(_two_thread_conversions, m)?)?;
+    #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(_split_conversions, m)?)?;
     m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;

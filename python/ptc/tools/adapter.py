@@ -169,9 +169,10 @@ class ToolAdapter:
     """Calls a Python function the way a PTC-Lisp call asks for.
 
     The core calls ``adapter(positional, named)``: ``named`` is a dict when the Lisp call had a
-    single map or keyword/value pairs (``(tool/f {:city "Oslo"})``), else ``None``. Named
-    arguments become keyword arguments when the function takes them, otherwise the function
-    receives the dict as its one argument.
+    single map or keyword/value pairs (``(tool/f {:city "Oslo"})``), and ``positional`` is then
+    empty (the arguments are converted once, in the form used); else ``named`` is ``None``.
+    Named arguments become keyword arguments when the function takes them, otherwise the
+    function receives the dict as its one argument.
     """
 
     __slots__ = (

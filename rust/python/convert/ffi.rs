@@ -1,0 +1,292 @@
+//! Every read of CPython's internals the conversion makes, in one place: the exact-type
+//! classifier, a list's item array, a str's characters, a dict's entries, reference counts.
+//! They skip the C API's checks and copies on the hot path (a UTF-8 copy cached in each str,
+//! a reference count written for each object walked).
+//!
+//! Layouts relied on: those of CPython 3.11 (the version the extension is built for; pyo3-ffi
+//! describes the structs for the interpreter it builds against): `PyListObject.ob_item`,
+//! `PyDictObject.ma_keys` (only as an address to prefetch), the compact str's kind and data.
+//! [`check_layout`] runs at import and refuses an interpreter where they do not hold (another
+//! implementation, a free-threaded build, a layout that reads differently), with a clear error.
+
+use std::borrow::Cow;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+/// Python objects by exact type, the common JSON shapes first (the idea of orjson's dispatch:
+/// pointer comparisons against the built-in types; subclasses and the rest are `Other`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    Str,
+    Dict,
+    List,
+    Int,
+    Float,
+    None,
+    True,
+    False,
+    Other,
+}
+
+/// The exact type of `o`.
+///
+/// # Safety
+/// `o` is a live object.
+#[inline(always)]
+pub(super) unsafe fn kind(o: *mut ffi::PyObject) -> Kind {
+    // SAFETY: `o` is live (the contract); the type statics are CPython's own, never freed.
+    unsafe {
+        let t = ffi::Py_TYPE(o);
+        if t == &raw mut ffi::PyUnicode_Type {
+            Kind::Str
+        } else if t == &raw mut ffi::PyDict_Type {
+            Kind::Dict
+        } else if t == &raw mut ffi::PyList_Type {
+            Kind::List
+        } else if t == &raw mut ffi::PyLong_Type {
+            Kind::Int
+        } else if t == &raw mut ffi::PyFloat_Type {
+            Kind::Float
+        } else if o == ffi::Py_None() {
+            Kind::None
+        } else if o == ffi::Py_True() {
+            Kind::True
+        } else if o == ffi::Py_False() {
+            Kind::False
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// Whether `o` is referenced from more than one place (the walk borrows what it reaches, so
+/// an object only its parent holds has a count of one).
+///
+/// # Safety
+/// `o` is a live object; the GIL is held, or no thread can change its count meanwhile.
+#[inline(always)]
+pub(super) unsafe fn shared(o: *mut ffi::PyObject) -> bool {
+    // SAFETY: the contract.
+    unsafe { ffi::Py_REFCNT(o) > 1 }
+}
+
+/// An exact float's value.
+///
+/// # Safety
+/// `o` is a live exact float.
+#[inline(always)]
+pub(super) unsafe fn float(o: *mut ffi::PyObject) -> f64 {
+    // SAFETY: the contract.
+    unsafe { ffi::PyFloat_AS_DOUBLE(o) }
+}
+
+/// An exact int's value; `None` when it does not fit in 64 bits. Only reads the object, and
+/// needs no thread state (the helper thread has none).
+///
+/// # Safety
+/// `o` is a live exact int.
+#[inline(always)]
+pub(super) unsafe fn exact_int(o: *mut ffi::PyObject) -> Option<i64> {
+    let mut overflow = 0;
+    // SAFETY: the contract. An exact int's conversion raises nothing: overflow is told by the
+    // flag, so -1 is -1.
+    let i = unsafe { ffi::PyLong_AsLongLongAndOverflow(o, &mut overflow) };
+    (overflow == 0).then_some(i)
+}
+
+/// An int's (or subclass's) value; `None` when it does not fit in 64 bits, or its conversion
+/// raised (the exception is then set).
+///
+/// # Safety
+/// `o` is a live int and the GIL is held.
+pub(super) unsafe fn int(o: *mut ffi::PyObject) -> Option<i64> {
+    let mut overflow = 0;
+    // SAFETY: the contract. No object is made when it overflows, so no Python code runs.
+    let i = unsafe { ffi::PyLong_AsLongLongAndOverflow(o, &mut overflow) };
+    // SAFETY: the GIL is held.
+    (overflow == 0 && (i != -1 || unsafe { ffi::PyErr_Occurred() }.is_null())).then_some(i)
+}
+
+/// A str's length in characters.
+///
+/// # Safety
+/// `o` is a live str.
+#[inline(always)]
+pub(super) unsafe fn chars(o: *mut ffi::PyObject) -> usize {
+    // SAFETY: the contract.
+    unsafe { ffi::PyUnicode_GET_LENGTH(o) as usize }
+}
+
+/// A str's text from its characters, without calling Python (which would cache a UTF-8 copy in
+/// the object). `None`: a string not made ready (3.11's legacy strings) or holding a lone
+/// surrogate, which UTF-8 cannot hold: Python's conversion then says what is wrong.
+///
+/// # Safety
+/// `o` is a live str that no code changes while the text is used.
+pub(super) unsafe fn text<'a>(o: *mut ffi::PyObject) -> Option<Cow<'a, str>> {
+    // SAFETY: the caller's contract; compact ASCII text is UTF-8 already.
+    unsafe {
+        if ffi::PyUnicode_IS_READY(o) == 0 {
+            return None;
+        }
+        let len = ffi::PyUnicode_GET_LENGTH(o) as usize;
+        let data = ffi::PyUnicode_DATA(o);
+        if ffi::PyUnicode_IS_COMPACT_ASCII(o) != 0 {
+            let bytes = std::slice::from_raw_parts(data as *const u8, len);
+            return Some(Cow::Borrowed(std::str::from_utf8_unchecked(bytes)));
+        }
+        let mut text = String::with_capacity(len + len / 2);
+        match ffi::PyUnicode_KIND(o) {
+            ffi::PyUnicode_1BYTE_KIND => {
+                let cs = std::slice::from_raw_parts(data as *const u8, len);
+                text.extend(cs.iter().map(|&c| char::from(c)));
+            }
+            ffi::PyUnicode_2BYTE_KIND => {
+                let cs = std::slice::from_raw_parts(data as *const u16, len);
+                for &c in cs {
+                    text.push(char::from_u32(c.into())?);
+                }
+            }
+            _ => {
+                let cs = std::slice::from_raw_parts(data as *const u32, len);
+                for &c in cs {
+                    text.push(char::from_u32(c)?);
+                }
+            }
+        }
+        Some(Cow::Owned(text))
+    }
+}
+
+/// A list's length and item array, read afresh (Python code may have changed both).
+///
+/// # Safety
+/// `o` is a live exact list.
+#[inline(always)]
+pub(super) unsafe fn list(o: *mut ffi::PyObject) -> (*mut *mut ffi::PyObject, usize) {
+    // SAFETY: the contract.
+    unsafe {
+        let n = ffi::PyList_GET_SIZE(o) as usize;
+        ((*o.cast::<ffi::PyListObject>()).ob_item, n)
+    }
+}
+
+/// How many items ahead a list's walk asks for an item's object (and halfway there, the key
+/// table of a dict among them, whose address is in the object by then).
+const LIST_AHEAD: usize = 8;
+
+/// Asks the CPU for the objects of the items a few places after `i`: the objects of large data
+/// lie all over the heap, and a walk otherwise waits for each in turn.
+///
+/// # Safety
+/// `items` is a list's item array, holding live objects below `end` (a null slot is skipped:
+/// only a list C code is still filling has one).
+#[inline(always)]
+pub(super) unsafe fn prefetch_ahead(items: *mut *mut ffi::PyObject, i: usize, end: usize) {
+    // SAFETY: the caller's contract; the indexes are checked against `end`.
+    unsafe {
+        if i + LIST_AHEAD < end {
+            crate::value::prefetch_lines((*items.add(i + LIST_AHEAD)).cast(), 1);
+        }
+        if i + LIST_AHEAD / 2 < end {
+            let o = *items.add(i + LIST_AHEAD / 2);
+            if !o.is_null() && ffi::PyDict_CheckExact(o) != 0 {
+                crate::value::prefetch_lines((*o.cast::<ffi::PyDictObject>()).ma_keys.cast(), 2);
+            }
+        }
+    }
+}
+
+/// A dict's next entry after `pos` (which it advances), borrowed; `None` at the end.
+///
+/// # Safety
+/// `d` is a live dict; the GIL is held, or `d` is an exact dict no thread changes meanwhile
+/// (`PyDict_Next` then only reads it). The entries stay alive while the dict holds them.
+#[inline(always)]
+pub(super) unsafe fn dict_next(
+    d: *mut ffi::PyObject,
+    pos: &mut ffi::Py_ssize_t,
+) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the contract; PyDict_Next hands out borrowed, non-null references.
+    (unsafe { ffi::PyDict_Next(d, pos, &mut k, &mut v) } != 0 && !k.is_null() && !v.is_null())
+        .then_some((k, v))
+}
+
+/// Pauses Python's cyclic garbage collector while a conversion creates objects: the lists and
+/// dicts it creates cannot form cycles, and a full collection triggered every few thousand new
+/// containers would walk every object of the process each time (quadratic in a large result).
+pub struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    pub fn new(_py: Python<'_>) -> Self {
+        // SAFETY: the GIL is held (the `Python` token proves it).
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        GcPause { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: created with the GIL held, dropped on the same thread before it is released
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
+/// At import: the reads above give what the C API gives, on objects made for the check, or the
+/// import fails saying why (instead of a conversion reading memory wrongly later).
+pub fn check_layout(py: Python<'_>) -> PyResult<()> {
+    let refuse = |what: &str| {
+        let version = Python::version_str()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        Err(pyo3::exceptions::PyImportError::new_err(format!(
+            "ptc's conversion reads CPython's object layouts directly and was built for CPython \
+             3.11; this interpreter ({} {version}) {what}: install a ptc built for it",
+            std::env::consts::ARCH
+        )))
+    };
+    let sys = py.import("sys")?;
+    let implementation: String = sys.getattr("implementation")?.getattr("name")?.extract()?;
+    if implementation != "cpython" {
+        return refuse("is not CPython");
+    }
+    if let Ok(gil) = sys.getattr("_is_gil_enabled") {
+        if !gil.call0()?.extract::<bool>()? {
+            return refuse("runs without the GIL, which the conversion's second thread relies on");
+        }
+    }
+    let texts = ["", "plain", "caf\u{e9}", "\u{20ac}uro", "\u{1f600}!"];
+    let made = pyo3::types::PyList::new(py, texts)?;
+    let dict = pyo3::types::PyDict::new(py);
+    dict.set_item(texts[1], 7)?;
+    // SAFETY: the GIL is held and every object read is alive (held by `made` and `dict`).
+    let reads = unsafe {
+        let (items, n) = list(made.as_ptr());
+        let mut texts_read = true;
+        for (i, expected) in texts.iter().enumerate() {
+            let o = *items.add(i);
+            texts_read &= kind(o) == Kind::Str
+                && chars(o) == expected.chars().count()
+                && text(o).as_deref() == Some(*expected);
+        }
+        let mut pos = 0;
+        let entry = dict_next(dict.as_ptr(), &mut pos);
+        let entry_read = entry.is_some_and(|(k, v)| {
+            text(k).as_deref() == Some(texts[1]) && kind(v) == Kind::Int && exact_int(v) == Some(7)
+        });
+        n == texts.len() && texts_read && entry_read && kind(dict.as_ptr()) == Kind::Dict
+    };
+    if !reads {
+        return refuse("lays out its lists, dicts or strings differently");
+    }
+    Ok(())
+}
