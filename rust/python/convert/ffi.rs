@@ -290,3 +290,192 @@ pub fn check_layout(py: Python<'_>) -> PyResult<()> {
     }
     Ok(())
 }
+
+/// The reads against what the C API says, on objects of every kind (run with an embedded
+/// interpreter: `cargo test --features python --lib convert::`; also under valgrind).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+    fn with_py<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
+        Python::initialize();
+        Python::attach(f)
+    }
+
+    fn eval<'py>(py: Python<'py>, code: &str) -> Bound<'py, PyAny> {
+        let code = std::ffi::CString::new(code).unwrap_or_default();
+        py.eval(&code, None, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn exact_types_are_told_apart_and_everything_else_is_other() {
+        with_py(|py| {
+            let cases = [
+                ("'text'", Kind::Str),
+                ("{'a': 1}", Kind::Dict),
+                ("[1, 2]", Kind::List),
+                ("12", Kind::Int),
+                ("2**80", Kind::Int),
+                ("1.5", Kind::Float),
+                ("None", Kind::None),
+                ("True", Kind::True),
+                ("False", Kind::False),
+                ("(1, 2)", Kind::Other),
+                ("{1, 2}", Kind::Other),
+                ("b'bytes'", Kind::Other),
+                ("type('S', (str,), {})('sub')", Kind::Other),
+                ("type('D', (dict,), {})()", Kind::Other),
+                ("type('L', (list,), {})()", Kind::Other),
+                ("type('I', (int,), {})(3)", Kind::Other),
+            ];
+            for (code, expected) in cases {
+                let o = eval(py, code);
+                // SAFETY: the GIL is held and `o` is alive.
+                assert_eq!(unsafe { kind(o.as_ptr()) }, expected, "{code}");
+            }
+        });
+    }
+
+    #[test]
+    fn text_of_every_width_reads_as_python_encodes_it() {
+        with_py(|py| {
+            let texts = [
+                "",
+                "ascii",
+                "caf\u{e9}",
+                "\u{101}\u{65e5}\u{672c}",
+                "\u{1f642} smile",
+                "mixed \u{e9} \u{1f642}",
+            ];
+            for t in texts {
+                let s = PyString::new(py, t);
+                // SAFETY: the GIL is held and `s` is a live str nothing changes.
+                let (read, n) = unsafe { (text(s.as_ptr()), chars(s.as_ptr())) };
+                assert_eq!(read.as_deref(), Some(t));
+                assert_eq!(n, t.chars().count());
+            }
+            let long = "x".repeat(300) + "\u{e9}";
+            let s = PyString::new(py, &long);
+            // SAFETY: as above.
+            assert_eq!(unsafe { text(s.as_ptr()) }.as_deref(), Some(long.as_str()));
+        });
+    }
+
+    #[test]
+    fn a_lone_surrogate_has_no_text_here() {
+        with_py(|py| {
+            for code in ["'\\ud800'", "'a\\udfff'", "'\\U0001f642\\udfff'"] {
+                let o = eval(py, code);
+                // SAFETY: the GIL is held and `o` is a live str.
+                assert_eq!(unsafe { text(o.as_ptr()) }, None, "{code}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_list_reads_its_items_in_place() {
+        with_py(|py| {
+            let l = PyList::new(py, [10, 20, 30]).unwrap_or_else(|e| panic!("{e}"));
+            // SAFETY: the GIL is held and `l` is a live list; indexes below its length.
+            let read: Vec<i64> = unsafe {
+                let (items, n) = list(l.as_ptr());
+                (0..n).filter_map(|i| exact_int(*items.add(i))).collect()
+            };
+            assert_eq!(read, [10, 20, 30]);
+            l.append(40).unwrap_or_else(|e| panic!("{e}"));
+            // SAFETY: as above (the array may have moved: read afresh).
+            assert_eq!(unsafe { list(l.as_ptr()) }.1, 4);
+        });
+    }
+
+    #[test]
+    fn a_dict_walks_its_entries_in_order() {
+        with_py(|py| {
+            let d = PyDict::new(py);
+            for (k, v) in [("b", 1), ("a", 2), ("c", 3)] {
+                d.set_item(k, v).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let mut pos = 0;
+            let mut seen = Vec::new();
+            // SAFETY: the GIL is held and `d` is a live dict nothing changes.
+            while let Some((k, v)) = unsafe { dict_next(d.as_ptr(), &mut pos) } {
+                // SAFETY: live entries of `d`.
+                seen.push(unsafe { (text(k).unwrap_or_default().into_owned(), exact_int(v)) });
+            }
+            let expected = [("b", 1), ("a", 2), ("c", 3)].map(|(k, v)| (k.to_string(), Some(v)));
+            assert_eq!(seen, expected);
+            // SAFETY: as above, at its end.
+            assert!(unsafe { dict_next(d.as_ptr(), &mut pos) }.is_none());
+        });
+    }
+
+    #[test]
+    fn ints_read_exactly_to_the_ends_of_64_bits_and_no_further() {
+        with_py(|py| {
+            let cases = [
+                ("0", Some(0)),
+                ("-1", Some(-1)),
+                ("2**63 - 1", Some(i64::MAX)),
+                ("-2**63", Some(i64::MIN)),
+                ("2**63", None),
+                ("-2**63 - 1", None),
+                ("10**40", None),
+            ];
+            for (code, expected) in cases {
+                let o = eval(py, code);
+                // SAFETY: the GIL is held and `o` is a live exact int.
+                assert_eq!(unsafe { exact_int(o.as_ptr()) }, expected, "{code}");
+                // SAFETY: as above.
+                assert_eq!(unsafe { int(o.as_ptr()) }, expected, "{code}");
+                assert!(
+                    PyErr::take(py).is_none(),
+                    "{code}: no exception is left set"
+                );
+            }
+            // SAFETY: the GIL is held; a live exact float.
+            assert_eq!(unsafe { float(eval(py, "-2.5").as_ptr()) }, -2.5);
+        });
+    }
+
+    #[test]
+    fn an_object_held_twice_is_shared() {
+        with_py(|py| {
+            let o = PyList::empty(py).into_any();
+            // SAFETY: the GIL is held and `o` is alive (one reference: `o`).
+            assert!(!unsafe { shared(o.as_ptr()) });
+            let again = o.clone();
+            // SAFETY: as above (two references).
+            assert!(unsafe { shared(o.as_ptr()) });
+            drop(again);
+            let t = PyTuple::new(py, [&o]).unwrap_or_else(|e| panic!("{e}"));
+            // SAFETY: as above (held by `o` and the tuple).
+            assert!(unsafe { shared(o.as_ptr()) });
+            drop(t);
+        });
+    }
+
+    #[test]
+    fn the_layout_check_passes_here_and_the_collector_is_paused_and_restored() {
+        with_py(|py| {
+            assert!(check_layout(py).is_ok());
+            let gc = py.import("gc").unwrap_or_else(|e| panic!("{e}"));
+            let enabled = || {
+                gc.call_method0("isenabled")
+                    .and_then(|b| b.extract::<bool>())
+                    .ok()
+            };
+            assert_eq!(enabled(), Some(true));
+            {
+                let _outer = GcPause::new(py);
+                assert_eq!(enabled(), Some(false));
+                {
+                    let _inner = GcPause::new(py);
+                }
+                // the inner pause found it paused and leaves it so
+                assert_eq!(enabled(), Some(false));
+            }
+            assert_eq!(enabled(), Some(true));
+        });
+    }
+}
