@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # valgrind's memcheck over the Python tests of the Python<->Rust boundary (the bindings call
 # CPython and cannot run under Miri, scripts/miri.sh): values converted both ways (one thread,
-# the split and the tape), lazy results read back, tool arguments and results, records, cyclic
+# the split), lazy results read back, tool arguments and results, records, cyclic
 # and shared data. Fails (exit 99) on any invalid read or write, use of an uninitialised value
 # or definitely lost block, and when a test fails.
 #
