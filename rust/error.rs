@@ -95,7 +95,12 @@ impl ErrorKind {
     /// The Python exception class of this kind (`ptc.errors`, generated from this table by
     /// scripts/gen_errors.py): its name, the class it derives from and its docstring.
     pub fn python_class(self) -> (&'static str, &'static str, &'static str) {
-        use ErrorKind::*;
+        use ErrorKind::{
+            AmbiguousReference, Analysis, Arithmetic, Arity, Cancelled, CannotShadowBuiltin,
+            Destructure, Execution, Internal, LoopLimitExceeded, MemoryExceeded, NotCallable,
+            Parse, Pcalls, Pmap, Rejected, Replay, SymbolLimitExceeded, Timeout, Tool, Type,
+            UndefinedVariable, UnknownTool, Validation,
+        };
         match self {
             Parse => ("ParseError", "LispError", ""),
             Analysis => ("AnalysisError", "LispError", ""),

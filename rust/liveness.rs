@@ -7,7 +7,7 @@
 //! still read later. Loops are conservative: a slot defined outside a loop and read inside it
 //! stays live for the whole loop; `doseq` bodies never move.
 
-use crate::ir::*;
+use crate::ir::{CaptureSrc, Node, Pattern, Slot};
 
 #[derive(Clone)]
 struct Bits(Vec<u64>);

@@ -1,6 +1,12 @@
 //! `let`, `loop`, `if-let`/`when-let` and `doseq`: binding vectors.
 
-use super::*;
+use super::names::{check_bindable, split_ns};
+use super::short_fn::is_placeholder;
+use super::{err_at, Analyzer};
+use crate::error::{Pos, Result};
+use crate::ir::{Doseq, Let, Node, Pattern, Slot};
+use crate::reader::{Form, FormKind};
+use crate::value::Value;
 
 /// The slots of patterns that are all plain names (so `recur` can assign them directly).
 pub(super) fn simple_slots<'p>(patterns: impl Iterator<Item = &'p Pattern>) -> Option<Vec<Slot>> {

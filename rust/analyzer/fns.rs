@@ -1,6 +1,17 @@
 //! `fn`, `def` and `defn`: parameter lists, arities and docstrings.
 
-use super::*;
+use std::sync::Arc;
+
+use super::bindings::simple_slots;
+use super::names::split_ns;
+use super::scope::FnScope;
+use super::{err_at, Analyzer, ParsedFn, SPECIAL_FORMS};
+use crate::builtins;
+use crate::error::{Error, ErrorKind, Pos, Result};
+use crate::ir::{CaptureSrc, Def, Lambda, Node, Pattern};
+use crate::liveness;
+use crate::reader::{Form, FormKind};
+use crate::value::Str;
 
 /// Whether a list after a function's name is one arity (`([x] body)`) rather than a parameter
 /// list written with parentheses (`(x y)`).

@@ -10,16 +10,12 @@
 
 use std::sync::Arc;
 
-use ahash::AHashSet;
-
 use crate::builtins::{self, Builtin};
 use crate::error::{Error, ErrorKind, Pos, Result};
-use crate::ir::*;
+use crate::ir::{Call, GlobalRef, Node, Pattern, Program, Slot, StagesCall};
 use crate::liveness;
 use crate::reader::{Form, FormKind};
-#[allow(unused_imports)]
-use crate::value::Str;
-use crate::value::{Value, ValueSet, WhereOp};
+use crate::value::{Value, ValueSet};
 
 mod bindings;
 mod fns;
@@ -31,14 +27,13 @@ mod symbols;
 mod threading;
 mod where_form;
 
-use bindings::*;
 pub use names::split_ns;
-use names::*;
-use scope::*;
-use short_fn::*;
-use symbols::*;
+use names::{doc_of_tool, NsRef, DROPPED_PREFIXES};
+use scope::FnScope;
+use short_fn::{is_placeholder, ShortFnCtx};
+use symbols::count_symbols;
 pub(crate) use symbols::{counted_name, too_many_symbols};
-use threading::*;
+use threading::thread_step;
 
 /// Names analyzed as special forms (§5); they cannot be rebound, defined or used as values.
 pub const SPECIAL_FORMS: &[&str] = &[

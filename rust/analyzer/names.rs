@@ -1,6 +1,14 @@
 //! Bare and namespaced names: locals, builtins, `tool/`, `data/`, dropped prefixes and definitions.
 
-use super::*;
+use std::sync::Arc;
+
+use super::short_fn::is_placeholder;
+use super::{err_at, Analyzer, SPECIAL_FORMS};
+use crate::builtins::{self, Builtin};
+use crate::error::{Error, ErrorKind, Pos, Result};
+use crate::ir::{GlobalRef, Node};
+use crate::reader::{Form, FormKind};
+use crate::value::{Str, Value};
 
 /// Namespace prefixes that are simply dropped before a builtin lookup (§7.17).
 pub(super) const DROPPED_PREFIXES: &[&str] = &[

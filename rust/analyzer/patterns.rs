@@ -1,6 +1,11 @@
 //! Destructuring patterns: vectors with `&` and `:as`, maps with `:keys`, `:strs`, `:or`.
 
-use super::*;
+use super::names::check_bindable;
+use super::{err_at, Analyzer};
+use crate::error::{Pos, Result};
+use crate::ir::{MapPatEntry, Pattern};
+use crate::reader::{Form, FormKind};
+use crate::value::{Str, Value};
 
 impl Analyzer {
     pub(super) fn pattern(&mut self, f: &Form) -> Result<Pattern> {

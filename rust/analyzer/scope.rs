@@ -1,6 +1,8 @@
 //! Lexical scopes: locals become frame slots; captures are found through enclosing functions.
 
-use super::*;
+use super::Analyzer;
+use crate::ir::{CaptureSrc, Node, Slot};
+use crate::value::Str;
 
 #[derive(Default)]
 pub(super) struct FnScope {

@@ -1,6 +1,11 @@
 //! `#(...)` functions and their `%`, `%1`..., `%&` placeholders.
 
-use super::*;
+use super::scope::FnScope;
+use super::{err_at, Analyzer};
+use crate::error::{Pos, Result};
+use crate::ir::{Node, Pattern, Slot};
+use crate::reader::{Form, FormKind};
+use crate::value::{Str, Value};
 
 pub(super) struct ShortFnCtx {
     pub(super) max_index: usize,

@@ -1,6 +1,12 @@
 //! The `max_symbols` limit: which names count, and the error when there are too many.
 
-use super::*;
+use ahash::AHashSet;
+
+use super::SPECIAL_FORMS;
+use crate::builtins;
+use crate::error::{Error, ErrorKind, Pos, Result};
+use crate::reader::{Form, FormKind};
+use crate::value::Str;
 
 /// The name a form contributes to `max_symbols`: symbols and keywords, except core forms,
 /// builtins and `:else` (LANGUAGE.md §11).

@@ -1,6 +1,8 @@
 //! `->` and `->>`: each step rewritten into the next form before analysis.
 
-use super::*;
+use super::err_at;
+use crate::error::Result;
+use crate::reader::{Form, FormKind};
 
 pub(super) fn thread_step(acc: Form, step: &Form, first: bool) -> Result<Form> {
     let pos = step.pos;

@@ -1,6 +1,10 @@
 //! `(where field op value)`: predicates on fields, checked when analyzed.
 
-use super::*;
+use super::{err_at, Analyzer};
+use crate::error::{Pos, Result};
+use crate::ir::{Node, WhereNode};
+use crate::reader::{Form, FormKind};
+use crate::value::{Value, WhereOp};
 
 impl Analyzer {
     pub(super) fn where_form(&mut self, args: &[Form], pos: Pos) -> Result<Node> {

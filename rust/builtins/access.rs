@@ -2,7 +2,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::items::*;
+use super::items::{chars, entry, graphemes, one_byte_chars, unordered};
 use super::{alloc_output, type_error, Builtin, ENTRY_BYTES};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};

@@ -1,7 +1,7 @@
 //! Building and combining (§7.4): conj, concat, into, flatten, zip, partition, range, vector, vec,
 //! set.
 
-use super::items::*;
+use super::items::{chars, entry, ordered_items, seq_items, unordered, vec_of};
 use super::{alloc_output, expect_int, type_error, Builtin, ENTRY_BYTES, SET_ITEM_BYTES, VARIADIC};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};

@@ -1,6 +1,6 @@
 //! Collection predicates (§7.6): some, every?, not-any?, contains?.
 
-use super::items::*;
+use super::items::ordered_items;
 use super::{call1, expect_callable, type_error, Builtin};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};

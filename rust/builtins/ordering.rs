@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::items::*;
+use super::items::{entry, ordered_items, vec_of};
 use super::{call1, call2, expect_callable, type_error, Builtin, SET_ITEM_BYTES};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};

@@ -1,6 +1,6 @@
 //! Reduction (§7.5): reduce (the aggregations of §7.5 are in `agg`).
 
-use super::items::*;
+use super::items::each;
 use super::{call2, expect_callable, Builtin};
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};

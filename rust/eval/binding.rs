@@ -1,6 +1,9 @@
 //! Binding values to patterns (destructuring) in frame slots.
 
-use super::*;
+use super::{EvalResult, Interp};
+use crate::error::{Error, ErrorKind};
+use crate::ir::Pattern;
+use crate::value::{flex_get, Value};
 
 impl<'a> Interp<'a> {
     pub fn bind(&mut self, p: &Pattern, v: Value, base: usize) -> EvalResult<()> {

@@ -1,6 +1,13 @@
 //! `pmap`/`pcalls` branches: a child interpreter per branch and the merge of their tool calls.
 
-use super::*;
+use std::time::{Duration, Instant};
+
+use super::host::{Host, ToolCallRecord, UserNs};
+use super::tape::Tape;
+use super::{EvalResult, Interp};
+use crate::guard::Budget;
+use crate::limits::BRANCH_TIMEOUT_MS;
+use crate::value::{Str, Value};
 
 /// A snapshot of the run for one parallel branch (everything is shared, nothing copied).
 #[derive(Clone)]

@@ -1,6 +1,13 @@
 //! Calling functions: builtins (with their errors explained), closures and their frames, `apply`.
 
-use super::*;
+use std::sync::Arc;
+
+use super::keywords::keyword_get;
+use super::{Args, Ctx, EvalResult, Interp};
+use crate::error::{Error, ErrorKind, LimitName};
+use crate::guard;
+use crate::ir::Lambda;
+use crate::value::{flex_get, Closure, TypeTag, Value};
 
 impl<'a> Interp<'a> {
     pub fn call_builtin(

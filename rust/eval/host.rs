@@ -1,6 +1,16 @@
 //! The host seen from the interpreter: tools, their failures and records, and the user namespace.
 
-use super::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+
+use super::tape::{self, Gate, How};
+use super::{EvalResult, Interp};
+use crate::error::{Error, ErrorKind, Pos};
+use crate::guard::Budget;
+use crate::hints;
+use crate::value::{RandomState, Str, Value};
 
 /// Why a tool call produced no value.
 pub enum ToolFailure {

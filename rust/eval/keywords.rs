@@ -1,6 +1,7 @@
 //! Keywords used as functions: field reads on maps, and their type errors.
 
-use super::*;
+use crate::error::Error;
+use crate::value::{flex_get, Value};
 
 /// `(:k m)`: the value under `k` (flexible lookup, §4.4), `None` when it is absent or `m` is nil;
 /// anything else is an error.

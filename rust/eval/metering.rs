@@ -1,6 +1,9 @@
 //! The run's budget at work: fuel ticks, time, memory, collection and string sizes, printed output.
 
-use super::*;
+use super::{EvalResult, Interp};
+use crate::error::{Error, ErrorKind, LimitName};
+use crate::guard;
+use crate::value::Value;
 
 pub(super) const CHECK_EVERY: u64 = 1024;
 

@@ -13,19 +13,15 @@
 
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use indexmap::IndexMap;
 use smallvec::SmallVec;
 
 use crate::error::{Error, ErrorKind, LimitName, Pos};
 use crate::guard::{self, Budget};
-use crate::hints;
-use crate::ir::*;
+use crate::ir::{CaptureSrc, Def, Doseq, GlobalRef, Lambda, Node, Program, WhereNode};
 use crate::limits::Limits;
-#[allow(unused_imports)]
-use crate::value::Str;
-use crate::value::*;
+use crate::value::{flex_get, num_cmp, Closure, Native, Str, TypeTag, Value, ValueMap, ValueSet};
 
 mod binding;
 mod branches;
@@ -38,12 +34,13 @@ mod nil_sources;
 mod stages;
 mod tape;
 
-pub use branches::*;
-pub use host::*;
-pub use keywords::*;
-use metering::*;
-use nil_hints::*;
-use nil_sources::*;
+pub use host::{
+    system_now_ms, Definition, Host, NoTools, ToolCallRecord, ToolCtx, ToolFailure, UserNs,
+};
+pub use keywords::keyword_field;
+use keywords::{keyword_get, keyword_ref};
+use metering::CHECK_EVERY;
+use nil_hints::{undefined_user, NilLocals};
 pub(crate) use stages::{is_stage, is_stage_call};
 pub use tape::{recordable, Entry, Gate, How, PendingCall, Recorded, Tape};
 

@@ -1,9 +1,15 @@
 //! Errors that say where a value came from: a nil reaching a builtin (why it is nil is found
 //! in `nil_sources`), a `data/` name that is not in the input, an undefined name.
 
-use super::*;
+use smallvec::SmallVec;
+
+use super::nil_sources::{bound_in, read_of, Look, Reader};
+use super::{Ctx, EvalResult, Flow, Interp};
 use crate::builtins::Builtin;
-use crate::error::ErrorData;
+use crate::error::{Error, ErrorData, ErrorKind, Pos};
+use crate::hints;
+use crate::ir::{GlobalRef, Let, Node, Slot};
+use crate::value::Value;
 
 /// Warnings a run keeps at most (one per missing `data/` name).
 const MAX_WARNINGS: usize = 16;

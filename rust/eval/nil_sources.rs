@@ -3,9 +3,13 @@
 
 use std::borrow::Cow;
 
+use smallvec::SmallVec;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::*;
+use super::nil_hints::{key_text, printed};
+use super::{Ctx, Interp};
+use crate::ir::{Let, Node, Pattern, Slot};
+use crate::value::{flex_get, Value};
 
 /// Nested lookups a hint reads through at most.
 const MAX_READ: u8 = 16;

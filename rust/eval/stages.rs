@@ -16,10 +16,17 @@
 //! discarded and the chain runs call by call as written, which then decides the error. A pass
 //! that succeeds leaves the value, the fuel spent and the return types the calls would have.
 
-use super::*;
 use std::sync::atomic::Ordering::Relaxed;
 
+use smallvec::SmallVec;
+
+use super::keywords::keyword_field;
+use super::{at, Ctx, EvalResult, Interp, ReturnType};
 use crate::builtins::{call1, Builtin};
+use crate::error::{Error, Pos};
+use crate::guard;
+use crate::ir::{Node, StagesCall};
+use crate::value::Value;
 
 /// Whether a call of `b` with these arguments is one stage of a chain: `map` of one collection,
 /// `filter` or `remove`.

@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::*;
+use super::{EvalResult, Flow, Interp};
+use crate::error::{Error, ErrorKind, Pos};
+use crate::value::{identical, SetData, Shared, Str, Value, ValueMap, ValueSet};
 
 /// What the host decides for a call of a tool that needs a decision (approval, deferred).
 pub enum Gate {

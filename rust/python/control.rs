@@ -1,7 +1,19 @@
 //! The host stays in charge: panics stopped at the boundary, Ctrl-C and cancel tokens polled, one
 //! run at a time per Session.
 
-use super::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use super::errors::lisp_error;
+use super::{convert, host};
+use crate::error::{Error, ErrorKind};
+use crate::guard::{self, Budget, CancelFlag};
+use crate::limits::Limits;
 
 /// Runs an entry point so that no Rust panic reaches Python as a `PanicException` (a
 /// `BaseException` that `except Exception` would miss): it becomes `ptc.InternalError`.

@@ -4,7 +4,28 @@
 //! Why one file over 600 lines: a Session's methods are one `#[pymethods]` block (PyO3 needs
 //! them together) plus the run machinery they share.
 
-use super::*;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use super::control::{bounded, convert_within, guarded, CancelToken, RunGate};
+use super::convert::{ToPy, ToValue};
+use super::errors::{cancelled, limit_outcome};
+use super::host::{PyHost, RunHost};
+use super::result::{Definition, LazyValue, RunOutcome, ToolCall};
+use super::{host, recorded, result, suspend, workers};
+use crate::error::ErrorKind;
+use crate::eval::UserNs;
+use crate::format::{print, PrintOpts, SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT};
+use crate::guard::{self, Budget, CancelFlag, NeverInterrupted};
+use crate::limits::Limits;
+use crate::session::{self, commit, Outcome, RunResult, SessionState};
+use crate::value::{Str, Value};
 
 /// A prepared program and the reading limits it was prepared under.
 pub(super) type CachedProgram = ([usize; 3], Arc<crate::ir::Program>);

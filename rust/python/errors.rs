@@ -1,7 +1,15 @@
 //! Core errors as Python exceptions (the classes generated from the core's error kinds) and as
 //! records.
 
-use super::*;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyTuple, PyType};
+
+use super::result::{LazyValue, RunOutcome};
+use crate::error::Error;
+use crate::limits::Limits;
+use crate::session::{Outcome, RunResult};
+use crate::value::Value;
 
 pub(super) static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 

@@ -1,8 +1,23 @@
 //! The module's functions: printing, type labels, one-shot runs, token counts, the builtins table,
 //! and test hooks.
 
-use super::*;
-use pyo3::types::PyList;
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use super::control::{bounded, guarded};
+use super::core_session::{run_outcome, CoreSession};
+use super::result::{LazyValue, RunOutcome};
+use super::{convert, core_session, errors, host, printable};
+use crate::error::{Error, ErrorKind};
+use crate::eval::UserNs;
+use crate::format::{print, PrintOpts};
+use crate::guard::{Budget, NeverInterrupted};
+use crate::limits::Limits;
+use crate::session::{run_source, SessionState};
+use crate::value::Value;
 
 /// `to_clojure(value, limit=None, printable_limit=None, hide_private=False, max_tokens=None,
 /// encoding="o200k_base", root=None) -> (text, truncated)`, printing Python objects in place

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
-use super::bounded;
+use super::control::bounded;
 use super::result::to_python;
 use crate::format::{
     PrintOpts, MENTION_LIMIT, MENTION_PRINTABLE_LIMIT, PREVIEW_LIMIT, PREVIEW_PRINTABLE_LIMIT,

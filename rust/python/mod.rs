@@ -14,30 +14,11 @@ mod suspend;
 mod tool_args;
 mod workers;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
-
-use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::PyDict;
 
-use crate::error::{Error, ErrorKind};
-use crate::eval::UserNs;
-use crate::format::{print, PrintOpts};
 use crate::format::{SAMPLE_LIMIT, SAMPLE_PRINTABLE_LIMIT};
-use crate::guard::{self, Budget, CancelFlag, NeverInterrupted};
 use crate::limits::Limits;
-use crate::session::{self, commit, run_source, Outcome, RunResult, SessionState};
-use crate::value::Value;
-
-#[allow(unused_imports)]
-use crate::value::Str;
-use convert::{ToPy, ToValue};
-use host::{PyHost, RunHost};
-use result::{Definition, LazyValue, RunOutcome, ToolCall};
 
 mod control;
 mod core_session;
@@ -45,10 +26,16 @@ mod errors;
 mod functions;
 mod session_base;
 
-use control::*;
-use core_session::*;
-use errors::*;
-use functions::*;
+use control::CancelToken;
+use core_session::CoreSession;
+#[cfg(feature = "test-hooks")]
+use functions::_split_conversions;
+use functions::{
+    _at_exit, _boundary_panic_for_tests, _panic_for_tests, _refused, _tool_call_id, _tool_lineage,
+    _tool_sites, _tool_time_left, _unknown_tool, builtin_names, builtins, complete_prefix,
+    count_tokens, error_kinds, prompt_functions, record_main_thread, run_once, special_forms,
+    to_clojure, type_label,
+};
 use session_base::SessionBase;
 
 // the walk over Python data borrows objects on the promise that no other thread runs Python

@@ -6,11 +6,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString};
 
+use super::control::bounded;
 use super::convert::{scalar_to_python, ToPy};
+use super::errors::lisp_error;
 use super::lazy::render;
 pub use super::lazy::LazyValue;
 use super::suspend::{PendingCall, Suspended};
-use super::{bounded, lisp_error};
 use crate::error::Error;
 use crate::format::{
     MENTION_LIMIT, MENTION_PRINTABLE_LIMIT, PREVIEW_LIMIT, PREVIEW_PRINTABLE_LIMIT,

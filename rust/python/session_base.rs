@@ -4,8 +4,12 @@
 //! `str` program, no `limits`) goes to the core directly and anything else takes the Python
 //! path, `Session._run_checked`, which checks and normalizes the arguments as before.
 
-use super::*;
-use pyo3::types::PyString;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use super::control::CancelToken;
+use super::core_session::CoreSession;
 
 #[pyclass(module = "ptc._core", frozen, subclass, name = "SessionBase")]
 pub struct SessionBase {

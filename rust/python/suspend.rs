@@ -89,7 +89,7 @@ impl PendingCall {
     #[getter]
     fn args<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = self.args_py.get_or_try_init(py, || {
-            super::bounded(py, self.limits, || {
+            super::control::bounded(py, self.limits, || {
                 let mut conv = ToPy::new(py)?;
                 let out = PyList::empty(py);
                 for a in &self.args {
