@@ -25,12 +25,12 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use _core::eval::NoTools;
-use _core::format::to_clojure;
-use _core::json::from_json;
-use _core::limits::Limits;
-use _core::reader::read_with_limit;
-use _core::session::{run_source, SessionState};
+use _core::data::json::from_json;
+use _core::lang::eval::NoTools;
+use _core::lang::reader::read_with_limit;
+use _core::print::format::to_clojure;
+use _core::run::limits::Limits;
+use _core::run::session::{run_source, SessionState};
 use _core::Value;
 
 // ---------------------------------------------------------------------------------------------
@@ -1874,7 +1874,7 @@ pub fn run_reader(data: &[u8]) {
     let _watch = watchdog("read", budget);
     let started = Instant::now();
     // what of a streaming program can run: whole forms, cut at a character boundary
-    let cut = _core::reader::complete_prefix(&src);
+    let cut = _core::lang::reader::complete_prefix(&src);
     assert!(
         cut <= src.len() && src.is_char_boundary(cut),
         "FINDING complete_prefix cut at {cut} of {} bytes, not a character boundary\n{}",
@@ -2233,18 +2233,18 @@ pub fn run_printer(data: &[u8]) {
     // within an exact token budget: the count never passes it, however the value is shaped
     for max_tokens in [1usize, 9, 64, 600] {
         let started = Instant::now();
-        let opts = _core::format::PrintOpts {
+        let opts = _core::print::format::PrintOpts {
             limit: None,
             printable_limit: None,
             hide_private: false,
         };
-        let budget = _core::budget::Budget {
+        let budget = _core::print::budget::Budget {
             max_tokens,
             encoding: "o200k_base",
             hide_private: false,
             root: Some("*1"),
         };
-        let Some((text, _)) = _core::budget::print_within(&value, opts, &budget) else {
+        let Some((text, _)) = _core::print::budget::print_within(&value, opts, &budget) else {
             panic!("FINDING print_within refused o200k_base");
         };
         check_time(
@@ -2253,7 +2253,7 @@ pub fn run_printer(data: &[u8]) {
             Duration::from_secs(3),
             &src,
         );
-        let n = _core::tokens::count_tokens(&text, "o200k_base").unwrap_or(usize::MAX);
+        let n = _core::print::tokens::count_tokens(&text, "o200k_base").unwrap_or(usize::MAX);
         assert!(
             n <= max_tokens,
             "FINDING {n} tokens printed within a budget of {max_tokens}\n--- printed ---\n{}\n--- program ---\n{}",
@@ -2463,7 +2463,7 @@ pub fn run_json(data: &[u8]) {
     let parsed = from_json(&text);
     check_time("from_json", started, budget, &text);
     // read by two threads whatever its length: the same value, or the same message
-    let split = _core::json::from_json_split(&text, "data", 0);
+    let split = _core::data::json::from_json_split(&text, "data", 0);
     let same = match (&parsed, &split) {
         // printed only when unequal: a NaN is not equal to itself
         (Ok(a), Ok(b)) => a == b || to_clojure(a, None, None) == to_clojure(b, None, None),
@@ -2512,7 +2512,7 @@ pub fn run_json(data: &[u8]) {
     if !full.contains("\\u") && !full.contains("##") && !truncated {
         // a JSON value may nest up to MAX_JSON_DEPTH levels, deeper than a program's default
         // max_nesting: it must read back under the nesting it has, not the default
-        if let Err(e) = read_with_limit(&full, _core::json::MAX_JSON_DEPTH + 1) {
+        if let Err(e) = read_with_limit(&full, _core::data::json::MAX_JSON_DEPTH + 1) {
             panic!(
                 "FINDING printed JSON value does not read back: {}\n--- printed ---\n{}\n--- json ---\n{}",
                 e.message,

@@ -103,8 +103,8 @@ fn main() {
 /// What one run of a cached tiny program costs around its evaluation (budget, snapshot of
 /// the state, evaluator, records, commit), as a Session's run does without Python.
 fn run_fixed_cost() {
-    use _core::guard::{Budget, NeverInterrupted};
-    use _core::session::{commit, execute, prepare};
+    use _core::run::guard::{Budget, NeverInterrupted};
+    use _core::run::session::{commit, execute, prepare};
     use std::sync::Arc;
     let limits = _core::Limits::default();
     let budget = Budget::new(limits, Arc::new(NeverInterrupted), None);

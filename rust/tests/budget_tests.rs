@@ -1,10 +1,10 @@
-//! Printing within a token budget (`_core::budget`): exact texts worked out by hand for small
+//! Printing within a token budget (`_core::print::budget`): exact texts worked out by hand for small
 //! cases; the properties over random values are in tests/lang/test_token_budget.py.
 
-use _core::budget::{fit, Budget};
 use _core::eval_str;
-use _core::format::print_full;
-use _core::tokens::count_tokens;
+use _core::print::budget::{fit, Budget};
+use _core::print::format::print_full;
+use _core::print::tokens::count_tokens;
 
 fn fitted(src: &str, max_tokens: usize, root: Option<&str>) -> String {
     let v = eval_str(src).unwrap_or_else(|e| panic!("{src}: {}", e.message));

@@ -1,4 +1,4 @@
-use _core::format::to_clojure;
+use _core::print::format::to_clojure;
 use _core::{eval_str, Error};
 
 /// Evaluates and prints the result in Clojure syntax.

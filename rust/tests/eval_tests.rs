@@ -53,7 +53,7 @@ fn destructuring() {
 fn value_and_result_sizes_stay_small() {
     assert_eq!(std::mem::size_of::<_core::Value>(), 16);
     assert_eq!(std::mem::size_of::<Option<_core::Value>>(), 16);
-    assert_eq!(std::mem::size_of::<_core::eval::EvalResult>(), 16);
+    assert_eq!(std::mem::size_of::<_core::lang::eval::EvalResult>(), 16);
 }
 
 #[test]

@@ -1,6 +1,6 @@
+use _core::data::value::Value;
 use _core::eval_str;
-use _core::format::{float_display, float_repr, print, to_clojure, PrintOpts};
-use _core::value::Value;
+use _core::print::format::{float_display, float_repr, print, to_clojure, PrintOpts};
 
 fn p(src: &str, limit: Option<usize>, plimit: Option<usize>) -> (String, bool) {
     let v = eval_str(src).unwrap_or_else(|e| panic!("{src}: {}", e.message));
@@ -183,7 +183,7 @@ fn type_labels() {
 
 #[test]
 fn exact_token_counts() {
-    use _core::tokens::count_tokens;
+    use _core::print::tokens::count_tokens;
     assert_eq!(count_tokens("hello world", "cl100k_base"), Some(2));
     assert_eq!(count_tokens("hello world", "o200k_base"), Some(2));
     assert_eq!(count_tokens("", "cl100k_base"), Some(0));
@@ -192,7 +192,7 @@ fn exact_token_counts() {
 
 #[test]
 fn json_text_becomes_core_values() {
-    use _core::json::from_json;
+    use _core::data::json::from_json;
     let v = from_json(
         r#"{"name": "Ada", "first name": "A", "tags": ["x", 1, 2.5, null, true], "n": {}}"#,
     )

@@ -1,7 +1,7 @@
 //! The loaders' interner: sharing of short strings and keys.
 
-use _core::intern::Interner;
-use _core::value::Value;
+use _core::data::intern::Interner;
+use _core::data::value::Value;
 
 #[test]
 fn equal_texts_share_one_allocation() {

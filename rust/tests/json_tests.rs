@@ -1,8 +1,8 @@
 //! JSON loading read by two threads: the split is found where it should be, and the value and
 //! the messages are the same as one thread's (built or worked out here, not read back).
 
-use _core::json::{from_json, split_point, MAX_JSON_DEPTH};
-use _core::value::{Str, Value, ValueMap};
+use _core::data::json::{from_json, split_point, MAX_JSON_DEPTH};
+use _core::data::value::{Str, Value, ValueMap};
 
 /// `n` records `{"id": i, "name": "name-i", "tags": [i, "t"]}` as JSON text, and as values.
 fn records(n: usize) -> (String, Vec<Value>) {
@@ -147,8 +147,8 @@ fn nesting_is_counted_from_the_document_not_from_the_split() {
 
 #[test]
 fn small_texts_read_by_two_threads_read_as_by_one() {
-    use _core::format::to_clojure;
-    use _core::json::from_json_split;
+    use _core::data::json::from_json_split;
+    use _core::print::format::to_clojure;
     let docs = [
         r#"[{"a":1},{"a":2},{"a":3},{"a":4}]"#,
         r#"{"x": [{"s": "},{"}, {"s": "]},{["}, {"s": "\"},{\""}], "y": 1}"#,

@@ -3,7 +3,7 @@
 //! `program<TAB>printed value`, or `program<TAB>!kind<TAB>text...` for a program that fails
 //! with that error kind and a message containing each text.
 
-use _core::value::Value;
+use _core::data::value::Value;
 
 /// Every `(file, section, program, printed value)` of the case files.
 fn cases() -> Vec<(String, String, String, String)> {

@@ -1,7 +1,7 @@
-use _core::error::{ErrorKind, LimitName};
-use _core::eval::{Host, ToolCtx, ToolFailure};
-use _core::session::{run_source, Outcome, SessionState};
-use _core::value::Value;
+use _core::data::value::Value;
+use _core::lang::eval::{Host, ToolCtx, ToolFailure};
+use _core::run::error::{ErrorKind, LimitName};
+use _core::run::session::{run_source, Outcome, SessionState};
 use _core::{Limits, NoTools};
 
 fn run_limited(src: &str, limits: Limits) -> _core::RunResult {
@@ -206,7 +206,7 @@ fn failed_runs_discard_definitions() {
         &NoTools,
         &Limits::default(),
     );
-    _core::session::commit(&mut state, &r, ns);
+    _core::run::session::commit(&mut state, &r, ns);
     assert_eq!(state.user.len(), 2);
     let (r, ns) = run_source(
         "(def a 5) (def b 2) (undefined-fn)",
@@ -215,7 +215,7 @@ fn failed_runs_discard_definitions() {
         &Limits::default(),
     );
     assert_eq!(r.outcome, Outcome::Error);
-    _core::session::commit(&mut state, &r, ns);
+    _core::run::session::commit(&mut state, &r, ns);
     assert_eq!(
         state.user.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
         vec!["a", "f"]
@@ -285,7 +285,8 @@ fn walks_over_shared_structure_end_at_the_deadline() {
         );
         // printing may reach max_string_size first on a fast machine; both end the walk
         assert!(
-            e.kind == ErrorKind::Timeout || e.limit == Some(_core::error::LimitName::StringSize),
+            e.kind == ErrorKind::Timeout
+                || e.limit == Some(_core::run::error::LimitName::StringSize),
             "{walk}: {}",
             e.message
         );
@@ -309,7 +310,7 @@ fn walks_over_shared_structure_are_charged_fuel() {
     );
     assert_eq!(
         e.limit,
-        Some(_core::error::LimitName::Fuel),
+        Some(_core::run::error::LimitName::Fuel),
         "{}",
         e.message
     );
@@ -329,7 +330,7 @@ fn grown_stack_counts_as_memory() {
     );
     assert_eq!(
         e.limit,
-        Some(_core::error::LimitName::Memory),
+        Some(_core::run::error::LimitName::Memory),
         "{}",
         e.message
     );
@@ -393,7 +394,7 @@ fn builtins_check_what_they_build() {
             .error
             .unwrap_or_else(|| panic!("{src} should hit a limit"));
         assert!(
-            matches!(e.limit, Some(_core::error::LimitName::Memory)),
+            matches!(e.limit, Some(_core::run::error::LimitName::Memory)),
             "{src}: {} ({:?})",
             e.message,
             e.limit
@@ -409,7 +410,7 @@ fn builtins_check_what_they_build() {
     let e = r.error.expect("union past max_collection_size");
     assert_eq!(
         e.limit,
-        Some(_core::error::LimitName::CollectionSize),
+        Some(_core::run::error::LimitName::CollectionSize),
         "{}",
         e.message
     );
@@ -481,15 +482,15 @@ fn sites_walk_a_deep_program_without_recursion() {
         max_nesting: 100_000,
         ..Limits::default()
     };
-    let budget = _core::guard::Budget::new(
+    let budget = _core::run::guard::Budget::new(
         limits,
-        std::sync::Arc::new(_core::guard::NeverInterrupted),
+        std::sync::Arc::new(_core::run::guard::NeverInterrupted),
         None,
     );
-    let program = _core::session::prepare(&src, &budget).unwrap_or_else(|_| panic!("reads"));
+    let program = _core::run::session::prepare(&src, &budget).unwrap_or_else(|_| panic!("reads"));
     let found = std::thread::Builder::new()
         .stack_size(256 * 1024)
-        .spawn(move || _core::sites::sites(&program).calls.len())
+        .spawn(move || _core::run::sites::sites(&program).calls.len())
         .unwrap()
         .join();
     assert_eq!(found.ok(), Some(1));

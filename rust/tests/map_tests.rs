@@ -4,9 +4,9 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use _core::guard::{with_budget, Budget, NeverInterrupted};
-use _core::map::{MapData, Shape};
-use _core::value::{Value, ValueMap};
+use _core::data::map::{MapData, Shape};
+use _core::data::value::{Value, ValueMap};
+use _core::run::guard::{with_budget, Budget, NeverInterrupted};
 
 fn kw(s: &str) -> Value {
     Value::kw(s)
@@ -86,16 +86,16 @@ fn dropping_a_deep_chain_of_records_does_not_overflow() {
 
 #[test]
 fn a_released_large_value_is_freed_in_the_background() {
-    let before = _core::dropper::freed_in_background();
+    let before = _core::memory::dropper::freed_in_background();
     let big = Value::vector(
         (0..100_000)
             .map(|i| Value::vector(vec![Value::Int(i)]))
             .collect(),
     );
-    _core::dropper::release(big);
-    _core::dropper::release(Value::vector(vec![Value::Int(1)])); // small: freed at once
+    _core::memory::dropper::release(big);
+    _core::memory::dropper::release(Value::vector(vec![Value::Int(1)])); // small: freed at once
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while _core::dropper::freed_in_background() < before + 1 {
+    while _core::memory::dropper::freed_in_background() < before + 1 {
         assert!(
             std::time::Instant::now() < deadline,
             "the value was not freed"
@@ -155,7 +155,7 @@ fn dropping_deep_chains_of_hashed_maps_and_shared_records_does_not_overflow() {
     drop(keep);
 }
 
-fn budget(limits: _core::limits::Limits) -> Budget {
+fn budget(limits: _core::run::limits::Limits) -> Budget {
     Budget::new(limits, Arc::new(NeverInterrupted), None)
 }
 
@@ -172,7 +172,7 @@ fn many_small_vectors() -> Value {
 fn a_large_value_dropped_in_a_run_is_freed_in_the_background_and_credited_to_it() {
     let budget = budget(Default::default());
     with_budget(&budget, || {
-        let before = _core::dropper::freed_in_background();
+        let before = _core::memory::dropper::freed_in_background();
         let start = budget.memory_used();
         let big = many_small_vectors();
         let held = budget.memory_used() - start;
@@ -188,7 +188,7 @@ fn a_large_value_dropped_in_a_run_is_freed_in_the_background_and_credited_to_it(
             );
             std::thread::yield_now();
         }
-        assert!(_core::dropper::freed_in_background() > before);
+        assert!(_core::memory::dropper::freed_in_background() > before);
     });
 }
 
@@ -204,7 +204,7 @@ fn the_memory_check_counts_frees_still_under_way_as_done() {
         n
     }) as usize;
     for _ in 0..20 {
-        let limits = _core::limits::Limits {
+        let limits = _core::run::limits::Limits {
             max_memory: one * 3 / 2,
             ..Default::default()
         };
@@ -225,7 +225,7 @@ fn a_record_costs_its_values_and_two_words() {
     let shape = Arc::new(
         Shape::new(["a", "b", "c", "d", "e"].iter().map(|k| kw(k)).collect()).expect("distinct"),
     );
-    let before = _core::alloc::allocated();
+    let before = _core::memory::alloc::allocated();
     let records: Vec<MapData> = (0..1000)
         .map(|i| {
             MapData::record(
@@ -234,7 +234,7 @@ fn a_record_costs_its_values_and_two_words() {
             )
         })
         .collect();
-    let per_record = (_core::alloc::allocated() - before - 1000 * 8) / 1000;
+    let per_record = (_core::memory::alloc::allocated() - before - 1000 * 8) / 1000;
     // the system allocator's chunk: 8 bytes of its own, rounded up to 16
     let expected = if cfg!(feature = "mimalloc") { 96 } else { 112 };
     assert_eq!(per_record, expected);
@@ -245,9 +245,9 @@ fn a_record_costs_its_values_and_two_words() {
 /// of its own in mimalloc (`std::sync::Arc` made it 40, served from the 48-byte class).
 #[test]
 fn a_vector_handle_costs_a_count_and_the_vec() {
-    let before = _core::alloc::allocated();
+    let before = _core::memory::alloc::allocated();
     let vectors: Vec<Value> = (0..1000).map(|_| Value::vector(Vec::new())).collect();
-    let per_vector = (_core::alloc::allocated() - before - 1000 * 16) / 1000;
+    let per_vector = (_core::memory::alloc::allocated() - before - 1000 * 16) / 1000;
     // the system allocator's chunk: 8 bytes of its own, rounded up to 16
     let expected = if cfg!(feature = "mimalloc") { 32 } else { 48 };
     assert_eq!(per_vector, expected);
@@ -259,7 +259,7 @@ fn a_vector_handle_costs_a_count_and_the_vec() {
 #[test]
 fn a_shape_has_at_most_the_shaped_key_limit() {
     let keys = |n: usize| (0..n).map(|i| kw(&format!("k{i}"))).collect::<Vec<_>>();
-    let max = _core::map::MAX_SHAPED_KEYS;
+    let max = _core::data::map::MAX_SHAPED_KEYS;
     assert_eq!(Shape::new(keys(max)).map(|s| s.len()), Some(max));
     assert!(Shape::new(keys(max + 1)).is_none());
 }

@@ -1,8 +1,8 @@
 //! The "what an LLM probably meant" tables only ever suggest what the language has.
 
-use _core::analyzer::SPECIAL_FORMS;
-use _core::builtins;
-use _core::meant::{callback_arity_hint, method_hint, METHODS, NAMES};
+use _core::lang::analyzer::SPECIAL_FORMS;
+use _core::lang::builtins;
+use _core::lang::meant::{callback_arity_hint, method_hint, METHODS, NAMES};
 
 /// Every name a hint shows in call position, `(name ...`, excluding placeholders: single
 /// letters and `...` stand for the program's own functions and values.

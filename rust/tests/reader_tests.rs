@@ -1,5 +1,5 @@
-use _core::error::ErrorKind;
-use _core::reader::{read, read_with_limit, FormKind};
+use _core::lang::reader::{read, read_with_limit, FormKind};
+use _core::run::error::ErrorKind;
 
 fn kinds(src: &str) -> Vec<FormKind> {
     read(src)
@@ -186,8 +186,8 @@ fn every_rejected_syntax_gets_its_message_and_hint_from_the_table() {
         ("^ ", "(^ 2 10)"),
         ("^", "^:private x"),
     ];
-    assert_eq!(programs.len(), _core::meant::SYNTAX.len());
-    for (lead, message, hint) in _core::meant::SYNTAX {
+    assert_eq!(programs.len(), _core::lang::meant::SYNTAX.len());
+    for (lead, message, hint) in _core::lang::meant::SYNTAX {
         let (_, src) = programs
             .iter()
             .find(|(l, _)| l == lead)
@@ -201,7 +201,7 @@ fn every_rejected_syntax_gets_its_message_and_hint_from_the_table() {
 
 #[test]
 fn complete_prefixes_end_after_whole_forms() {
-    use _core::reader::complete_prefix;
+    use _core::lang::reader::complete_prefix;
     fn cut(s: &str) -> &str {
         &s[..complete_prefix(s)]
     }

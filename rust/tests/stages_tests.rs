@@ -3,11 +3,11 @@
 
 use std::sync::Mutex;
 
-use _core::error::{ErrorKind, LimitName};
-use _core::eval::{Host, ToolCtx, ToolFailure};
-use _core::format::to_clojure;
-use _core::session::{run_source, Outcome, SessionState};
-use _core::value::{TypeTag, Value};
+use _core::data::value::{TypeTag, Value};
+use _core::lang::eval::{Host, ToolCtx, ToolFailure};
+use _core::print::format::to_clojure;
+use _core::run::error::{ErrorKind, LimitName};
+use _core::run::session::{run_source, Outcome, SessionState};
 use _core::{Limits, NoTools, RunResult};
 
 fn run_with(src: &str, host: &dyn Host, limits: Limits) -> RunResult {

@@ -3,11 +3,11 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use _core::error::{ErrorKind, Pos};
-use _core::eval::{Entry, Gate, Host, How, Recorded, Tape, ToolCtx, ToolFailure};
-use _core::guard::{Budget, NeverInterrupted};
-use _core::session::{execute_taped, prepare, Outcome, RunResult, SessionState};
-use _core::value::{Str, Value};
+use _core::data::value::{Str, Value};
+use _core::lang::eval::{Entry, Gate, Host, How, Recorded, Tape, ToolCtx, ToolFailure};
+use _core::run::error::{ErrorKind, Pos};
+use _core::run::guard::{Budget, NeverInterrupted};
+use _core::run::session::{execute_taped, prepare, Outcome, RunResult, SessionState};
 use _core::Limits;
 
 /// `inc` returns its argument plus one; `pay` needs approval; `ask` is answered by the gate

@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use _core::text::INLINE_MAX;
-use _core::value::{Str, Value};
+use _core::data::text::INLINE_MAX;
+use _core::data::value::{Str, Value};
 
 /// Texts around the in-place limit, in bytes, including multi-byte characters and NUL.
 fn samples() -> Vec<String> {
@@ -54,30 +54,30 @@ fn every_text_reads_back_as_it_was_given() {
 fn short_texts_allocate_nothing() {
     let texts: Vec<String> = (0..1000).map(|i| format!("s{}", i % 100)).collect();
     let mut held: Vec<Str> = Vec::with_capacity(2000);
-    let before = _core::alloc::allocated();
+    let before = _core::memory::alloc::allocated();
     held.extend(texts.iter().map(|t| Str::from(t.as_str())));
     held.extend(held.clone()); // the clone's buffer is freed again
-    assert_eq!(_core::alloc::allocated(), before);
+    assert_eq!(_core::memory::alloc::allocated(), before);
     held.clear();
-    assert_eq!(_core::alloc::allocated(), before);
+    assert_eq!(_core::memory::alloc::allocated(), before);
 }
 
 #[test]
 fn long_texts_are_shared_by_clones_and_freed_with_the_last() {
-    let before = _core::alloc::allocated();
+    let before = _core::memory::alloc::allocated();
     let a = Str::from("a text longer than a word");
-    let one = _core::alloc::allocated() - before;
+    let one = _core::memory::alloc::allocated() - before;
     assert!(one > 0);
     let mut copies: Vec<Str> = Vec::with_capacity(100);
-    let with_buffer = _core::alloc::allocated();
+    let with_buffer = _core::memory::alloc::allocated();
     copies.extend((0..100).map(|_| a.clone()));
-    assert_eq!(_core::alloc::allocated(), with_buffer);
+    assert_eq!(_core::memory::alloc::allocated(), with_buffer);
     assert!(copies
         .iter()
         .all(|c| Str::ptr_eq(c, &a) && c.identity() == a.identity()));
     drop(copies);
     drop(a);
-    assert_eq!(_core::alloc::allocated(), before);
+    assert_eq!(_core::memory::alloc::allocated(), before);
 }
 
 #[test]
