@@ -459,8 +459,8 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
         if HELD:  # converted on this thread alone (no list of 2,048)
             held = [ptc.Session(data={"x": [[0] * 1_500 for _ in range(2_000)]}) for _ in range(3)]
         rows = [ROW for i in range(400_000)]
-        if LAYOUT == "two":
-            rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(60)}
+        if LAYOUT == "two":  # all of them, in a hundred lists (each split)
+            rows = {str(k): rows[k * 4_000 : k * 4_000 + 4_000] for k in range(100)}
         def vm():
             with open("/proc/self/status") as f:
                 for line in f:
@@ -486,8 +486,8 @@ def test_input_the_process_has_no_memory_for_is_a_memory_error(
         "MemoryError: the input needs more memory than this process has left"
     ), out
     # the failed conversion split at least one list, the second all of them
-    assert out["two"] >= (2 if layout == "one" else 61)
-    assert out["n"] == (400_000 if layout == "one" else 60)
+    assert out["two"] >= (2 if layout == "one" else 101)
+    assert out["n"] == (400_000 if layout == "one" else 100)
 
 
 # ---- property: the two-thread path converts anything as the one-thread path does ----
