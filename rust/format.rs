@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::value::{is_keyword_text, Value};
+use crate::value::{is_keyword_text, TypeTag, Value};
 
 /// What the printer needs to know about one node.
 pub enum Shape<'a> {
@@ -472,9 +472,35 @@ pub fn float_display(f: f64) -> String {
 }
 
 /// `#fn[a b]` for user functions (destructured parameters as `_`), `#fn[...]` otherwise.
+/// The texts of a value that need its printed form: defined here, where printing is, so the
+/// value model (`crate::value`) does not depend on the printer.
+impl Value {
+    /// The type label of the seeds' vocabulary (`list[3]`, `map[0]`, `string`, `#fn[x y]`).
+    pub fn type_label(&self) -> String {
+        match self {
+            f @ crate::fn_pat!() => fn_label(f),
+            other => TypeTag::of(other).label(),
+        }
+    }
+
+    /// `string "12"`, `vector [1 2 3 ...]`, `nil`: the kind plus a short printed form.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Nil => "nil".to_string(),
+            _ => format!("{} {}", self.kind_name(), mention(self)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_clojure(self, Some(20), Some(200)).0)
+    }
+}
+
 pub fn fn_label(f: &Value) -> String {
     match f {
-        Value::Closure(c) => format!("#fn[{}]", c.lambda.param_display()),
+        Value::Closure(c) => format!("#fn[{}]", c.code.params_text()),
         _ => "#fn[...]".into(),
     }
 }

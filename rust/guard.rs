@@ -865,9 +865,12 @@ pub fn size_error(n: usize, max: usize) -> Error {
     )
 }
 
+/// Bytes one value takes (`crate::value` asserts it at compile time: this module lies below it).
+pub const VALUE_BYTES: usize = 16;
+
 /// Bytes a vector of `n` values takes.
 pub const fn values_bytes(n: usize) -> usize {
-    n.saturating_mul(std::mem::size_of::<crate::value::Value>())
+    n.saturating_mul(VALUE_BYTES)
 }
 
 /// Iterates `iter`, charging the current run for the items as they are visited (in groups, so

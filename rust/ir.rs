@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::builtins::Builtin;
 use crate::error::Pos;
+use crate::value::BuiltinId;
 #[allow(unused_imports)]
 use crate::value::Str;
 use crate::value::{Value, WhereOp};
@@ -42,14 +42,14 @@ pub enum Node {
     And(Box<[Node]>),
     Or(Box<[Node]>),
     Call(Box<Call>),
-    CallBuiltin(&'static Builtin, Box<[Node]>, Pos),
+    CallBuiltin(BuiltinId, Box<[Node]>, Pos),
     /// `(map g (filter p xs))` and longer chains of `map`/`filter`/`remove` over one collection
     /// (the outermost call; its collection argument is another such call): run as one pass
     /// when it can be, see `eval/stages.rs`.
     Stages(Box<StagesCall>),
     /// `(< a b)` and the other numeric comparisons: compared inline when both are numbers,
     /// else handed to the builtin (which reports the type error).
-    Compare(&'static Builtin, Box<(Node, Node)>, Pos),
+    Compare(BuiltinId, Box<(Node, Node)>, Pos),
     CallTool(Str, Box<[Node]>, Pos),
     CallGlobal(Arc<GlobalRef>, Box<[Node]>),
     /// `(:k m)` / `(:k m default)`: keyword lookup without a generic call.
@@ -191,7 +191,7 @@ pub struct Def {
 
 /// The outermost call of a chain of `map`/`filter`/`remove` (see `Node::Stages`).
 pub struct StagesCall {
-    pub builtin: &'static Builtin,
+    pub builtin: BuiltinId,
     pub args: Box<[Node]>,
     pub pos: Pos,
     /// Set once a pass over this chain was refused an effect (a stage prints, calls a tool):
@@ -283,4 +283,18 @@ pub struct Program {
     /// result or a bare name resolved at run time); programs that cannot need no protection
     /// from a blocking tool.
     pub reaches_host: bool,
+}
+
+impl crate::value::Code for Lambda {
+    fn params_text(&self) -> String {
+        self.param_display()
+    }
+}
+
+impl crate::value::Closure {
+    /// The compiled function this closure runs. Every closure is made by the evaluator from a
+    /// `Lambda`, so this is `None` only for a code no evaluator made.
+    pub fn lambda(&self) -> Option<&Lambda> {
+        (&*self.code as &dyn std::any::Any).downcast_ref()
+    }
 }

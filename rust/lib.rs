@@ -33,10 +33,10 @@ pub mod lang {
 pub mod data {
     pub mod intern;
     pub mod json;
-    pub mod map;
     pub mod text;
     pub(crate) mod thin;
     pub mod value;
+    pub use value::map;
 }
 
 /// Printing values for an LLM to read: the Clojure printer with truncation, printing within an

@@ -464,9 +464,10 @@ pub fn unsupported_form(name: &str) -> Option<&'static str> {
     })
 }
 
-/// `[x for x in xs]`: Python's list comprehension written as a vector.
-pub fn is_comprehension(items: &[crate::reader::Form]) -> bool {
-    let at = |name: &str| items.iter().position(|f| f.symbol_name() == Some(name));
+/// `[x for x in xs]`: Python's list comprehension written as a vector, given the symbol each
+/// item is (`None` for an item that is no symbol).
+pub fn is_comprehension<'a>(items: impl Iterator<Item = Option<&'a str>> + Clone) -> bool {
+    let at = |name: &str| items.clone().position(|s| s == Some(name));
     matches!((at("for"), at("in")), (Some(f), Some(i)) if f > 0 && f < i)
 }
 

@@ -397,7 +397,9 @@ fn session_defined(known: &Known) -> Option<std::collections::HashSet<Str>> {
         }
         match v {
             Value::Closure(c) if seen.insert(Arc::as_ptr(&c) as usize) => {
-                count_defs(&c.lambda.body, &mut counts);
+                if let Some(l) = c.lambda() {
+                    count_defs(&l.body, &mut counts);
+                }
                 stack.extend(c.captures.iter().cloned());
             }
             Value::Native(n) => match &*n {
@@ -1209,7 +1211,9 @@ impl<'a> Walker<'a> {
             sure: true,
             via: via.clone(),
         };
-        crate::guard::deeper(|| self.body(&c.lambda.body, &ctx));
+        if let Some(l) = c.lambda() {
+            crate::guard::deeper(|| self.body(&l.body, &ctx));
+        }
         self.frames.pop();
     }
 

@@ -209,12 +209,49 @@ pub fn read(src: &str) -> Result<Vec<Form>> {
 }
 
 pub fn read_with_limit(src: &str, max_nesting: usize) -> Result<Vec<Form>> {
-    read_with_limits(src, max_nesting, usize::MAX)
+    let unlimited = SymbolLimit {
+        max: usize::MAX,
+        is_core: |_| false,
+    };
+    read_with_limits(src, max_nesting, unlimited)
+}
+
+/// The `max_symbols` limit: at most `max` distinct symbols and keywords, not counting the
+/// language's own names (`is_core`: core forms and builtins, which the analyzer knows) or
+/// `:else` (LANGUAGE.md §11).
+#[derive(Clone, Copy)]
+pub struct SymbolLimit {
+    pub max: usize,
+    pub is_core: fn(&str) -> bool,
+}
+
+impl SymbolLimit {
+    /// The name a form contributes to the limit, if any.
+    pub fn counted<'f>(&self, kind: &'f FormKind) -> Option<&'f Str> {
+        match kind {
+            FormKind::Symbol(s) if !(self.is_core)(s) => Some(s),
+            FormKind::Keyword(k) if k.as_str() != "else" => Some(k),
+            _ => None,
+        }
+    }
+
+    pub fn exceeded(&self, pos: Pos) -> Error {
+        Error::limit(
+            crate::error::ErrorKind::SymbolLimitExceeded,
+            crate::error::LimitName::Symbols,
+            format!(
+                "the program uses more than {} distinct symbols and keywords",
+                self.max
+            ),
+        )
+        .at(pos)
+    }
 }
 
 /// Reads with the nesting limit and the `max_symbols` limit, the latter checked as names are
 /// read: a program of a million distinct names stops after the first few thousand.
-pub fn read_with_limits(src: &str, max_nesting: usize, max_symbols: usize) -> Result<Vec<Form>> {
+pub fn read_with_limits(src: &str, max_nesting: usize, symbols: SymbolLimit) -> Result<Vec<Form>> {
+    let max_symbols = symbols.max;
     let mut names: ahash::AHashSet<Str> = ahash::AHashSet::new();
     let mut r = Reader {
         src,
@@ -320,11 +357,11 @@ pub fn read_with_limits(src: &str, max_nesting: usize, max_symbols: usize) -> Re
         };
         // reading is part of the run: a huge program runs into its memory and time limits
         crate::guard::charge(1);
-        if let Some(name) = crate::analyzer::counted_name(&form.kind) {
+        if let Some(name) = symbols.counted(&form.kind) {
             if names.len() <= max_symbols && !names.contains(name) {
                 names.insert(name.clone());
                 if names.len() > max_symbols {
-                    return Err(crate::analyzer::too_many_symbols(max_symbols, form.pos));
+                    return Err(symbols.exceeded(form.pos));
                 }
             }
         }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::analyzer::symbol_limit;
 use crate::analyzer::{analyze, AnalyzeOptions};
 use crate::error::{Error, ErrorKind};
 use crate::eval::{FlowKind, Host, Interp, PendingCall, Tape, ToolCallRecord, UserNs};
@@ -98,7 +99,8 @@ pub fn prepare(src: &str, budget: &Budget) -> Result<Program, Box<RunResult>> {
     let prepared = guard::with_budget(budget, || {
         guard::catch(budget, || {
             let limits = &budget.limits;
-            let forms = read_with_limits(src, limits.max_nesting, limits.max_symbols)?;
+            let forms =
+                read_with_limits(src, limits.max_nesting, symbol_limit(limits.max_symbols))?;
             analyze(
                 &forms,
                 &AnalyzeOptions {
@@ -127,7 +129,8 @@ pub fn prepare_each(src: &str, budget: &Budget) -> Result<(Program, Vec<Error>),
     let read = guard::with_budget(budget, || {
         guard::catch(budget, || {
             let limits = &budget.limits;
-            let forms = read_with_limits(src, limits.max_nesting, limits.max_symbols)?;
+            let forms =
+                read_with_limits(src, limits.max_nesting, symbol_limit(limits.max_symbols))?;
             Ok(crate::analyzer::analyze_each(
                 &forms,
                 &AnalyzeOptions {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Miri (Rust's UB checker) over the unit tests of the pure-Rust modules that hold unsafe code:
-# thin.rs (a hand-made reference count), map.rs (a tagged pointer), alloc.rs (the counting
+# thin.rs (a hand-made reference count), value/map.rs (a tagged pointer), alloc.rs (the counting
 # allocator), dropper.rs and guard.rs. Needs a nightly toolchain with the miri component
 # (`rustup component add --toolchain nightly miri rust-src`); says so and fails without it.
 # The bindings (rust/python/) call CPython and cannot run under Miri: valgrind covers them.

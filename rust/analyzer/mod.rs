@@ -10,12 +10,12 @@
 
 use std::sync::Arc;
 
-use crate::builtins::{self, Builtin};
+use crate::builtins;
 use crate::error::{Error, ErrorKind, Pos, Result};
 use crate::ir::{Call, GlobalRef, Node, Pattern, Program, Slot, StagesCall};
 use crate::liveness;
 use crate::reader::{Form, FormKind};
-use crate::value::{Value, ValueSet};
+use crate::value::{BuiltinId, Value, ValueSet};
 
 mod bindings;
 mod fns;
@@ -32,7 +32,7 @@ use names::{doc_of_tool, NsRef, DROPPED_PREFIXES};
 use scope::FnScope;
 use short_fn::{is_placeholder, ShortFnCtx};
 use symbols::count_symbols;
-pub(crate) use symbols::{counted_name, too_many_symbols};
+pub use symbols::{is_core_name, symbol_limit};
 use threading::thread_step;
 
 /// Names analyzed as special forms (§5); they cannot be rebound, defined or used as values.
@@ -220,7 +220,9 @@ impl Analyzer {
             FormKind::VarRef(n) => Ok(Node::Const(Value::Var(n.clone()))),
             FormKind::Symbol(s) => self.symbol(s, f.pos),
             FormKind::Vector(items) => {
-                if crate::meant::is_comprehension(items) && self.resolve_local("for").is_none() {
+                if crate::meant::is_comprehension(items.iter().map(Form::symbol_name))
+                    && self.resolve_local("for").is_none()
+                {
                     return Err(
                         err_at(f.pos, "list comprehensions are not supported").with_hint(
                             "use (map (fn [x] ...) coll), and (filter pred coll) for an if clause",
@@ -366,7 +368,7 @@ impl Analyzer {
 
     fn call_builtin(
         &mut self,
-        b: &'static Builtin,
+        b: BuiltinId,
         written: &str,
         args: &[Form],
         pos: Pos,
@@ -414,7 +416,7 @@ impl Analyzer {
             let x = arg_nodes.pop().unwrap_or(Node::Const(Value::Nil));
             return Ok(Node::Compare(b, Box::new((x, y)), pos));
         }
-        if crate::eval::is_stage(b, &arg_nodes)
+        if crate::eval::is_stage(&b, &arg_nodes)
             && arg_nodes.get(1).is_some_and(crate::eval::is_stage_call)
         {
             return Ok(Node::Stages(Box::new(StagesCall {

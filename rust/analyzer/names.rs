@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use super::short_fn::is_placeholder;
 use super::{err_at, Analyzer, SPECIAL_FORMS};
-use crate::builtins::{self, Builtin};
+use crate::builtins;
 use crate::error::{Error, ErrorKind, Pos, Result};
 use crate::ir::{GlobalRef, Node};
 use crate::reader::{Form, FormKind};
-use crate::value::{Str, Value};
+use crate::value::{BuiltinId, Str, Value};
 
 /// Namespace prefixes that are simply dropped before a builtin lookup (§7.17).
 pub(super) const DROPPED_PREFIXES: &[&str] = &[
@@ -32,10 +32,10 @@ pub(super) enum NsRef {
     Data(Str),
     Tool(Str),
     User(Str),
-    Builtin(&'static Builtin),
+    Builtin(BuiltinId),
 }
 
-pub(super) fn builtin_value(b: &'static Builtin) -> Node {
+pub(super) fn builtin_value(b: BuiltinId) -> Node {
     match b.constant {
         Some(c) => Node::Const(c()),
         None => Node::Const(Value::Builtin(b)),
@@ -76,7 +76,7 @@ pub fn split_ns(s: &str) -> Option<(&str, &str)> {
 
 /// `(doc tool/x)` names the tool, it does not use it: the argument becomes the tool as a
 /// constant, so `check` and the plan see no tool used as a value (and no host is reached).
-pub(super) fn doc_of_tool(b: &'static Builtin, args: &[Form], pos: Pos) -> Option<Node> {
+pub(super) fn doc_of_tool(b: BuiltinId, args: &[Form], pos: Pos) -> Option<Node> {
     let [arg] = args else { return None };
     let FormKind::Symbol(s) = &arg.kind else {
         return None;

@@ -1,41 +1,32 @@
-//! The `max_symbols` limit: which names count, and the error when there are too many.
+//! The `max_symbols` limit over forms already read (`check` reads without it): which names are
+//! the language's own, for the reader's rule (`crate::reader::SymbolLimit`).
 
 use ahash::AHashSet;
 
 use super::SPECIAL_FORMS;
 use crate::builtins;
-use crate::error::{Error, ErrorKind, Pos, Result};
-use crate::reader::{Form, FormKind};
-use crate::value::Str;
+use crate::error::Result;
+use crate::reader::{Form, FormKind, SymbolLimit};
 
-/// The name a form contributes to `max_symbols`: symbols and keywords, except core forms,
-/// builtins and `:else` (LANGUAGE.md §11).
-pub(crate) fn counted_name(kind: &FormKind) -> Option<&Str> {
-    match kind {
-        FormKind::Symbol(s)
-            if !SPECIAL_FORMS.contains(&s.as_ref()) && builtins::lookup(s).is_none() =>
-        {
-            Some(s)
-        }
-        FormKind::Keyword(k) if k.as_str() != "else" => Some(k),
-        _ => None,
+/// A core form or a builtin: names that never count toward `max_symbols`.
+pub fn is_core_name(name: &str) -> bool {
+    SPECIAL_FORMS.contains(&name) || builtins::lookup(name).is_some()
+}
+
+/// The limit with the language's names exempt.
+pub fn symbol_limit(max: usize) -> SymbolLimit {
+    SymbolLimit {
+        max,
+        is_core: is_core_name,
     }
 }
 
-pub(crate) fn too_many_symbols(max: usize, pos: Pos) -> Error {
-    Error::limit(
-        ErrorKind::SymbolLimitExceeded,
-        crate::error::LimitName::Symbols,
-        format!("the program uses more than {max} distinct symbols and keywords"),
-    )
-    .at(pos)
-}
-
 pub(super) fn count_symbols(forms: &[Form], max: usize) -> Result<()> {
+    let limit = symbol_limit(max);
     let mut seen: AHashSet<&str> = AHashSet::new();
     let mut stack: Vec<&Form> = forms.iter().collect();
     while let Some(f) = stack.pop() {
-        if let Some(name) = counted_name(&f.kind) {
+        if let Some(name) = limit.counted(&f.kind) {
             seen.insert(name);
         }
         if let FormKind::List(v)
@@ -47,7 +38,7 @@ pub(super) fn count_symbols(forms: &[Form], max: usize) -> Result<()> {
             stack.extend(v.iter());
         }
         if seen.len() > max {
-            return Err(too_many_symbols(max, f.pos));
+            return Err(limit.exceeded(f.pos));
         }
     }
     Ok(())

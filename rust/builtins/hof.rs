@@ -269,7 +269,7 @@ fn pcalls(it: &mut Interp, a: &mut [Value]) -> EvalResult {
     it.refuse_effect()?;
     for (i, f) in a.iter().enumerate() {
         let ok = match f {
-            Value::Closure(c) => c.lambda.params.is_empty(),
+            Value::Closure(c) => c.lambda().is_some_and(|l| l.params.is_empty()),
             Value::Tool(_) => true,
             Value::Builtin(b) => b.min == 0,
             _ => false,

@@ -7,7 +7,7 @@ use ahash::AHashMap;
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
-use crate::value::Value;
+use crate::value::{BuiltinId, Value};
 
 mod access;
 mod agg;
@@ -103,26 +103,72 @@ const FAMILIES: &[&[Builtin]] = &[
     catalogue::BUILTINS,
 ];
 
-fn table() -> &'static AHashMap<&'static str, &'static Builtin> {
-    static TABLE: OnceLock<AHashMap<&'static str, &'static Builtin>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut m = AHashMap::new();
-        for fam in FAMILIES {
-            for b in fam.iter() {
-                m.insert(b.name, b);
-            }
+/// How many builtins there are.
+const COUNT: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < FAMILIES.len() {
+        n += FAMILIES[i].len();
+        i += 1;
+    }
+    n
+};
+const _: () = assert!(COUNT <= u16::MAX as usize);
+
+/// Every builtin in table order, in one array made at compile time: a `BuiltinId` is an index
+/// into it, so resolving one is a load.
+static ALL: [&Builtin; COUNT] = {
+    let mut out = [&FAMILIES[0][0]; COUNT];
+    let (mut k, mut i) = (0, 0);
+    while i < FAMILIES.len() {
+        let mut j = 0;
+        while j < FAMILIES[i].len() {
+            out[k] = &FAMILIES[i][j];
+            k += 1;
+            j += 1;
         }
-        m
+        i += 1;
+    }
+    out
+};
+
+/// What an id no table entry has resolves to (none is ever made: ids come from this table).
+static UNKNOWN: Builtin = Builtin::new("unknown", 0, VARIADIC, unknown, "");
+
+fn unknown(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+    Err(Error::exec("a builtin id outside the table").into())
+}
+
+impl BuiltinId {
+    /// The table's entry.
+    pub fn get(self) -> &'static Builtin {
+        ALL.get(self.index()).copied().unwrap_or(&UNKNOWN)
+    }
+}
+
+impl std::ops::Deref for BuiltinId {
+    type Target = Builtin;
+    fn deref(&self) -> &Builtin {
+        self.get()
+    }
+}
+
+fn table() -> &'static AHashMap<&'static str, BuiltinId> {
+    static TABLE: OnceLock<AHashMap<&'static str, BuiltinId>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..COUNT as u16)
+            .map(BuiltinId::new)
+            .map(|id| (id.name, id))
+            .collect()
     })
 }
 
-pub fn lookup(name: &str) -> Option<&'static Builtin> {
+pub fn lookup(name: &str) -> Option<BuiltinId> {
     table().get(name).copied()
 }
 
 /// Every builtin, in table order.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
-    FAMILIES.iter().flat_map(|f| f.iter())
+    ALL.iter().copied()
 }
 
 pub fn names() -> impl Iterator<Item = &'static str> {

@@ -10,11 +10,7 @@ use crate::ir::Lambda;
 use crate::value::{flex_get, Closure, TypeTag, Value};
 
 impl<'a> Interp<'a> {
-    pub fn call_builtin(
-        &mut self,
-        b: &'static crate::builtins::Builtin,
-        args: &mut [Value],
-    ) -> EvalResult {
+    pub fn call_builtin(&mut self, b: crate::value::BuiltinId, args: &mut [Value]) -> EvalResult {
         if args.len() < b.min || args.len() > b.max {
             let mut e = Error::arity(format!(
                 "{} expects {} argument(s), got {}",
@@ -57,7 +53,7 @@ impl<'a> Interp<'a> {
         // counts as a step: builtins looping over collections reach fuel and time checks too
         self.tick()?;
         match f {
-            Value::Builtin(b) => self.call_builtin(b, args),
+            Value::Builtin(b) => self.call_builtin(*b, args),
             Value::Closure(c) => self.call_closure(c, args),
             Value::Tool(name) => self.call_tool(name, args),
             Value::Native(n) => {
@@ -143,7 +139,9 @@ impl<'a> Interp<'a> {
     }
 
     pub fn call_closure(&mut self, c: &Arc<Closure>, args: &mut [Value]) -> EvalResult {
-        let lambda = &c.lambda;
+        let Some(lambda) = c.lambda() else {
+            return Err(Error::exec("a function this evaluator did not make").into());
+        };
         let fixed = lambda.params.len();
         let ok = if lambda.rest.is_some() {
             args.len() >= fixed

@@ -499,7 +499,7 @@ impl<'a> Interp<'a> {
                 at(r, c.pos)
             }
             Node::CallBuiltin(b, args, pos) => {
-                let r = self.with_args(args, ctx, |it, a| it.call_builtin(b, a));
+                let r = self.with_args(args, ctx, |it, a| it.call_builtin(*b, a));
                 if r.is_err() {
                     return at(self.explain_nil(r, b, args, ctx), *pos);
                 }
@@ -523,7 +523,7 @@ impl<'a> Interp<'a> {
                         ),
                     }));
                 }
-                let r = self.call_builtin(b, &mut [x, y]);
+                let r = self.call_builtin(*b, &mut [x, y]);
                 let r = match r {
                     Ok(v) => Ok(v),
                     Err(f) => self.explain_nil(Err(f), b, [&xy.0, &xy.1], ctx),

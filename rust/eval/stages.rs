@@ -26,7 +26,7 @@ use crate::builtins::{call1, Builtin};
 use crate::error::{Error, Pos};
 use crate::guard;
 use crate::ir::{Node, StagesCall};
-use crate::value::Value;
+use crate::value::{BuiltinId, Value};
 
 /// Whether a call of `b` with these arguments is one stage of a chain: `map` of one collection,
 /// `filter` or `remove`.
@@ -45,7 +45,7 @@ pub(crate) fn is_stage_call(n: &Node) -> bool {
 
 /// One call of the chain, as written.
 struct Level<'n> {
-    builtin: &'static Builtin,
+    builtin: BuiltinId,
     args: &'n [Node],
     pos: Pos,
 }
@@ -75,7 +75,7 @@ impl Interp<'_> {
         loop {
             let next = match &levels[levels.len() - 1].args[1] {
                 Node::CallBuiltin(b, a, p) if is_stage(b, a) => Level {
-                    builtin: b,
+                    builtin: *b,
                     args: a,
                     pos: *p,
                 },
@@ -129,7 +129,7 @@ impl Interp<'_> {
     /// What each nested call adds to an error passing through it, innermost first.
     fn decorate(&mut self, mut r: EvalResult, levels: &[Level], ctx: &Ctx) -> EvalResult {
         for l in levels.iter().rev() {
-            r = at(self.explain_nil(r, l.builtin, l.args.iter(), ctx), l.pos);
+            r = at(self.explain_nil(r, &l.builtin, l.args.iter(), ctx), l.pos);
         }
         r
     }

@@ -131,7 +131,7 @@ pub(super) fn definition(
     let (kind, params, ret) = match v {
         Value::Closure(c) => (
             "function",
-            Some(c.lambda.param_names.clone()),
+            c.lambda().map(|l| l.param_names.clone()),
             pending
                 .iter()
                 .find(|(p, _)| Arc::ptr_eq(p, c))

@@ -235,9 +235,11 @@ pub fn digest_into(h: &mut Sha256, v: &Value) {
         Value::Closure(c) => {
             // a function by where it is written, its parameters and what it closed over
             h.update([12]);
-            h.update(c.lambda.pos.line.to_le_bytes());
-            h.update(c.lambda.pos.col.to_le_bytes());
-            text(h, 4, &c.lambda.param_display());
+            if let Some(l) = c.lambda() {
+                h.update(l.pos.line.to_le_bytes());
+                h.update(l.pos.col.to_le_bytes());
+            }
+            text(h, 4, &c.code.params_text());
             for x in c.captures.iter() {
                 crate::guard::deeper(|| digest_into(h, x));
             }

@@ -124,7 +124,7 @@ fn a_named_function_the_calls_as_written_never_reach_records_no_return_type() {
 fn recorded(r: &RunResult, name: &str) -> Option<TypeTag> {
     r.returns
         .iter()
-        .find(|(c, _)| c.lambda.name.as_deref() == Some(name))
+        .find(|(c, _)| c.lambda().and_then(|l| l.name.as_deref()) == Some(name))
         .map(|(_, t)| *t)
 }
 

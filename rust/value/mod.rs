@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use indexmap::{IndexMap, IndexSet};
 
-use crate::builtins::Builtin;
+pub mod map;
+
 use crate::error::{Error, Result};
 use crate::guard;
-use crate::ir::Lambda;
 
 pub type RandomState = ahash::RandomState;
 
@@ -38,6 +38,8 @@ macro_rules! fn_pat {
             | $crate::value::Value::Tool(_)
     };
 }
+const _: () = assert!(std::mem::size_of::<Value>() == guard::VALUE_BYTES);
+
 pub type ValueMap = IndexMap<Value, Value, RandomState>;
 pub type ValueSet = IndexSet<Value, RandomState>;
 
@@ -59,7 +61,7 @@ pub enum Value {
     Vector(Shared<VecData>),
     Map(MapData),
     Set(Shared<SetData>),
-    Builtin(&'static Builtin),
+    Builtin(BuiltinId),
     Closure(Arc<Closure>),
     /// Functions built by builtins (`where`, `juxt`, `fnil`, ...).
     Native(Arc<Native>),
@@ -87,7 +89,7 @@ impl Clone for Value {
             Value::Vector(v) => Value::Vector(v.clone()),
             Value::Map(m) => Value::Map(m.clone()),
             Value::Set(s) => Value::Set(s.clone()),
-            Value::Builtin(b) => Value::Builtin(b),
+            Value::Builtin(b) => Value::Builtin(*b),
             Value::Closure(c) => Value::Closure(c.clone()),
             Value::Native(n) => Value::Native(n.clone()),
             Value::Tool(t) => Value::Tool(t.clone()),
@@ -96,6 +98,22 @@ impl Clone for Value {
             Value::Date(d) => Value::Date(*d),
             Value::DateTime(d) => Value::DateTime(*d),
         }
+    }
+}
+
+/// A builtin function, as a value and as a call's target: its place in the evaluator's table.
+/// Opaque here, so the value model does not depend on the function library: `crate::builtins`
+/// resolves it (`Deref` to the table's entry).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BuiltinId(u16);
+
+impl BuiltinId {
+    /// Only the function library makes ids, one per entry of its table.
+    pub(crate) const fn new(index: u16) -> Self {
+        BuiltinId(index)
+    }
+    pub const fn index(self) -> usize {
+        self.0 as usize
     }
 }
 
@@ -108,7 +126,7 @@ pub type Shared<T> = triomphe::Arc<T>;
 #[derive(Clone, Default)]
 pub struct VecData(pub Vec<Value>);
 
-pub use crate::map::MapData;
+pub use map::MapData;
 
 #[derive(Clone, Default)]
 pub struct SetData(pub ValueSet);
@@ -148,6 +166,41 @@ deref_newtype!(SetData, ValueSet);
 /// last one.
 pub(crate) fn drop_iteratively(first: Vec<Value>) {
     drain(vec![Pending::Values(first.into_iter())]);
+}
+
+/// What the background thread may free (`crate::dropper`): a value this owner holds alone,
+/// and the storage of collections.
+impl crate::dropper::Contents for Value {
+    fn count(&self) -> usize {
+        match self {
+            Value::Vector(a) if a.is_unique() => a.len(),
+            Value::Map(a) if a.is_unique() => a.len(),
+            Value::Set(a) if a.is_unique() => a.len(),
+            _ => 0,
+        }
+    }
+}
+
+impl crate::dropper::Contents for Vec<Value> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    /// With the worklist's prefetching: the elements lie all over the heap.
+    fn free(self) {
+        drop_iteratively(self)
+    }
+}
+
+impl crate::dropper::Contents for ValueSet {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl crate::dropper::Contents for ValueMap {
+    fn count(&self) -> usize {
+        self.len()
+    }
 }
 
 /// `drop_iteratively` for a map this holds the last reference to.
@@ -326,8 +379,16 @@ impl Drop for SetData {
     }
 }
 
+/// What a closure runs: the evaluator's compiled function (`crate::ir::Lambda`), opaque here so
+/// the value model does not depend on the evaluator; `Closure::lambda` (in `crate::ir`) gives it
+/// back.
+pub trait Code: std::any::Any + Send + Sync {
+    /// The parameters as written (`x y & more`), for the label `#fn[x y & more]`.
+    fn params_text(&self) -> String;
+}
+
 pub struct Closure {
-    pub lambda: Arc<Lambda>,
+    pub code: Arc<dyn Code>,
     pub captures: Box<[Value]>,
     /// The type of the last value this function returned (packed `TypeTag`), for host summaries.
     pub last_return: AtomicU64,
@@ -381,9 +442,9 @@ impl Native {
 }
 
 impl Closure {
-    pub fn new(lambda: Arc<Lambda>, captures: Box<[Value]>) -> Self {
+    pub fn new(code: Arc<dyn Code>, captures: Box<[Value]>) -> Self {
         Closure {
-            lambda,
+            code,
             captures,
             last_return: AtomicU64::new(0),
         }
@@ -551,14 +612,6 @@ impl Value {
         matches!(self, Value::Nil)
     }
 
-    /// The type label of the seeds' vocabulary (`list[3]`, `map[0]`, `string`, `#fn[x y]`).
-    pub fn type_label(&self) -> String {
-        match self {
-            f @ fn_pat!() => crate::format::fn_label(f),
-            other => TypeTag::of(other).label(),
-        }
-    }
-
     /// A one-word category used in error messages ("expected a number, got string").
     pub fn kind_name(&self) -> &'static str {
         match self {
@@ -579,17 +632,6 @@ impl Value {
         }
     }
 
-    /// `string "12"`, `vector [1 2 3 ...]`, `nil`: the kind plus a short printed form.
-    pub fn describe(&self) -> String {
-        match self {
-            Value::Nil => "nil".to_string(),
-            _ => {
-                let text = crate::format::mention(self);
-                format!("{} {}", self.kind_name(), text)
-            }
-        }
-    }
-
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
@@ -605,12 +647,6 @@ impl Value {
             Value::Set(s) => Some(s.len()),
             _ => None,
         }
-    }
-}
-
-impl std::fmt::Debug for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::format::to_clojure(self, Some(20), Some(200)).0)
     }
 }
 
@@ -646,7 +682,7 @@ pub fn identical(a: &Value, b: &Value) -> bool {
         (Value::Vector(_), Value::Vector(_))
         | (Value::Map(_), Value::Map(_))
         | (Value::Set(_), Value::Set(_)) => guard::deeper(|| identical_coll(a, b)),
-        (Value::Builtin(x), Value::Builtin(y)) => std::ptr::eq(*x, *y),
+        (Value::Builtin(x), Value::Builtin(y)) => x == y,
         (Value::Closure(x), Value::Closure(y)) => Arc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Arc::ptr_eq(x, y),
         (Value::Tool(x), Value::Tool(y)) => x == y,
@@ -737,7 +773,7 @@ impl Hash for Value {
             }
             Value::Builtin(b) => {
                 state.write_u8(9);
-                b.name.hash(state)
+                b.hash(state)
             }
             Value::Closure(c) => {
                 state.write_u8(9);

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::thin::{Header, Thin};
 
-use crate::value::{Value, ValueMap, ValueSet};
+use super::{Value, ValueMap, ValueSet};
 
 /// The keys of a family of records, in order. Built once per distinct key list.
 #[derive(Clone)]
@@ -170,7 +170,7 @@ impl Shape {
         if let Value::Keyword(s) = k {
             if let Some(i) = keys
                 .iter()
-                .position(|x| matches!(x, Value::Keyword(t) if crate::value::Str::ptr_eq(s, t)))
+                .position(|x| matches!(x, Value::Keyword(t) if super::Str::ptr_eq(s, t)))
             {
                 return Some(i);
             }
@@ -606,13 +606,13 @@ impl Drop for MapData {
         // Deep: the last reference takes nested values apart without recursion.
         let last = MapData(ManuallyDrop::new(arc));
         let nested = match last.view() {
-            View::Shaped(_, vals) => vals.iter().any(crate::value::is_nested),
+            View::Shaped(_, vals) => vals.iter().any(super::is_nested),
             View::Hashed(m) => m
                 .iter()
-                .any(|(k, v)| crate::value::is_nested(k) || crate::value::is_nested(v)),
+                .any(|(k, v)| super::is_nested(k) || super::is_nested(v)),
         };
         if nested {
-            crate::value::drop_map_iteratively(last);
+            super::drop_map_iteratively(last);
         } else {
             drop(ManuallyDrop::into_inner(last.into_raw()));
         }
