@@ -47,7 +47,7 @@ def test_every_source_file_is_on_the_map() -> None:
 
 
 def test_long_source_files_say_why_at_their_top() -> None:
-    """A source file past ~600 lines says at its top why it stays one file."""
+    """A source file past 600 lines says at its top why it stays one file."""
     long_without_reason = []
     files = [*(ROOT / "rust").rglob("*.rs"), *(ROOT / "python" / "ptc").rglob("*.py")]
     for f in sorted(files):
@@ -55,6 +55,6 @@ def test_long_source_files_say_why_at_their_top() -> None:
         if rel.startswith(("rust/tests/", "rust/benches/")):
             continue
         lines = f.read_text(encoding="utf-8").splitlines()
-        if len(lines) > 620 and not any("Why one " in line for line in lines[:40]):
+        if len(lines) > 600 and not any("Why one " in line for line in lines[:40]):
             long_without_reason.append(f"{rel} ({len(lines)} lines)")
     assert long_without_reason == []

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from . import limits as limits
     from . import llm as llm
     from . import observe as observe
+    from . import planning as planning
     from . import prompts as prompts
     from . import reference as reference
     from . import repl as repl
@@ -77,9 +78,10 @@ if TYPE_CHECKING:
     from . import turn as turn
     from .agent import AgentTool, SubAgent, SubAgentError, Tool
     from .approvals import Answer, Continuation, ContinuationError, PendingCall, Reject
-    from .checking import UNKNOWN, CallSite, Check, Plan, PlannedCall, check
+    from .checking import CallSite, Check, check
     from .checkpoint import CheckpointError, RunMismatchError
     from .limits import Limits
+    from .planning import UNKNOWN, Plan, PlannedCall
     from .session import Definition, Description, Memory, Result, Session, ToolCall, run
     from .session import eval as eval  # ptc.eval: kept out of __all__ (it would shadow eval)
     from .step import Step, StepError, Usage
@@ -113,9 +115,9 @@ _LAZY = {
     "check": "checking",
     "Check": "checking",
     "CallSite": "checking",
-    "UNKNOWN": "checking",
-    "Plan": "checking",
-    "PlannedCall": "checking",
+    "UNKNOWN": "planning",
+    "Plan": "planning",
+    "PlannedCall": "planning",
     "tool": "tools.declare",
     "CheckpointError": "checkpoint",
     "RunMismatchError": "checkpoint",
@@ -144,6 +146,7 @@ _SUBMODULES = frozenset(
         "limits",
         "llm",
         "observe",
+        "planning",
         "prompts",
         "reference",
         "repl",

@@ -124,7 +124,7 @@ class _Planned(Protocol):
 
 
 class _Plan(Protocol):
-    """An approved plan (a :class:`ptc.Plan`, which checking.py makes)."""
+    """An approved plan (a :class:`ptc.Plan`, which planning.py makes)."""
 
     @property
     def calls(self) -> Sequence[_Planned]: ...

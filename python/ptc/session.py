@@ -20,7 +20,8 @@ from .tools.declare import ToolsArg, _tool_catalogue, tool_caps, tool_gates, too
 
 if TYPE_CHECKING:
     from .approvals import Continuation, Decision, Policy
-    from .checking import Check, Plan
+    from .checking import Check
+    from .planning import Plan
 
 #: ``Session(clock=...)``: a fixed instant (an aware or UTC ``datetime``, or milliseconds since
 #: the Unix epoch) or a callable returning one.
@@ -225,7 +226,8 @@ class Session(_core.SessionBase):
         """Checks a program against this session's tools and data without running it (see
         :func:`ptc.check`): nothing is evaluated, no tool is called, nothing is defined. Its
         ``plan`` follows calls into the definitions of earlier turns and ``*1``..``*3``."""
-        from .checking import UNKNOWN, all_tools, check_with
+        from .checking import all_tools, check_with
+        from .planning import UNKNOWN
 
         if not isinstance(source, str):
             raise TypeError(f"check takes the program as a str, got {type(source).__name__}")
@@ -301,7 +303,7 @@ class Session(_core.SessionBase):
         if approved is None:
             return None
         from .approvals import gate_of
-        from .checking import Plan
+        from .planning import Plan
 
         if not isinstance(approved, Plan):
             raise TypeError(
