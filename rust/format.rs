@@ -122,15 +122,7 @@ pub fn print<P: Printable>(v: &P, opts: PrintOpts) -> (String, bool) {
     } else {
         PRINT_CAP
     };
-    let mut p = Printer {
-        out: String::new(),
-        truncated: false,
-        depth: 0,
-        cap,
-        overflow: false,
-        too_deep: false,
-        opts,
-    };
+    let mut p = Printer::new(String::new(), cap, opts);
     p.node(v, opts.printable_limit);
     if p.overflow {
         p.out.push_str(" ...");
@@ -158,15 +150,7 @@ pub fn print_capped(out: &mut String, v: &Value, hide_private: bool, cap: usize)
         printable_limit: None,
         hide_private,
     };
-    let mut p = Printer {
-        out: std::mem::take(out),
-        truncated: false,
-        depth: 0,
-        cap,
-        overflow: false,
-        too_deep: false,
-        opts,
-    };
+    let mut p = Printer::new(std::mem::take(out), cap, opts);
     p.node(&v, None);
     *out = p.out;
     match (p.overflow, p.too_deep) {
@@ -211,6 +195,19 @@ fn is_hidden<P: Printable>(k: &P) -> bool {
 }
 
 impl Printer {
+    fn new(out: String, cap: usize, opts: PrintOpts) -> Self {
+        Printer {
+            out,
+            truncated: false,
+            depth: 0,
+            cap,
+            overflow: false,
+            too_deep: false,
+            opts,
+        }
+    }
+
+
     fn node<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
         if self.overflow || self.out.len() > self.cap {
             self.overflow = true;
