@@ -207,7 +207,6 @@ impl Printer {
         }
     }
 
-
     fn node<P: Printable>(&mut self, v: &P, str_budget: Option<usize>) {
         if self.overflow || self.out.len() > self.cap {
             self.overflow = true;

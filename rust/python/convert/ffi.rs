@@ -3,9 +3,11 @@
 //! They skip the C API's checks and copies on the hot path (a UTF-8 copy cached in each str,
 //! a reference count written for each object walked).
 //!
-//! Layouts relied on: those of CPython 3.11 (the version the extension is built for; pyo3-ffi
-//! describes the structs for the interpreter it builds against): `PyListObject.ob_item`,
-//! `PyDictObject.ma_keys` (only as an address to prefetch), the compact str's kind and data.
+//! Layouts relied on: those of the CPython the extension is built for, 3.11 to 3.14 (one wheel
+//! per version; pyo3-ffi describes the structs for the interpreter it builds against, and
+//! `build.rs` gives this crate the same `Py_3_x` cfgs): `PyListObject.ob_item`,
+//! `PyDictObject.ma_keys` (only as an address to prefetch), a str's kind and data (3.11 may hold
+//! a legacy str not made ready; from 3.14 kind and data are calls, the state bits private).
 //! [`check_layout`] runs at import and refuses an interpreter where they do not hold (another
 //! implementation, a free-threaded build, a layout that reads differently), with a clear error.
 
@@ -125,19 +127,23 @@ pub(super) unsafe fn chars(o: *mut ffi::PyObject) -> usize {
 /// # Safety
 /// `o` is a live str that no code changes while the text is used.
 pub(super) unsafe fn text<'a>(o: *mut ffi::PyObject) -> Option<Cow<'a, str>> {
-    // SAFETY: the caller's contract; compact ASCII text is UTF-8 already.
+    // SAFETY: the caller's contract; one-byte characters all below 128 are UTF-8 already.
     unsafe {
+        #[cfg(not(Py_3_12))]
         if ffi::PyUnicode_IS_READY(o) == 0 {
             return None;
         }
         let len = ffi::PyUnicode_GET_LENGTH(o) as usize;
         let data = ffi::PyUnicode_DATA(o);
-        if ffi::PyUnicode_IS_COMPACT_ASCII(o) != 0 {
-            let bytes = std::slice::from_raw_parts(data as *const u8, len);
-            return Some(Cow::Borrowed(std::str::from_utf8_unchecked(bytes)));
+        let kind = ffi::PyUnicode_KIND(o);
+        if kind == ffi::PyUnicode_1BYTE_KIND {
+            let cs = std::slice::from_raw_parts(data as *const u8, len);
+            if cs.is_ascii() {
+                return Some(Cow::Borrowed(std::str::from_utf8_unchecked(cs)));
+            }
         }
         let mut text = String::with_capacity(len + len / 2);
-        match ffi::PyUnicode_KIND(o) {
+        match kind {
             ffi::PyUnicode_1BYTE_KIND => {
                 let cs = std::slice::from_raw_parts(data as *const u8, len);
                 text.extend(cs.iter().map(|&c| char::from(c)));
@@ -250,7 +256,8 @@ pub fn check_layout(py: Python<'_>) -> PyResult<()> {
             .to_string();
         Err(pyo3::exceptions::PyImportError::new_err(format!(
             "ptc's conversion reads CPython's object layouts directly and was built for CPython \
-             3.11; this interpreter ({} {version}) {what}: install a ptc built for it",
+             {}; this interpreter ({} {version}) {what}: install a ptc built for it",
+            env!("PTC_PYTHON_BUILT_FOR"),
             std::env::consts::ARCH
         )))
     };
