@@ -364,42 +364,46 @@ class SubAgent:
 
         While it runs, the run is locked when the checkpoint can lock it: a second worker
         resuming the same run gets ``ptc.checkpoint.RunLockedError``."""
-        data = checks.data_arg(data, "resume(data=...)")
-        source, run_id, sink = _resume_source(checkpoint, run_id, store)
-        with _run_lock(source, run_id) as run_id:
-            runner = self._resumed(source, run_id, sink, data, decisions)
+        with self._resumed("resume", checkpoint, run_id, store, data, decisions) as runner:
             if runner.ended is not None:
                 return runner.ended
             return self._run_sync(runner)
 
+    @contextlib.contextmanager
     def _resumed(
         self,
-        source: Step | CheckpointSource,
+        method: str,
+        checkpoint: Step | CheckpointSource | str | None,
         run_id: str | None,
-        sink: Sink | None,
+        store: Store | AsyncPostgresStore | str | None,
         data: Mapping[str, Any] | None,
-        decisions: Mapping[str, Any] | None = None,
-    ) -> _Runner:
-        """The runner that continues a stored run from where it was saved."""
-        if decisions is not None and not isinstance(decisions, Mapping):
-            raise TypeError("decisions is a mapping of pending call id -> decision")
-        step, run_id = _resume_point(source, run_id)
-        if decisions and step.suspended is None:
-            raise ValueError(
-                "decisions were given, but the run is not waiting on any tool call "
-                f"(its outcome is {step.outcome!r})"
+        decisions: Mapping[str, Any] | None,
+    ) -> Iterator[_Runner]:
+        """The runner that continues a stored run from where it was saved (what
+        :meth:`resume` and :meth:`aresume`, named by ``method``, were given), the run locked
+        while it is in use."""
+        data = checks.data_arg(data, f"{method}(data=...)")
+        source, run_id, sink = _resume_source(checkpoint, run_id, store)
+        with _run_lock(source, run_id) as run_id:
+            if decisions is not None and not isinstance(decisions, Mapping):
+                raise TypeError("decisions is a mapping of pending call id -> decision")
+            step, run_id = _resume_point(source, run_id)
+            if decisions and step.suspended is None:
+                raise ValueError(
+                    "decisions were given, but the run is not waiting on any tool call "
+                    f"(its outcome is {step.outcome!r})"
+                )
+            runner = _Runner(
+                self,
+                self._config(None),
+                data,
+                previous=step,
+                run_id=run_id,
+                checkpoint=sink,
+                source=source,
             )
-        runner = _Runner(
-            self,
-            self._config(None),
-            data,
-            previous=step,
-            run_id=run_id,
-            checkpoint=sink,
-            source=source,
-        )
-        runner.decisions = dict(decisions or {})
-        return runner
+            runner.decisions = dict(decisions or {})
+            yield runner
 
     async def aresume(
         self,
@@ -411,10 +415,7 @@ class SubAgent:
         decisions: Mapping[str, Any] | None = None,
     ) -> Step:
         """Async twin of :meth:`resume`."""
-        data = checks.data_arg(data, "aresume(data=...)")
-        source, run_id, sink = _resume_source(checkpoint, run_id, store)
-        with _run_lock(source, run_id) as run_id:
-            runner = self._resumed(source, run_id, sink, data, decisions)
+        with self._resumed("aresume", checkpoint, run_id, store, data, decisions) as runner:
             if runner.ended is not None:
                 return runner.ended
             return await _drive_async(runner)

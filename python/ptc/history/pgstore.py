@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -25,6 +26,8 @@ from ._checks import describe
 from .messages import Message
 from .rows import (
     AppendOne,
+    SearchKinds,
+    SearchRequest,
     StoredMessage,
     check_seconds,
     hit_record,
@@ -66,11 +69,35 @@ def _transient(e: BaseException) -> bool:
     return state is None or state.startswith("08") or state in _TRANSIENT
 
 
-def _retry_delay(e: BaseException, deadline: float, delay: float) -> float | None:
-    """How long to wait before trying again after ``e``, or ``None`` to give up."""
-    if not _transient(e) or time.monotonic() + delay > deadline:
-        return None
-    return delay
+def _retried() -> tuple[type[BaseException], ...]:
+    """The errors an operation is retried after (when :func:`_transient`): the driver's
+    operational errors, and no pooled connection free in time."""
+    psycopg, psycopg_pool = _driver()
+    return (psycopg.OperationalError, psycopg_pool.PoolTimeout)
+
+
+class _Backoff:
+    """The waits between an operation's attempts, doubling from 0.05 s to 1 s, for as long as
+    its errors are transient and the next attempt comes before ``deadline``."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.delay = 0.05
+
+    def wait_after(self, e: BaseException) -> float:
+        """How long to wait before trying again after ``e``; ``e`` is raised to give up."""
+        if not _transient(e) or time.monotonic() + self.delay > self.deadline:
+            raise e
+        wait, self.delay = self.delay, min(self.delay * 2, 1.0)
+        return wait
+
+
+def _time_left(deadline: float, what: str, timeout: Any) -> float:
+    """The seconds a search has left before ``deadline``; none left is its timeout."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise timed_out(what, timeout)
+    return left
 
 
 #: The longest wait for a pooled connection: the pool's clock overflows past about 10^9 s.
@@ -158,8 +185,25 @@ class _Options:
     def _search_path(self) -> str:
         return f'SET search_path = "{self.schema}", public'
 
+    def _backoff(self, until: float | None) -> _Backoff:
+        """The retries of an operation: for ``retry_timeout``, and not past ``until`` (a
+        ``time.monotonic()``)."""
+        deadline = time.monotonic() + self.retry_timeout
+        return _Backoff(deadline if until is None else min(deadline, until))
 
-class PostgresStore(_Options, AppendOne):
+    def _search_query(self, search: SearchRequest) -> tuple[pgsql.Query | None, float | None]:
+        """The query of ``search`` (``None``: nothing to ask) and the deadline its timeout
+        sets."""
+        deadline = search_deadline(search.timeout)
+        max_chars = search.max_chars
+        read = pgsql.READ if max_chars is None else pgsql.hit_columns(max_chars)
+        found = pgsql.search_kind(
+            search.kind, search.query, search.limit, search.agent_id, self._words, read
+        )
+        return found, deadline
+
+
+class PostgresStore(_Options, AppendOne, SearchKinds):
     """The history store on PostgreSQL: the operations of :class:`HistoryStore`.
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). Tables go in ``schema``
@@ -211,20 +255,12 @@ class PostgresStore(_Options, AppendOne):
     def _retrying(self, op: Callable[[], T], until: float | None = None) -> T:
         """Runs ``op``; a lost connection or an unreachable server is retried with backoff (for
         ``retry_timeout``, and not past ``until``, a ``time.monotonic()``)."""
-        psycopg, psycopg_pool = _driver()
-        deadline = time.monotonic() + self.retry_timeout
-        if until is not None:
-            deadline = min(deadline, until)
-        delay = 0.05
+        errors, backoff = _retried(), self._backoff(until)
         while True:
             try:
                 return op()
-            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
-                wait = _retry_delay(e, deadline, delay)
-                if wait is None:
-                    raise
-                time.sleep(wait)
-                delay = min(delay * 2, 1.0)
+            except errors as e:
+                time.sleep(backoff.wait_after(e))
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Any]:
@@ -241,37 +277,31 @@ class PostgresStore(_Options, AppendOne):
 
         return self._retrying(run)
 
-    def _search(
-        self,
-        query: pgsql.Query | None,
-        deadline: float | None,
-        timeout: Any,
-        what: str,
-        convert: Callable[[Any], Any] = stored_message,
-    ) -> list[Any]:
-        """A search's rows, oldest first, each made by ``convert`` (StoredMessages by default).
-        With a ``deadline``, the wait for a connection, retries and the statement (its
+    def _find(self, search: SearchRequest) -> list[Any]:
+        """A search's rows, oldest first: StoredMessages, or a search tool's records. With a
+        deadline, the wait for a connection, retries and the statement (its
         ``statement_timeout``) all end by it."""
-        if query is None:
+        found, deadline = self._search_query(search)
+        if found is None:
             return []
+        convert: Callable[[Any], Any] = stored_message
+        if search.max_chars is not None:
+            convert = functools.partial(hit_record, max_chars=search.max_chars)
         if deadline is None:
-            return [convert(r) for r in reversed(self._query(*query))]
-        sql, args = query[0], tuple(query[1])
+            return [convert(r) for r in reversed(self._query(*found))]
+        sql, args, what, timeout = found[0], tuple(found[1]), search.what, search.timeout
 
         def run() -> list[Any]:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise timed_out(what, timeout)
+            left = _time_left(deadline, what, timeout)
             with self._get_pool().connection(timeout=left) as conn:
                 conn.execute(pgsql.STATEMENT_TIMEOUT, (pgsql.timeout_ms(left),))
                 return list(conn.execute(sql, args).fetchall())
 
-        psycopg, psycopg_pool = _driver()
         try:
-            found = self._retrying(run, deadline)
-        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+            rows = self._retrying(run, deadline)
+        except _retried() as e:
             raise _searched(what, timeout, deadline, e) from e
-        return [convert(r) for r in reversed(found)]
+        return [convert(r) for r in reversed(rows)]
 
     def close(self) -> None:
         with self._lock:
@@ -321,60 +351,6 @@ class PostgresStore(_Options, AppendOne):
     def all(self, agent_id: str | None = None) -> list[StoredMessage]:
         return self._rows(pgsql.all_rows(agent_id))
 
-    def search_messages(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]:
-        """Messages whose content contains ``query`` (seed 002: zoea_search_messages); the
-        newest ``limit`` matches, oldest first. ``query``, ``limit`` and ``timeout`` as for
-        :meth:`HistoryStore.search_messages` (past ``timeout`` the statement is cancelled)."""
-        deadline = search_deadline(timeout)
-        found = pgsql.search_messages(query, limit, agent_id, self._words)
-        return self._search(found, deadline, timeout, "search of content")
-
-    def search_reasoning(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]:
-        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning)."""
-        deadline = search_deadline(timeout)
-        found = pgsql.search_reasoning(query, limit, agent_id, self._words)
-        return self._search(found, deadline, timeout, "search of reasoning")
-
-    def search_broadcasts(
-        self, query: str, limit: int = 20, *, timeout: float | None = None
-    ) -> list[StoredMessage]:
-        """Broadcasts of every agent containing ``query``, each once (its first copy)."""
-        deadline = search_deadline(timeout)
-        found = pgsql.search_broadcasts(query, limit, self._words)
-        return self._search(found, deadline, timeout, "search of content")
-
-    def _search_records(
-        self,
-        kind: str,
-        query: str,
-        limit: int,
-        *,
-        agent_id: str | None,
-        timeout: float | None,
-        max_chars: int,
-    ) -> list[dict[str, Any]]:
-        """What a search tool hands a program: as :meth:`HistoryStore._search_records`, each
-        text cut to ``max_chars`` characters by the query (the stored JSON is not read)."""
-        deadline = search_deadline(timeout)
-        read = pgsql.hit_columns(max_chars)
-        found = pgsql.search_kind(kind, query, limit, agent_id, self._words, read)
-        what = "search of reasoning" if kind == "reasoning" else "search of content"
-        return self._search(found, deadline, timeout, what, lambda r: hit_record(r, max_chars))
-
 
 class AsyncPostgresStore(_Options):
     """The async twin of :class:`PostgresStore` (``psycopg_pool.AsyncConnectionPool``): the same
@@ -421,20 +397,12 @@ class AsyncPostgresStore(_Options):
                 await conn.execute(stmt)
 
     async def _retrying(self, op: Callable[[], Awaitable[T]], until: float | None = None) -> T:
-        psycopg, psycopg_pool = _driver()
-        deadline = time.monotonic() + self.retry_timeout
-        if until is not None:
-            deadline = min(deadline, until)
-        delay = 0.05
+        errors, backoff = _retried(), self._backoff(until)
         while True:
             try:
                 return await op()
-            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
-                wait = _retry_delay(e, deadline, delay)
-                if wait is None:
-                    raise
-                await asyncio.sleep(wait)
-                delay = min(delay * 2, 1.0)
+            except errors as e:
+                await asyncio.sleep(backoff.wait_after(e))
 
     async def _query(self, sql: str, params: Iterable[Any]) -> list[Any]:
         args = tuple(params)
@@ -519,32 +487,28 @@ class AsyncPostgresStore(_Options):
     async def all(self, agent_id: str | None = None) -> list[StoredMessage]:
         return [stored_message(r) for r in await self._query(*pgsql.all_rows(agent_id))]
 
-    async def _search(
-        self, query: pgsql.Query | None, deadline: float | None, timeout: Any, what: str
-    ) -> list[StoredMessage]:
-        """As :meth:`PostgresStore._search`."""
-        if query is None:
+    async def _search(self, search: SearchRequest) -> list[StoredMessage]:
+        """As :meth:`PostgresStore._find`."""
+        found, deadline = self._search_query(search)
+        if found is None:
             return []
         if deadline is None:
-            return [stored_message(r) for r in reversed(await self._query(*query))]
-        sql, args = query[0], tuple(query[1])
+            return [stored_message(r) for r in reversed(await self._query(*found))]
+        sql, args, what, timeout = found[0], tuple(found[1]), search.what, search.timeout
         pool = await self._get_pool()
 
         async def run() -> list[Any]:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise timed_out(what, timeout)
+            left = _time_left(deadline, what, timeout)
             async with pool.connection(timeout=left) as conn:
                 await conn.execute(pgsql.STATEMENT_TIMEOUT, (pgsql.timeout_ms(left),))
                 cur = await conn.execute(sql, args)
                 return list(await cur.fetchall())
 
-        psycopg, psycopg_pool = _driver()
         try:
-            found = await self._retrying(run, deadline)
-        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as e:
+            rows = await self._retrying(run, deadline)
+        except _retried() as e:
             raise _searched(what, timeout, deadline, e) from e
-        return [stored_message(r) for r in reversed(found)]
+        return [stored_message(r) for r in reversed(rows)]
 
     async def search_messages(
         self,
@@ -554,9 +518,7 @@ class AsyncPostgresStore(_Options):
         agent_id: str | None = None,
         timeout: float | None = None,
     ) -> list[StoredMessage]:
-        deadline = search_deadline(timeout)
-        found = pgsql.search_messages(query, limit, agent_id, self._words)
-        return await self._search(found, deadline, timeout, "search of content")
+        return await self._search(SearchRequest("messages", query, limit, agent_id, timeout))
 
     async def search_reasoning(
         self,
@@ -566,13 +528,9 @@ class AsyncPostgresStore(_Options):
         agent_id: str | None = None,
         timeout: float | None = None,
     ) -> list[StoredMessage]:
-        deadline = search_deadline(timeout)
-        found = pgsql.search_reasoning(query, limit, agent_id, self._words)
-        return await self._search(found, deadline, timeout, "search of reasoning")
+        return await self._search(SearchRequest("reasoning", query, limit, agent_id, timeout))
 
     async def search_broadcasts(
         self, query: str, limit: int = 20, *, timeout: float | None = None
     ) -> list[StoredMessage]:
-        deadline = search_deadline(timeout)
-        found = pgsql.search_broadcasts(query, limit, self._words)
-        return await self._search(found, deadline, timeout, "search of content")
+        return await self._search(SearchRequest("broadcasts", query, limit, None, timeout))

@@ -1,6 +1,7 @@
 """What both history store backends write and read per message: the rows (columns, keys,
-searchable text), the keyed-write check that makes retries idempotent, ``append()``, and the
-checks of what a search is asked (query, limit, timeout) with their errors."""
+searchable text), the keyed-write check that makes retries idempotent, ``append()``, the
+checks of what a search is asked (query, limit, timeout) with their errors, and the searches
+the sync stores offer alike (:class:`SearchKinds`)."""
 
 from __future__ import annotations
 
@@ -490,3 +491,94 @@ def timed_out(what: str, timeout: Any) -> SearchTimeout:
         f"{what} took longer than its timeout of {timeout} s and was stopped: search for a "
         "more distinctive text, or give the search more time"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search a store is asked for: the ``kind`` ("messages", "reasoning" or "broadcasts")
+    and its arguments; with ``max_chars``, as a search tool's records (:func:`hit_record`)."""
+
+    kind: str
+    query: str
+    limit: int
+    agent_id: str | None
+    timeout: float | None
+    max_chars: int | None = None
+
+    @property
+    def what(self) -> str:
+        return search_what(self.kind)
+
+
+def search_what(kind: str) -> str:
+    """What a search ``kind`` is called in its timeout's message."""
+    return "search of reasoning" if kind == "reasoning" else "search of content"
+
+
+class SearchKinds:
+    """What the sync stores share of searching: the three searches and the records a search
+    tool reads, each a :class:`SearchRequest` answered by the store's ``_find``."""
+
+    def _find(self, search: SearchRequest) -> list[Any]:
+        """The newest ``search.limit`` rows of the search, oldest first: StoredMessages, or with
+        ``max_chars`` a search tool's records."""
+        raise NotImplementedError
+
+    def search_messages(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[StoredMessage]:
+        """Messages whose content contains ``query`` (seed 002: zoea_search_messages): the
+        newest ``limit`` matches, oldest first.
+
+        ``query`` is a str of at most :data:`~ptc.history.MAX_QUERY_CHARS` characters (longer:
+        ``SearchQueryTooLong``). ``limit`` is an int of 0 or more (``bool``, float, str and
+        ``None`` raise ``TypeError``, a negative one ``ValueError``); one past ``2**63 - 1``
+        asks for every match. ``timeout`` (seconds, ``None``: no limit) bounds the search,
+        waiting for the store included: past it the search is stopped (on PostgreSQL, its
+        statement cancelled) and raises ``SearchTimeout``.
+        """
+        return self._find(SearchRequest("messages", query, limit, agent_id, timeout))
+
+    def search_reasoning(
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        agent_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[StoredMessage]:
+        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning); the
+        arguments as for :meth:`search_messages`."""
+        return self._find(SearchRequest("reasoning", query, limit, agent_id, timeout))
+
+    def search_broadcasts(
+        self, query: str, limit: int = 20, *, timeout: float | None = None
+    ) -> list[StoredMessage]:
+        """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts);
+        the arguments as for :meth:`search_messages`.
+
+        A broadcast stored by each receiving agent is returned once (its first copy): copies
+        are the same sender, content and message timestamp.
+        """
+        return self._find(SearchRequest("broadcasts", query, limit, None, timeout))
+
+    def _search_records(
+        self,
+        kind: str,
+        query: str,
+        limit: int,
+        *,
+        agent_id: str | None,
+        timeout: float | None,
+        max_chars: int,
+    ) -> list[dict[str, Any]]:
+        """What a search tool hands a program (:func:`~ptc.history.search_tools`): the search
+        ``kind`` as records whose texts are cut to ``max_chars`` characters by the query
+        itself, so no more of a long message than that is read into Python (nor its stored
+        JSON at all)."""
+        return self._find(SearchRequest(kind, query, limit, agent_id, timeout, max_chars))

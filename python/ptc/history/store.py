@@ -22,6 +22,8 @@ from .messages import Message
 from .rows import (
     ROW_COLUMNS,
     AppendOne,
+    SearchKinds,
+    SearchRequest,
     StoredMessage,
     check_limit,
     check_query,
@@ -161,7 +163,7 @@ def _hit_columns(max_chars: int) -> str:
     return ", ".join(columns)
 
 
-class HistoryStore(AppendOne):
+class HistoryStore(AppendOne, SearchKinds):
     """Append-only message log with full-text search, created on first use at ``path``."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
@@ -400,73 +402,14 @@ class HistoryStore(AppendOne):
             self._lock.release()
         return found
 
-    def search_messages(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]:
-        """Messages whose content contains ``query`` (seed 002: zoea_search_messages): the
-        newest ``limit`` matches, oldest first.
-
-        ``query`` is a str of at most :data:`~ptc.history.MAX_QUERY_CHARS` characters (longer:
-        ``SearchQueryTooLong``). ``limit`` is an int of 0 or more (``bool``, float, str and
-        ``None`` raise ``TypeError``, a negative one ``ValueError``); one past ``2**63 - 1``
-        asks for every match. ``timeout`` (seconds, ``None``: no limit) bounds the search,
-        waiting for the store included: past it the search is stopped and raises
-        ``SearchTimeout``.
-        """
-        return self._search(*_scope("messages", agent_id), query, limit, timeout)
-
-    def search_reasoning(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        agent_id: str | None = None,
-        timeout: float | None = None,
-    ) -> list[StoredMessage]:
-        """Messages whose reasoning contains ``query`` (seed 002: zoea_search_reasoning); the
-        arguments as for :meth:`search_messages`."""
-        return self._search(*_scope("reasoning", agent_id), query, limit, timeout)
-
-    def search_broadcasts(
-        self, query: str, limit: int = 20, *, timeout: float | None = None
-    ) -> list[StoredMessage]:
-        """Broadcasts of every agent containing ``query`` (seed 002: zoea_search_broadcasts);
-        the arguments as for :meth:`search_messages`.
-
-        A broadcast stored by each receiving agent is returned once (its first copy): copies
-        are the same sender, content and message timestamp.
-        """
-        return self._search(*_scope("broadcasts", None), query, limit, timeout)
-
-    def _search_records(
-        self,
-        kind: str,
-        query: str,
-        limit: int,
-        *,
-        agent_id: str | None,
-        timeout: float | None,
-        max_chars: int,
-    ) -> list[dict[str, Any]]:
-        """What a search tool hands a program (:func:`~ptc.history.search_tools`): the search
-        ``kind`` ("messages", "reasoning" or "broadcasts") as records whose texts are cut to
-        ``max_chars`` characters by the query itself, so no more of a long message than that
-        is read into Python (nor its stored JSON at all)."""
-        column, where, params = _scope(kind, agent_id)
+    def _find(self, search: SearchRequest) -> list[Any]:
+        column, where, params = _scope(search.kind, search.agent_id)
+        args = (column, where, params, search.query, search.limit, search.timeout)
+        max_chars = search.max_chars
+        if max_chars is None:
+            return self._search(*args)
         return self._search(
-            column,
-            where,
-            params,
-            query,
-            limit,
-            timeout,
-            read=_hit_columns(max_chars),
-            convert=lambda r: hit_record(r, max_chars),
+            *args, read=_hit_columns(max_chars), convert=lambda r: hit_record(r, max_chars)
         )
 
 

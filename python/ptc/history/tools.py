@@ -10,7 +10,14 @@ from typing import Any, Protocol
 from ptc import _core
 
 from ._checks import describe
-from .rows import SearchTimeout, StoredMessage, check_limit, check_seconds, cut_record
+from .rows import (
+    SearchTimeout,
+    StoredMessage,
+    check_limit,
+    check_seconds,
+    cut_record,
+    search_what,
+)
 
 
 class Searchable(Protocol):
@@ -172,7 +179,7 @@ def search_tools(
     def search(kind: str, query: Any, limit: Any) -> list[dict[str, Any]]:
         q, n = text(query), count(limit)
         return _within_run(
-            "search of reasoning" if kind == "reasoning" else "search of content",
+            search_what(kind),
             seconds,
             lambda t: _records(store, kind, q, n, agent_id, t, max_chars),
         )

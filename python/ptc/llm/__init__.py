@@ -191,6 +191,47 @@ def _restart(on_text: OnText | None, attempt: int) -> None:
         restart()
 
 
+class _Attempts:
+    """The attempts of one call (:func:`call_llm` and :func:`acall_llm` alike; each waits its
+    own way): each attempt's arguments, the wait before a retry, the text passed on at the end."""
+
+    def __init__(
+        self, llm: Any, messages: Messages, retry: RetryPolicy, on_text: OnText | None
+    ) -> None:
+        self.streams = _streams(llm, on_text)
+        self.messages = messages
+        self.retry = retry
+        self.on_text = on_text
+        self.number = 0
+
+    def start(self) -> None:
+        """The next attempt begins (a retry's receiver drops the text streamed so far)."""
+        self.number += 1
+        _restart(self.on_text, self.number)
+
+    def args(self) -> tuple[Any, ...]:
+        """What the LLM is called with: a copy of the messages (and ``on_text`` if it streams)."""
+        if self.streams:
+            return (_copy(self.messages), self.on_text)
+        return (_copy(self.messages),)
+
+    def wait_after(self, exc: Exception) -> float:
+        """Seconds to wait before retrying after ``exc``; with no retry left, ``exc`` is raised
+        (carrying the number of attempts made)."""
+        wait = self.retry.wait_before(self.number, exc)
+        if wait is None:
+            _note_attempts(exc, self.number)
+            raise exc
+        return wait
+
+    def done(self, reply: LLMReply) -> tuple[LLMReply, int]:
+        """The reply and the retries used; an LLM that does not stream has its text passed to
+        ``on_text`` once, whole."""
+        if self.on_text is not None and not self.streams:
+            self.on_text(reply.content)
+        return reply, self.number - 1
+
+
 def call_llm(
     llm: LLM, messages: Messages, retry: RetryPolicy, on_text: OnText | None = None
 ) -> tuple[LLMReply, int]:
@@ -199,25 +240,16 @@ def call_llm(
     ``on_text`` gets the reply's text: passed to an LLM that ``streams``, which calls it with
     each piece as it arrives; for any other LLM it is called once with the whole text. Before
     each retry, ``on_text.restart()`` is called if it has one (a retry streams anew)."""
-    streams = _streams(llm, on_text)
-    attempt = 0
+    attempts = _Attempts(llm, messages, retry, on_text)
     while True:
-        attempt += 1
-        _restart(on_text, attempt)
+        attempts.start()
         try:
             # (a sync-looking callable may return a coroutine: it is run to completion)
-            args = (_copy(messages), on_text) if streams else (_copy(messages),)
-            reply = normalize_reply(call_sync(llm, *args))
+            reply = normalize_reply(call_sync(llm, *attempts.args()))
             break
         except Exception as exc:
-            wait = retry.wait_before(attempt, exc)
-            if wait is None:
-                _note_attempts(exc, attempt)
-                raise
-            time.sleep(wait)
-    if on_text is not None and not streams:
-        on_text(reply.content)
-    return reply, attempt - 1
+            time.sleep(attempts.wait_after(exc))
+    return attempts.done(reply)
 
 
 async def acall_llm(
@@ -225,13 +257,11 @@ async def acall_llm(
 ) -> tuple[LLMReply, int]:
     """Async twin of :func:`call_llm`; a sync callable runs in a worker thread (and calls
     ``on_text`` there, if it streams)."""
-    streams = _streams(llm, on_text)
-    attempt = 0
+    attempts = _Attempts(llm, messages, retry, on_text)
     while True:
-        attempt += 1
-        _restart(on_text, attempt)
+        attempts.start()
         try:
-            args = (_copy(messages), on_text) if streams else (_copy(messages),)
+            args = attempts.args()
             acall = getattr(llm, "acall", None)
             if acall is not None and inspect.iscoroutinefunction(acall):
                 raw = await acall(*args)  # an adapter's async twin
@@ -240,11 +270,5 @@ async def acall_llm(
             reply = normalize_reply(raw)
             break
         except Exception as exc:
-            wait = retry.wait_before(attempt, exc)
-            if wait is None:
-                _note_attempts(exc, attempt)
-                raise
-            await asyncio.sleep(wait)
-    if on_text is not None and not streams:
-        on_text(reply.content)
-    return reply, attempt - 1
+            await asyncio.sleep(attempts.wait_after(exc))
+    return attempts.done(reply)

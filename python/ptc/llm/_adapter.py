@@ -307,20 +307,21 @@ class SDKAdapter(Adapter):
             key = "unused"  # local servers take any key; the SDKs insist on one
         return {"base_url": self._base_url, "api_key": key, "max_retries": 0}
 
+    def _new_client(self, is_async: bool) -> Any:
+        """A client of the SDK's sync or async class, made from the adapter's options."""
+        sdk = require(self.module, self.module)
+        client = getattr(sdk, self.async_class if is_async else self.sync_class)(**self._options())
+        hook_client(client, is_async=is_async)
+        return client
+
     def _client(self) -> Any:
         if self._sync is None:
-            sdk = require(self.module, self.module)
-            client = getattr(sdk, self.sync_class)(**self._options())
-            hook_client(client, is_async=False)
-            self._sync = client
+            self._sync = self._new_client(is_async=False)
         return self._sync
 
     def _aclient(self) -> Any:
         if self._async is None:
-            sdk = require(self.module, self.module)
-            client = getattr(sdk, self.async_class)(**self._options())
-            hook_client(client, is_async=True)
-            self._async = client
+            self._async = self._new_client(is_async=True)
         return self._async
 
     def _kwargs(self, messages: Messages) -> dict[str, Any]:
@@ -362,11 +363,7 @@ class SDKAdapter(Adapter):
     def _request(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
         client = self._client()
         with watch.active():
-            try:
-                raw = self._create(client, self._send_kwargs(messages))
-            except Exception:
-                watch.raise_failure()  # ptc's own, when it stopped the reading
-                raise
+            raw = self._create(client, self._send_kwargs(messages))
         response = raw.http_response
         if not self.streams:
             return self._reply(reply_json(response, watch))
@@ -375,11 +372,7 @@ class SDKAdapter(Adapter):
     async def _arequest(self, messages: Messages, watch: Watch, on_text: OnText) -> LLMReply:
         client = self._aclient()
         with watch.active():
-            try:
-                raw = await self._create(client, self._send_kwargs(messages))
-            except Exception:
-                watch.raise_failure()  # ptc's own, when it stopped the reading
-                raise
+            raw = await self._create(client, self._send_kwargs(messages))
         response = raw.http_response
         if not self.streams:
             return self._reply(reply_json(response, watch))

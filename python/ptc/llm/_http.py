@@ -81,10 +81,15 @@ class Watch:
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Watch]:
-        """Marks the requests sent inside as this watch's (for the response hook)."""
+        """Marks the requests sent inside as this watch's (for the response hook). An error
+        raised inside gives way to ptc's own, when ptc stopped the reading
+        (:meth:`raise_failure`)."""
         token = _CURRENT.set(self)
         try:
             yield self
+        except Exception:
+            self.raise_failure()
+            raise
         finally:
             _CURRENT.reset(token)
 

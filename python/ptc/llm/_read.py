@@ -45,18 +45,25 @@ def _usage_object(response: Any) -> Any:
     return usage
 
 
+def _listed(response: Any, kind: str, name: str, wanted: str) -> Any:
+    """The list ``name`` a reply holds (a chat completion's ``choices``, a message's
+    ``content``): the reply must be ``kind``, an object, and the list a list (``wanted``)."""
+    if not is_object(response):
+        raise wrong_type("the reply", f"{kind} object", response)
+    items = field(response, name)
+    if items is None:
+        raise _not_a_reply(response, f"{kind} (it has no {name})")
+    if not isinstance(items, list | tuple):
+        raise wrong_type(name, wanted, items)
+    return items
+
+
 def openai_reply(response: Any) -> LLMReply:
     """The text of a chat completion's first choice and its usage. The message's ``content``
     is a string, null (a message with no text), or (as several OpenAI-compatible servers send
     it) a list of content parts; anything else is an :class:`LLMReplyError` naming the field
     (it was read as an empty reply, and the agent spent its turns on "no program found")."""
-    if not is_object(response):
-        raise wrong_type("the reply", "a chat completion object", response)
-    choices = field(response, "choices")
-    if choices is None:
-        raise _not_a_reply(response, "a chat completion (it has no choices)")
-    if not isinstance(choices, list | tuple):
-        raise wrong_type("choices", "a list", choices)
+    choices = _listed(response, "a chat completion", "choices", "a list")
     if not choices:
         raise LLMReplyError("the chat completion has no choices", "choices")
     if not is_object(choices[0]):
@@ -76,13 +83,7 @@ def openai_reply(response: Any) -> LLMReply:
 
 def anthropic_reply(response: Any) -> LLMReply:
     """The text blocks of an Anthropic message, joined, and its usage."""
-    if not is_object(response):
-        raise wrong_type("the reply", "a message object", response)
-    content = field(response, "content")
-    if content is None:
-        raise _not_a_reply(response, "a message (it has no content)")
-    if not isinstance(content, list | tuple):
-        raise wrong_type("content", "a list of content blocks", content)
+    content = _listed(response, "a message", "content", "a list of content blocks")
     return LLMReply(text_parts(content), anthropic_usage(_usage_object(response)))
 
 
