@@ -817,6 +817,9 @@ impl Core {
     /// `only` makes the run speculative (`ptc.eager`): nothing is committed, only the tools
     /// named may be called (the others' calls wait), and its record is kept as a pending
     /// run's is (`Result._suspended()`), so a later real run can be answered from it.
+    ///
+    /// The `Result` is made inside the panic boundary, where the run's outcome is: the outcome
+    /// (hundreds of bytes) is moved once, into the Python object.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run<'py>(
         &self,
@@ -828,7 +831,7 @@ impl Core {
         gate: Option<Py<PyAny>>,
         tape: Option<&Bound<'py, PyDict>>,
         only: Option<Vec<String>>,
-    ) -> PyResult<RunOutcome> {
+    ) -> PyResult<Bound<'py, RunOutcome>> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
             let flag = match cancel {
@@ -843,7 +846,7 @@ impl Core {
                 tape,
                 only,
             };
-            self.run_inner(py, source, limits, flag, opts)
+            Bound::new(py, self.run_inner(py, source, limits, flag, opts)?)
         })
     }
 
@@ -969,10 +972,9 @@ impl CoreSession {
         if let (None, Some(text), Some(token)) = (limits, text, token) {
             let core = slf.get().core()?;
             let token = token.map(|t| t.get());
-            return Ok(
-                Bound::new(py, core.run(py, text, None, token, lazy, None, None, None)?)?
-                    .into_any(),
-            );
+            return Ok(core
+                .run(py, text, None, token, lazy, None, None, None)?
+                .into_any());
         }
         // the checks and their messages live in Python (`Session._run_checked`): not a str, a
         // text that is not valid Unicode, limits to normalize, a cancel that is not a token
@@ -993,7 +995,7 @@ impl CoreSession {
         gate: Option<Py<PyAny>>,
         tape: Option<&Bound<'py, PyDict>>,
         only: Option<Vec<String>>,
-    ) -> PyResult<RunOutcome> {
+    ) -> PyResult<Bound<'py, RunOutcome>> {
         self.core()?
             .run(py, source, limits, cancel, lazy, gate, tape, only)
     }

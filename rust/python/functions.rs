@@ -101,7 +101,7 @@ pub(super) fn run_once<'py>(
     data: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
-) -> PyResult<RunOutcome> {
+) -> PyResult<Bound<'py, RunOutcome>> {
     let s = Core::new(
         py, data, tools, limits, None, None, None, None, None, None, None,
     )?;
