@@ -218,8 +218,8 @@ fn evaluate(
         &state.data,
         state.user.clone(),
         &state.history,
-    )
-    .with_tape(tape);
+    );
+    interp.set_tape(tape);
     let mut result = interp.run_program(program);
     interp.publish_steps();
     let finished = match &result {

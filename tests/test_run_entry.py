@@ -14,7 +14,8 @@ import pytest
 def test_session_run_is_the_core_method_and_keeps_its_signature() -> None:
     s = ptc.Session()
     assert s.run("(+ 1 2)").value == 3
-    assert type(s).run is ptc._core.SessionBase.run
+    assert type(s).run is ptc._core.CoreSession.run
+    assert type(s).__mro__[1] is ptc._core.CoreSession
     assert str(inspect.signature(ptc.Session.run)) == (
         "(self, /, source, *, limits=None, cancel=None, lazy=False, check=False, approved=None)"
     )
@@ -126,11 +127,37 @@ def test_a_subclass_that_skips_init_gets_a_clear_error() -> None:
     assert str(info.value) == "the Session has no core: its __init__ did not run"
 
 
-def test_the_core_is_attached_once() -> None:
-    s = ptc.Session()
-    with pytest.raises(RuntimeError) as info:
-        s._attach(ptc._core.CoreSession())
-    assert str(info.value) == "the Session already has its core"
+def test_the_core_is_made_once() -> None:
+    s = ptc.Session(data={"n": 1})
+    s.run("(def x 5)")
+    for again in (lambda: ptc._core.CoreSession.__init__(s), lambda: s.__init__()):
+        with pytest.raises(RuntimeError) as info:
+            again()
+        assert str(info.value) == "the Session already has its core"
+    # the Session is as it was
+    assert s.run("[x data/n]").value == [5, 1]
+
+
+def test_every_core_method_of_a_session_without_its_core_raises() -> None:
+    class Broken(ptc.Session):
+        def __init__(self) -> None:
+            pass
+
+    s = Broken()
+    calls = [
+        lambda: s.run("1", limits={"fuel": 5}),
+        lambda: s.cancel(),
+        lambda: s.definitions,
+        lambda: s.data_keys,
+        lambda: len(s.memory),
+        lambda: s.describe("x"),
+        lambda: s.describe_data("x"),
+        lambda: s._state_fingerprint(),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert str(info.value) == "the Session has no core: its __init__ did not run"
 
 
 def test_ptc_run_has_fresh_state_each_call() -> None:

@@ -127,12 +127,13 @@ def test_declared_parameter_names_match(qualname: str, node: ast.FunctionDef) ->
 
 
 def test_core_session_constructor_parameters_match() -> None:
-    """`CoreSession(data, tools, limits)` is declared (as `__new__`, as PyO3 makes it) with
-    the runtime's parameter names."""
+    """`CoreSession(data, tools, limits, ...)` is declared (as `__init__`, which makes the core;
+    `__new__` takes a subclass's arguments, whatever they are) with the runtime's parameter
+    names (the class's text signature)."""
     init = next(
         n
         for n in _classes(_stub())["CoreSession"].body
-        if isinstance(n, ast.FunctionDef) and n.name == "__new__"
+        if isinstance(n, ast.FunctionDef) and n.name == "__init__"
     )
     assert _params(init) == list(inspect.signature(_core.CoreSession).parameters)
 

@@ -922,7 +922,7 @@ class _Runner:
 
             if number == 1:  # the run itself is on file before its first turn is
                 cast("CheckpointSink", self.sink).save(self._step_now(None, None), self.run_id)
-            state = self.session._core._state_fingerprint()
+            state = self.session._state_fingerprint()
             save_started(
                 self.run_id,
                 started_record(number, reply.content, program, base["usage"], llm_ms, state),

@@ -57,27 +57,31 @@ class Memory(Mapping[str, Any]):
         self._core = core
 
     def __getitem__(self, name: str) -> Any:
-        return self._core.get(name)
+        return self._core._get(name)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._core.has(name)
+        return isinstance(name, str) and self._core._has(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._core.names())
+        return iter(self._core._names())
 
     def __len__(self) -> int:
-        return len(self._core.names())
+        return len(self._core._names())
 
     def __repr__(self) -> str:
-        return f"Memory({self._core.names()!r})"
+        return f"Memory({self._core._names()!r})"
 
 
-class Session(_core.SessionBase):
+class Session(_core.CoreSession):
     """Runs programs against data and tools, keeping the LLM's definitions between runs.
 
     Data is converted to core values once, here; every run reads it in place. A run that ends
     in an error leaves the definitions exactly as they were (all-or-nothing).
     """
+
+    # The Rust base class `CoreSession` (rust/python/core_session.rs) holds the state and runs
+    # programs (`run` and `cancel` are its methods); its `__init__` makes the core from what
+    # this class's makes of the arguments.
 
     def __init__(
         self,
@@ -91,13 +95,11 @@ class Session(_core.SessionBase):
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"data must be a mapping of name -> value, got {type(data).__name__}")
         self._setup(tools, approve)
-        self._attach(
-            _core.CoreSession(
-                dict(data) if data is not None else None,
-                self._adapters(),
-                limits_dict(limits),
-                **self._core_options(tools, clock),
-            )
+        super().__init__(
+            dict(data) if data is not None else None,
+            self._adapters(),
+            limits_dict(limits),
+            **self._core_options(tools, clock),
         )
 
     def _setup(self, tools: ToolsArg, approve: Policy | None) -> None:
@@ -211,14 +213,13 @@ class Session(_core.SessionBase):
     ) -> Session:
         self = cls.__new__(cls)
         self._setup(tools, approve)
-        self._attach(
-            _core.CoreSession(
-                None,
-                self._adapters(),
-                limits_dict(limits),
-                text,
-                **self._core_options(tools, clock),
-            )
+        _core.CoreSession.__init__(
+            self,
+            None,
+            self._adapters(),
+            limits_dict(limits),
+            text,
+            **self._core_options(tools, clock),
         )
         return self
 
@@ -234,14 +235,14 @@ class Session(_core.SessionBase):
         declared = self.__dict__.get("_declared")
         if declared is None:  # read once per Session, on its first check
             declared = self.__dict__["_declared"] = all_tools(self._tools_arg)
-        records = self._core.record_keys()
+        records = self._record_keys()
         return check_with(
             source,
             declared,
             self.data_keys,
             limits,
             records,
-            sites=self._core.tool_sites(source, UNKNOWN, limits_dict(limits), bool(records)),
+            sites=self._tool_sites(source, UNKNOWN, limits_dict(limits), bool(records)),
         )
 
     def plan(self, source: str, *, limits: LimitsArg = None) -> Plan:
@@ -253,7 +254,7 @@ class Session(_core.SessionBase):
             raise found.errors[0]
         return found.plan
 
-    # `run` is `SessionBase.run` (rust/python/session_base.rs): a `str` program without
+    # `run` is `CoreSession.run` (rust/python/core_session.rs): a `str` program without
     # `limits` goes straight to the core, anything else comes here to be checked first
 
     def _run_checked(
@@ -273,16 +274,14 @@ class Session(_core.SessionBase):
                 e = found.errors[0]
                 return _core._refused(e.type, e.message, e.hint, e.line, e.column)
         try:
-            return self._core.run(
-                source, limits_dict(limits), cancel, lazy, self._gate(approved), None
-            )
+            return self._run(source, limits_dict(limits), cancel, lazy, self._gate(approved), None)
         except UnicodeEncodeError as e:
             raise _not_text(source, e) from None
 
     def _run_gated(self, source: str, gate: Callable[[Any], Any], lazy: bool = False) -> Result:
         """A run whose gated calls ``gate`` decides (a replay of a turn whose decisions were
         taken when it first ran)."""
-        return self._core.run(source, None, None, lazy, gate, None)
+        return self._run(source, None, None, lazy, gate, None)
 
     def _speculate(
         self, source: str, tape: dict[str, Any] | None, only: list[str], cancel: CancelToken
@@ -290,12 +289,12 @@ class Session(_core.SessionBase):
         """A speculative run (:mod:`ptc.eager`): commits nothing, calls only the tools in
         ``only`` (the others' calls wait), is answered from ``tape`` where it holds a call, and
         keeps its own record (``Result._suspended()``)."""
-        return self._core.run(source, None, cancel, True, None, tape, only)
+        return self._run(source, None, cancel, True, None, tape, only)
 
     def _run_taped(self, source: str, tape: dict[str, Any] | None, lazy: bool = False) -> Result:
         """The real run of a program whose first forms ran speculatively: answered from their
         record (``tape``) wherever it holds a call."""
-        return self._core.run(source, None, None, lazy, None, tape)
+        return self._run(source, None, None, lazy, None, tape)
 
     def _gate(self, approved: Plan | None) -> Any:
         """The gate of one run: the approved plan's, then the Session's policy (None: the
@@ -346,7 +345,7 @@ class Session(_core.SessionBase):
             raise TypeError(f"resume takes a Result or a Continuation, got {type(run).__name__}")
         if decisions is not None and not isinstance(decisions, Mapping):
             raise TypeError("decisions is a mapping of pending call id -> decision")
-        if cont.state != self._core._state_fingerprint():
+        if cont.state != self._state_fingerprint():
             raise ContinuationError(
                 "this Session's data, definitions or *1..*3 are not those the run stopped in; "
                 "resume it in a Session with the same data and earlier turns"
@@ -373,7 +372,7 @@ class Session(_core.SessionBase):
         tape = cont.tape(dict(decisions or {}), self._deferred)
         # an approved plan covers one run (its bounds count that run's calls): a resumed run's
         # calls are decided by the host, or by the Session's policy
-        result = self._core.run(cont.program, dict(cont.limits), cancel, lazy, None, tape)
+        result = self._run(cont.program, dict(cont.limits), cancel, lazy, None, tape)
         error = result.error
         if error is not None and error.type == "replay_diverged":
             raise error
@@ -410,9 +409,7 @@ class Session(_core.SessionBase):
         # the thread's future is awaited here, not through a task of its own: a task that
         # raises KeyboardInterrupt or SystemExit (from a tool) re-raises it out of the event
         # loop, past this coroutine and every other task on the loop
-        run = functools.partial(
-            self._core.run, source, limits_dict(limits), token, lazy, None, tape
-        )
+        run = functools.partial(self._run, source, limits_dict(limits), token, lazy, None, tape)
         context = contextvars.copy_context()
         lineage = _core._tool_lineage()
         if lineage is not None:
@@ -452,20 +449,14 @@ class Session(_core.SessionBase):
         finally:
             self._loop_ref.leave()
 
-    def cancel(self) -> bool:
-        """Stops every run of this Session in progress, from any thread, within milliseconds;
-        they raise `Cancelled`. Returns whether a run was in progress. To stop one particular
-        run, give it a `CancelToken`."""
-        return self._core.cancel()
-
     @property
     def definitions(self) -> list[Definition]:
         """User definitions in first-definition order (latest value wins)."""
-        return self._core.definitions()
+        return self._definitions()
 
     @property
     def memory(self) -> Memory:
-        return Memory(self._core)
+        return Memory(self)
 
     @property
     def tools(self) -> dict[str, Callable[..., Any]]:
@@ -473,7 +464,7 @@ class Session(_core.SessionBase):
 
     @property
     def data_keys(self) -> list[str]:
-        return self._core.data_keys()
+        return self._data_keys()
 
     def describe(
         self,
@@ -482,7 +473,7 @@ class Session(_core.SessionBase):
         printable_limit: int | None = _core.SAMPLE_PRINTABLE_LIMIT,
     ) -> Description:
         """Type label and sample of a user definition, rendered on the value in place."""
-        return Description(*self._core.describe(name, limit, printable_limit))
+        return Description(*self._describe(name, limit, printable_limit))
 
     def describe_data(
         self,
@@ -491,7 +482,7 @@ class Session(_core.SessionBase):
         printable_limit: int | None = _core.SAMPLE_PRINTABLE_LIMIT,
     ) -> Description:
         """Type label and sample of an input value, rendered on the value in place."""
-        return Description(*self._core.describe_data(key, limit, printable_limit))
+        return Description(*self._describe_data(key, limit, printable_limit))
 
 
 def _clock_fn(clock: ClockArg) -> Callable[[], int] | None:

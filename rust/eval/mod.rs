@@ -312,10 +312,10 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// The same interpreter answering from and adding to `tape`.
-    pub fn with_tape(mut self, tape: Option<&'a Tape>) -> Self {
+    /// Answers from and adds to `tape` (set in place: the interpreter is a large value, and
+    /// moving it through a builder cost a copy of it per run).
+    pub fn set_tape(&mut self, tape: Option<&'a Tape>) {
         self.tape = tape;
-        self
     }
 
     pub fn run_program(&mut self, prog: &Program) -> EvalResult {

@@ -1,17 +1,18 @@
-//! `CoreSession`: a Session's state, its program cache, and running programs in it (on a worker
-//! thread when tools may block).
+//! `CoreSession`, the Rust class `ptc.Session` subclasses: a Session's core (its state, tools'
+//! host and program cache: `Core`, made by `__init__`), `run` called straight from Python, and
+//! the machinery of running programs in it (on a worker thread when tools may block).
 //!
 //! Why one file over 600 lines: a Session's methods are one `#[pymethods]` block (PyO3 needs
 //! them together) plus the run machinery they share.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use super::control::{bounded, convert_within, guarded, CancelToken, RunGate};
 use super::convert::{ToPy, ToValue};
@@ -195,8 +196,9 @@ impl ProgramCache {
     }
 }
 
-#[pyclass(module = "ptc._core", frozen, name = "CoreSession")]
-pub struct CoreSession {
+/// A Session's core: its state, its tools' host and its program cache, made by
+/// `CoreSession.__init__` (or by `run_once`, without a Python object).
+pub(super) struct Core {
     state: Mutex<SessionState>,
     host: Arc<PyHost>,
     limits: Limits,
@@ -310,14 +312,14 @@ pub(super) fn run_outcome(
     Ok((out, commit))
 }
 
-impl CoreSession {
+impl Core {
     pub(super) fn lock(&self) -> MutexGuard<'_, SessionState> {
         // A poisoned lock only means a panic was caught while it was held; the state is still valid.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(super) fn id(&self) -> usize {
-        self as *const CoreSession as usize
+        self as *const Core as usize
     }
 
     /// A budget for converting one of this Session's values outside a run (`get`).
@@ -408,7 +410,7 @@ impl CoreSession {
             }
         };
         let host = PyHost::new(tools)?;
-        Ok(CoreSession {
+        Ok(Core {
             state: Mutex::new(SessionState::new(data_value)),
             host: Arc::new(host),
             limits: limits_from(Limits::default(), limits)?,
@@ -466,7 +468,7 @@ impl CoreSession {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(cancel.clone());
-        struct Unregister<'s>(&'s CoreSession, CancelFlag);
+        struct Unregister<'s>(&'s Core, CancelFlag);
         impl Drop for Unregister<'_> {
             fn drop(&mut self) {
                 let mut running = self.0.running.lock().unwrap_or_else(|p| p.into_inner());
@@ -764,11 +766,9 @@ impl CoreSession {
     }
 }
 
-#[pymethods]
-impl CoreSession {
-    #[new]
+impl Core {
+    /// A core from `CoreSession.__init__`'s arguments (see there).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None, catalogue=None))]
     pub(super) fn new(
         py: Python<'_>,
         data: Option<&Bound<'_, PyAny>>,
@@ -813,12 +813,14 @@ impl CoreSession {
     /// Runs a program; returns its `ptc.Result`. `gate` decides the calls of approval and
     /// deferred tools for this run (instead of the Session's policy); `tape` is the record a
     /// resumed run is answered from (`ptc.approvals`).
-    #[allow(clippy::too_many_arguments)]
     ///
     /// `only` makes the run speculative (`ptc.eager`): nothing is committed, only the tools
     /// named may be called (the others' calls wait), and its record is kept as a pending
     /// run's is (`Result._suspended()`), so a later real run can be answered from it.
-    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false, gate=None, tape=None, only=None))]
+    ///
+    /// The `Result` is made inside the panic boundary, where the run's outcome is: the outcome
+    /// (hundreds of bytes) is moved once, into the Python object.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn run<'py>(
         &self,
         py: Python<'py>,
@@ -829,7 +831,7 @@ impl CoreSession {
         gate: Option<Py<PyAny>>,
         tape: Option<&Bound<'py, PyDict>>,
         only: Option<Vec<String>>,
-    ) -> PyResult<RunOutcome> {
+    ) -> PyResult<Bound<'py, RunOutcome>> {
         guarded(py, || {
             let limits = limits_from(self.limits, limits)?;
             let flag = match cancel {
@@ -844,13 +846,8 @@ impl CoreSession {
                 tape,
                 only,
             };
-            self.run_inner(py, source, limits, flag, opts)
+            Bound::new(py, self.run_inner(py, source, limits, flag, opts)?)
         })
-    }
-
-    /// The fingerprint of the state a run would start from now (data, definitions, `*1`..).
-    fn _state_fingerprint(&self, py: Python<'_>) -> String {
-        py.detach(|| self.state_fingerprint())
     }
 
     /// Stops the runs of this Session in progress (they raise `ptc.Cancelled`); true if any.
@@ -861,11 +858,166 @@ impl CoreSession {
         }
         !running.is_empty()
     }
+}
+
+/// The Rust class `ptc.Session` subclasses (the Python face: tools, checks, approvals): its
+/// methods read and run the core directly. Made empty by `__new__` (which takes a subclass's
+/// arguments, whatever they are); `__init__` makes the core, once. A method called before
+/// then (a subclass whose `__init__` did not call `Session.__init__`) raises RuntimeError.
+#[pyclass(module = "ptc._core", frozen, subclass, name = "CoreSession")]
+pub struct CoreSession {
+    core: OnceLock<Core>,
+}
+
+impl CoreSession {
+    fn core(&self) -> PyResult<&Core> {
+        self.core.get().ok_or_else(|| {
+            PyRuntimeError::new_err("the Session has no core: its __init__ did not run")
+        })
+    }
+}
+
+fn has_core_already() -> PyErr {
+    PyRuntimeError::new_err("the Session already has its core")
+}
+
+#[pymethods]
+impl CoreSession {
+    #[new]
+    #[pyo3(
+        signature = (*_args, **_kwargs),
+        text_signature = "(data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None, catalogue=None)"
+    )]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        CoreSession {
+            core: OnceLock::new(),
+        }
+    }
+
+    /// Makes the core, once: `data` a dict of inputs (or `data_json`, a JSON object's text),
+    /// `tools` name -> adapter (called with the positional and named arguments), `limits`
+    /// overrides of the defaults; the rest is how `ptc.Session` describes its tools (their
+    /// capabilities, approval gates, idempotence, catalogue), its approval policy and clock.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (data=None, tools=None, limits=None, data_json=None, tool_caps=None, tool_gates=None, policy=None, clock=None, idempotent=None, catalogue=None))]
+    fn __init__(
+        &self,
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        tools: Option<&Bound<'_, PyDict>>,
+        limits: Option<&Bound<'_, PyDict>>,
+        data_json: Option<&str>,
+        tool_caps: Option<&Bound<'_, PyDict>>,
+        tool_gates: Option<&Bound<'_, PyDict>>,
+        policy: Option<Py<PyAny>>,
+        clock: Option<Py<PyAny>>,
+        idempotent: Option<Vec<String>>,
+        catalogue: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        if self.core.get().is_some() {
+            return Err(has_core_already());
+        }
+        let core = Core::new(
+            py, data, tools, limits, data_json, tool_caps, tool_gates, policy, clock, idempotent,
+            catalogue,
+        )?;
+        self.core.set(core).map_err(|_| has_core_already())
+    }
+
+    /// Runs one program. Never raises for program errors: see ``Result.error``.
+    ///
+    /// ``source`` is the program text; ``limits`` a ``Limits`` or a mapping of overrides for
+    /// this run; ``cancel`` a ``CancelToken`` that stops this run.
+    ///
+    /// The result's value is converted to Python when the run ends, so a value Python cannot
+    /// hold makes the run an error and it commits nothing. With ``lazy=True`` a last value
+    /// (not a ``return`` or ``fail`` value) stays in the core until ``Result.value`` is read;
+    /// ``Result.preview()`` and ``Result.lazy_value`` show it without converting it.
+    ///
+    /// Runs of one Session happen one at a time (a call from another thread waits). Raises
+    /// `Cancelled` when `cancel()` or the given `CancelToken` stops the run, and lets
+    /// ``KeyboardInterrupt`` (Ctrl-C) and other exceptions that are not ``Exception`` — from a
+    /// tool or a signal handler — propagate; in all these cases the Session is left unchanged.
+    ///
+    /// With `check=True` the program is checked first (`Session.check`): one with errors is
+    /// not run, and the Result carries the first error (its tool calls never happen).
+    ///
+    /// With `approved=plan` (a `ptc.Plan`, possibly edited by the host) the calls of approval
+    /// tools the plan covers run without stopping; any other stops the run as pending.
+    #[pyo3(signature = (source, *, limits=None, cancel=None, lazy=false, check=false, approved=None))]
+    fn run<'py>(
+        slf: &Bound<'py, Self>,
+        source: &Bound<'py, PyAny>,
+        limits: Option<&Bound<'py, PyAny>>,
+        cancel: Option<&Bound<'py, PyAny>>,
+        lazy: bool,
+        check: bool,
+        approved: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // the common call (a `str` program, no limits, no check or approved plan) goes to the
+        // core here: a Python method in front of it cost about 150 ns, a sixth of a tiny
+        // program's whole run
+        if check || approved.is_some() {
+            return slf.call_method1(
+                "_run_checked",
+                (source, limits, cancel, lazy, check, approved),
+            );
+        }
+        let py = slf.py();
+        let token = match cancel {
+            None => Some(None),
+            Some(c) => c.cast::<CancelToken>().ok().map(Some),
+        };
+        let text = source.cast::<PyString>().ok().and_then(|s| s.to_str().ok());
+        if let (None, Some(text), Some(token)) = (limits, text, token) {
+            let core = slf.get().core()?;
+            let token = token.map(|t| t.get());
+            return Ok(core
+                .run(py, text, None, token, lazy, None, None, None)?
+                .into_any());
+        }
+        // the checks and their messages live in Python (`Session._run_checked`): not a str, a
+        // text that is not valid Unicode, limits to normalize, a cancel that is not a token
+        slf.call_method1("_run_checked", (source, limits, cancel, lazy))
+    }
+
+    /// Runs a program as `Core::run` does (limits already a dict of overrides, cancel a token
+    /// or None): the checked path of `run`, resumes, replays and speculative runs.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (source, limits=None, cancel=None, lazy=false, gate=None, tape=None, only=None))]
+    fn _run<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        limits: Option<&Bound<'py, PyDict>>,
+        cancel: Option<&CancelToken>,
+        lazy: bool,
+        gate: Option<Py<PyAny>>,
+        tape: Option<&Bound<'py, PyDict>>,
+        only: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, RunOutcome>> {
+        self.core()?
+            .run(py, source, limits, cancel, lazy, gate, tape, only)
+    }
+
+    /// The fingerprint of the state a run would start from now (data, definitions, `*1`..).
+    fn _state_fingerprint(&self, py: Python<'_>) -> PyResult<String> {
+        let core = self.core()?;
+        Ok(py.detach(|| core.state_fingerprint()))
+    }
+
+    /// Stops every run of this Session in progress, from any thread, within milliseconds;
+    /// they raise `Cancelled`. Returns whether a run was in progress. To stop one particular
+    /// run, give it a `CancelToken`.
+    fn cancel(&self) -> PyResult<bool> {
+        Ok(self.core()?.cancel())
+    }
 
     /// User definitions in first-definition order.
-    pub(super) fn definitions(&self, py: Python<'_>) -> PyResult<Vec<Definition>> {
-        bounded(py, self.limits, || {
-            let ns = self.lock().user.clone();
+    fn _definitions(&self, py: Python<'_>) -> PyResult<Vec<Definition>> {
+        let core = self.core()?;
+        bounded(py, core.limits, || {
+            let ns = core.lock().user.clone();
             Ok(ns
                 .iter()
                 .map(|(name, d)| definition(name, &d.value, d.doc.as_deref(), &[]))
@@ -873,36 +1025,40 @@ impl CoreSession {
         })
     }
 
-    pub(super) fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+    fn _names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let core = self.core()?;
         guarded(py, || {
-            Ok(self.lock().user.keys().map(|k| k.to_string()).collect())
+            Ok(core.lock().user.keys().map(|k| k.to_string()).collect())
         })
     }
 
     /// A definition converted to Python, within the Session's limits (time, fuel, memory).
-    pub(super) fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let v = self.lock().user.get(name).map(|d| d.value.clone());
+    fn _get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let core = self.core()?;
+        let v = core.lock().user.get(name).map(|d| d.value.clone());
         let Some(v) = v else {
             return Err(PyKeyError::new_err(name.to_string()));
         };
-        bounded(py, self.limits, || ToPy::new(py)?.convert(&v))
+        bounded(py, core.limits, || ToPy::new(py)?.convert(&v))
     }
 
-    pub(super) fn has(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
-        guarded(py, || Ok(self.lock().user.contains_key(name)))
+    fn _has(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        let core = self.core()?;
+        guarded(py, || Ok(core.lock().user.contains_key(name)))
     }
 
     #[pyo3(signature = (name, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
-    pub(super) fn describe<'py>(
+    fn _describe<'py>(
         &self,
         py: Python<'py>,
         name: &str,
         limit: Option<usize>,
         printable_limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let v = self.lock().user.get(name).map(|d| d.value.clone());
+        let core = self.core()?;
+        let v = core.lock().user.get(name).map(|d| d.value.clone());
         match v {
-            Some(v) => bounded(py, self.limits, || {
+            Some(v) => bounded(py, core.limits, || {
                 describe_tuple(py, &v, limit, printable_limit)
             }),
             None => Err(PyKeyError::new_err(name.to_string())),
@@ -910,29 +1066,31 @@ impl CoreSession {
     }
 
     #[pyo3(signature = (key, limit=Some(SAMPLE_LIMIT), printable_limit=Some(SAMPLE_PRINTABLE_LIMIT)))]
-    pub(super) fn describe_data<'py>(
+    fn _describe_data<'py>(
         &self,
         py: Python<'py>,
         key: &str,
         limit: Option<usize>,
         printable_limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let data = self.lock().data.clone();
+        let core = self.core()?;
+        let data = core.lock().data.clone();
         let v = match &data {
             Value::Map(m) => crate::value::flex_get(m, &Value::Keyword(Str::from(key))).cloned(),
             _ => None,
         };
         match v {
-            Some(v) => bounded(py, self.limits, || {
+            Some(v) => bounded(py, core.limits, || {
                 describe_tuple(py, &v, limit, printable_limit)
             }),
             None => Err(PyKeyError::new_err(key.to_string())),
         }
     }
 
-    pub(super) fn data_keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+    fn _data_keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let core = self.core()?;
         guarded(py, || {
-            Ok(match &self.lock().data {
+            Ok(match &core.lock().data {
                 Value::Map(m) => m
                     .keys()
                     .filter_map(|k| match k {
@@ -948,7 +1106,7 @@ impl CoreSession {
     /// `_tool_sites` against this session: its tools, its inputs' lengths, the definitions of
     /// earlier turns and `*1..*3` (the plan follows calls into them).
     #[pyo3(signature = (source, unknown, limits=None, keys=false))]
-    pub(super) fn tool_sites<'py>(
+    fn _tool_sites<'py>(
         &self,
         py: Python<'py>,
         source: &str,
@@ -956,10 +1114,11 @@ impl CoreSession {
         limits: Option<&Bound<'py, PyDict>>,
         keys: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let core = self.core()?;
         guarded(py, || {
-            let limits = limits_from(self.limits, limits)?;
+            let limits = limits_from(core.limits, limits)?;
             let (data, user, history) = {
-                let state = self.lock();
+                let state = core.lock();
                 let mut lens = std::collections::HashMap::new();
                 if let Value::Map(m) = &state.data {
                     for (k, v) in m.iter() {
@@ -971,7 +1130,7 @@ impl CoreSession {
                 (lens, state.user.clone(), state.history.clone())
             };
             let inputs = super::functions::PlanInputs {
-                tools: self.host.names().into_iter().collect(),
+                tools: core.host.names().into_iter().collect(),
                 data: Some(data),
                 user: Some(user),
                 history: history.to_vec(),
@@ -983,13 +1142,10 @@ impl CoreSession {
     /// For each input that is a list of maps (records): the keys its first `sample` records
     /// have, in first-seen order (for `check`'s warnings on keys no record has).
     #[pyo3(signature = (sample=100))]
-    pub(super) fn record_keys(
-        &self,
-        py: Python<'_>,
-        sample: usize,
-    ) -> PyResult<Vec<(String, Vec<String>)>> {
+    fn _record_keys(&self, py: Python<'_>, sample: usize) -> PyResult<Vec<(String, Vec<String>)>> {
+        let core = self.core()?;
         guarded(py, || {
-            let state = self.lock();
+            let state = core.lock();
             let Value::Map(m) = &state.data else {
                 return Ok(Vec::new());
             };
@@ -1018,10 +1174,6 @@ impl CoreSession {
             }
             Ok(out)
         })
-    }
-
-    pub(super) fn tool_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        guarded(py, || Ok(self.host.names()))
     }
 }
 

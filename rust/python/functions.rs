@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::control::{bounded, guarded};
-use super::core_session::{run_outcome, CoreSession};
+use super::core_session::{run_outcome, Core};
 use super::result::{LazyValue, RunOutcome};
 use super::{convert, core_session, errors, host, printable};
 use crate::error::{Error, ErrorKind};
@@ -101,8 +101,8 @@ pub(super) fn run_once<'py>(
     data: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyDict>>,
     limits: Option<&Bound<'py, PyDict>>,
-) -> PyResult<RunOutcome> {
-    let s = CoreSession::new(
+) -> PyResult<Bound<'py, RunOutcome>> {
+    let s = Core::new(
         py, data, tools, limits, None, None, None, None, None, None, None,
     )?;
     s.run(py, source, None, None, false, None, None, None)

@@ -24,7 +24,6 @@ mod control;
 mod core_session;
 mod errors;
 mod functions;
-mod session_base;
 
 use control::CancelToken;
 use core_session::CoreSession;
@@ -36,7 +35,6 @@ use functions::{
     count_tokens, error_kinds, prompt_functions, record_main_thread, run_once, special_forms,
     to_clojure, type_label,
 };
-use session_base::SessionBase;
 
 // the walk over Python data borrows objects on the promise that no other thread runs Python
 // meanwhile: the module needs the GIL, also on free-threaded builds
@@ -45,7 +43,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     convert::check_layout(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<CoreSession>()?;
-    m.add_class::<SessionBase>()?;
     m.add_class::<CancelToken>()?;
     result::register(m)?;
     m.add_function(wrap_pyfunction!(to_clojure, m)?)?;

@@ -511,7 +511,7 @@ def test_an_interrupted_approved_call_of_an_idempotent_tool_stays_approved() -> 
         return "ok " + id
 
     s = ptc.Session(tools={"refund": ptc.Tool(refund, approval=True, idempotent=True)})
-    state = s._core._state_fingerprint()
+    state = s._state_fingerprint()
     cont = ptc.Continuation(
         program='(tool/refund "a") (tool/refund "b")',
         limits={},

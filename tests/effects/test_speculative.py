@@ -33,7 +33,7 @@ def session() -> ptc.Session:
 
 
 def speculate(s: ptc.Session, source: str) -> Any:
-    return s._core.run(source, None, None, True, None, None, ["lookup"])
+    return s._run(source, None, None, True, None, None, ["lookup"])
 
 
 def tape_of(result: Any) -> dict[str, Any]:
@@ -56,7 +56,7 @@ def test_other_tools_wait_and_nothing_is_committed() -> None:
 def test_the_real_run_is_answered_from_the_speculative_record() -> None:
     s = session()
     tape = tape_of(speculate(s, PREFIX))
-    r = s._core.run(PREFIX + "\n[a b]", None, None, False, None, tape)
+    r = s._run(PREFIX + "\n[a b]", None, None, False, None, tape)
     assert r.error is None and r.value == [4, "ok"]
     assert CALLS == [("lookup", 2), ("save", 4)]  # lookup once: its answer came from the record
     assert [(c.name, c.replayed) for c in r.tool_calls] == [("lookup", True), ("save", False)]
@@ -69,16 +69,14 @@ def test_a_finished_speculative_run_commits_nothing_and_keeps_its_record() -> No
     assert (r.outcome, r.value) == ("value", 11)
     assert "a" not in s.memory
     assert [c["tool"] for c in tape_of(r)["calls"]] == ["lookup"]
-    real = s._core.run("(def a (tool/lookup 5))\n(+ a 1)", None, None, False, None, tape_of(r))
+    real = s._run("(def a (tool/lookup 5))\n(+ a 1)", None, None, False, None, tape_of(r))
     assert real.value == 11 and CALLS == [("lookup", 5)]
 
 
 def test_clock_readings_are_replayed() -> None:
     s = session()
     spec = speculate(s, "(def t (System/currentTimeMillis))")
-    real = s._core.run(
-        "(def t (System/currentTimeMillis))\nt", None, None, False, None, tape_of(spec)
-    )
+    real = s._run("(def t (System/currentTimeMillis))\nt", None, None, False, None, tape_of(spec))
     assert real.value == s.memory["t"]
     assert [c[1] for c in tape_of(spec)["clock"]] == [real.value]  # the reading, replayed
 
