@@ -67,7 +67,7 @@ pub mod run {
 #[path = "."]
 pub mod memory {
     pub mod alloc;
-    pub mod dropper;
+    pub use super::data::value::dropper;
     pub(crate) mod sysmem;
 }
 

@@ -121,7 +121,6 @@ def test_the_only_circle_is_the_interpreter() -> None:
 def test_the_value_model_is_a_ground_floor() -> None:
     edges = graph()
     assert not edges["value"] & {"builtins", "eval", "ir", "format", "analyzer", "reader"}
-    assert not edges["dropper"] & {"value"}, "the dropper knows values only as `Contents`"
 
 
 def test_the_reader_stands_below_the_analyzer_and_the_hints_read_plain_data() -> None:

@@ -589,7 +589,7 @@ impl Drop for MapData {
             // a large map's entries go to the background thread when it has room (`dropper`)
             let mut last = MapData(ManuallyDrop::new(arc));
             if let Some(m) = last.parts_mut().and_then(|(head, _)| head.hashed_mut()) {
-                if crate::dropper::release_contents(m) {
+                if super::dropper::release_contents(m) {
                     return; // `last`, now empty, is freed here
                 }
             }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use indexmap::{IndexMap, IndexSet};
 
+pub mod dropper;
 pub mod map;
 
 use crate::error::{Error, Result};
@@ -168,41 +169,6 @@ pub(crate) fn drop_iteratively(first: Vec<Value>) {
     drain(vec![Pending::Values(first.into_iter())]);
 }
 
-/// What the background thread may free (`crate::dropper`): a value this owner holds alone,
-/// and the storage of collections.
-impl crate::dropper::Contents for Value {
-    fn count(&self) -> usize {
-        match self {
-            Value::Vector(a) if a.is_unique() => a.len(),
-            Value::Map(a) if a.is_unique() => a.len(),
-            Value::Set(a) if a.is_unique() => a.len(),
-            _ => 0,
-        }
-    }
-}
-
-impl crate::dropper::Contents for Vec<Value> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    /// With the worklist's prefetching: the elements lie all over the heap.
-    fn free(self) {
-        drop_iteratively(self)
-    }
-}
-
-impl crate::dropper::Contents for ValueSet {
-    fn count(&self) -> usize {
-        self.len()
-    }
-}
-
-impl crate::dropper::Contents for ValueMap {
-    fn count(&self) -> usize {
-        self.len()
-    }
-}
-
 /// `drop_iteratively` for a map this holds the last reference to.
 pub(crate) fn drop_map_iteratively(m: MapData) {
     if let Some(first) = map_pending(m) {
@@ -225,8 +191,8 @@ fn map_pending(mut m: MapData) -> Option<Pending> {
 
 /// The contents of a last reference's storage to take apart here, unless they went to the
 /// background thread (`dropper`).
-fn kept<T: crate::dropper::Contents>(items: &mut T) -> Option<T> {
-    (!crate::dropper::release_contents(items)).then(|| std::mem::take(items))
+fn kept<T: dropper::Contents>(items: &mut T) -> Option<T> {
+    (!dropper::release_contents(items)).then(|| std::mem::take(items))
 }
 
 fn drain(mut stack: Vec<Pending>) {
@@ -358,7 +324,7 @@ pub(crate) fn is_nested(v: &Value) -> bool {
 
 impl Drop for VecData {
     fn drop(&mut self) {
-        if crate::dropper::release_contents(&mut self.0) {
+        if dropper::release_contents(&mut self.0) {
             return;
         }
         if self.0.iter().any(is_nested) {
@@ -369,7 +335,7 @@ impl Drop for VecData {
 
 impl Drop for SetData {
     fn drop(&mut self) {
-        if crate::dropper::release_contents(&mut self.0) {
+        if dropper::release_contents(&mut self.0) {
             return;
         }
         if self.0.iter().any(is_nested) {

@@ -11,13 +11,13 @@
 //! thread is behind, values are freed where they are dropped, so at most [`BACKLOG`] large values
 //! wait to be freed at any time.
 
-use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 
 use crate::guard::Freeing;
+use super::{Value, ValueMap, ValueSet};
 
 /// Collections with at least this many elements are freed in the background. Under Miri,
 /// which runs the tests below a hundred times slower, fewer: the same paths in seconds.
@@ -26,28 +26,18 @@ const LARGE: usize = if cfg!(miri) { 64 } else { 4096 };
 /// Large values waiting for the background thread, at most.
 const BACKLOG: usize = 8;
 
-/// What the background thread frees. This module knows it only as `Contents` (the value model
-/// implements that for values and for collections' storage), so it lies below that model.
-pub(crate) type Job = Box<dyn Freeable>;
-
-/// A job, boxed: freed on the background thread, or given back whole when it cannot take it.
-pub(crate) trait Freeable: Send {
-    fn free(self: Box<Self>);
-    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
-}
-
-impl<T: Contents> Freeable for T {
-    fn free(self: Box<Self>) {
-        Contents::free(*self)
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
-        self
-    }
+/// What the background thread frees: a whole value, or the contents of a collection whose
+/// own drop handed them off.
+pub(crate) enum Job {
+    #[allow(dead_code)] // held only to be dropped there
+    Value(Value),
+    Elements(Vec<Value>),
+    Members(ValueSet),
+    Entries(ValueMap),
 }
 
 struct Handoff {
-    /// Taken when freed.
-    job: Option<Job>,
+    job: Job,
     /// The run the memory was counted to, if the value was dropped inside one.
     credit: Option<Arc<Freeing>>,
 }
@@ -56,8 +46,10 @@ impl Handoff {
     /// Frees the job, crediting the bytes freed.
     fn free(mut self) {
         let before = crate::alloc::allocated();
-        if let Some(job) = self.job.take() {
-            job.free();
+        match std::mem::replace(&mut self.job, Job::Elements(Vec::new())) {
+            // with the worklist's prefetching: the elements lie all over the heap
+            Job::Elements(v) => super::drop_iteratively(v),
+            other => drop(other),
         }
         FREED.fetch_add(1, Ordering::Relaxed);
         if let Some(c) = self.credit.take() {
@@ -113,47 +105,74 @@ fn queue() -> Option<&'static SyncSender<Handoff>> {
 }
 
 /// Hands `job` to the background thread, crediting what it frees to `credit`'s run; gives it
-/// back (always `Some`) when it must be freed here (this is the background thread, the queue is full, or the
+/// back when it must be freed here (this is the background thread, the queue is full, or the
 /// thread could not be started).
-fn hand_off(job: Job, credit: Option<Arc<Freeing>>) -> Result<(), Option<Job>> {
+fn hand_off(job: Job, credit: Option<Arc<Freeing>>) -> Result<(), Job> {
     if IN_DROPPER.try_with(|d| d.get()).unwrap_or(true) {
-        return Err(Some(job));
+        return Err(job);
     }
     let Some(tx) = queue() else {
-        return Err(Some(job));
+        return Err(job);
     };
     if let Some(c) = &credit {
         c.begin();
     }
-    let job = Some(job);
     match tx.try_send(Handoff { job, credit }) {
         Ok(()) => Ok(()),
-        // the credit ends as `back` drops
         Err(TrySendError::Full(mut back) | TrySendError::Disconnected(mut back)) => {
-            Err(back.job.take())
+            // the credit ends as `back` drops
+            Err(std::mem::replace(&mut back.job, Job::Elements(Vec::new())))
         }
+    }
+}
+
+/// Whether freeing `v` now would walk many values: a large collection only this owner holds.
+fn large_and_unique(v: &Value) -> bool {
+    match v {
+        Value::Vector(a) => a.len() >= LARGE && a.is_unique(),
+        Value::Map(a) => a.len() >= LARGE && a.is_unique(),
+        Value::Set(a) => a.len() >= LARGE && a.is_unique(),
+        _ => false,
     }
 }
 
 /// Lets go of `v`: at once when that is cheap, else on the background thread (if it cannot
 /// take it, at once).
-pub fn release<T: Contents>(v: T) {
-    if v.count() >= LARGE {
-        let _ = hand_off(Box::new(v), crate::guard::freeing());
+pub fn release(v: Value) {
+    if large_and_unique(&v) {
+        let _ = hand_off(Job::Value(v), crate::guard::freeing());
     }
 }
 
-/// What may be freed on the background thread: a value, or the storage of a collection whose
-/// drop may hand its contents there.
-pub trait Contents: Default + Send + 'static {
-    /// How many elements freeing this now would walk: zero when that is cheap (a value others
-    /// still hold, say).
+/// The storage of a collection whose drop may hand its contents to the background thread.
+pub(crate) trait Contents: Default {
     fn count(&self) -> usize;
-    /// Frees it (an ordinary drop unless the type knows a faster way).
-    fn free(self) {
-        drop(self)
-    }
+    fn into_job(self) -> Job;
+    /// The contents back from a hand-off that failed (always the variant `into_job` made).
+    fn from_job(job: Job) -> Self;
 }
+
+macro_rules! contents {
+    ($t:ty, $variant:ident) => {
+        impl Contents for $t {
+            fn count(&self) -> usize {
+                self.len()
+            }
+            fn into_job(self) -> Job {
+                Job::$variant(self)
+            }
+            fn from_job(job: Job) -> Self {
+                match job {
+                    Job::$variant(v) => v,
+                    _ => Self::default(),
+                }
+            }
+        }
+    };
+}
+contents!(Vec<Value>, Elements);
+contents!(ValueSet, Members);
+contents!(ValueMap, Entries);
 
 /// For the drop of a collection's storage inside a run: hands large contents to the background
 /// thread, leaving `items` empty. False (and `items` unchanged) when they must be freed here;
@@ -166,19 +185,13 @@ pub(crate) fn release_contents<T: Contents>(items: &mut T) -> bool {
     let Some(credit) = crate::guard::freeing() else {
         return false;
     };
-    match hand_off(Box::new(std::mem::take(items)), Some(credit)) {
+    match hand_off(std::mem::take(items).into_job(), Some(credit)) {
         Ok(()) => true,
-        Err(back) => {
-            *items = taken_back(back);
+        Err(j) => {
+            *items = T::from_job(j);
             false
         }
     }
-}
-
-/// The contents of a job that came back (always the type that went; else empty storage).
-fn taken_back<T: Contents>(back: Option<Job>) -> T {
-    back.and_then(|job| job.into_any().downcast::<T>().ok())
-        .map_or_else(T::default, |b| *b)
 }
 
 #[cfg(test)]
@@ -191,7 +204,7 @@ mod tests {
 
     use super::*;
     use crate::guard::{with_budget, Budget, NeverInterrupted};
-    use crate::value::{Shared, Value, ValueMap, ValueSet, VecData};
+    use crate::value::{Shared, VecData};
     use std::sync::{Mutex, MutexGuard};
     use std::time::{Duration, Instant};
 
@@ -207,14 +220,6 @@ mod tests {
     }
 
     /// `n` values that each hold a reference to `w`.
-    fn large_and_unique(v: &Value) -> bool {
-        v.count() >= LARGE
-    }
-
-    fn job<T: Contents>(contents: T) -> Job {
-        Box::new(contents)
-    }
-
     fn holding(w: &Shared<VecData>, n: usize) -> Vec<Value> {
         (0..n).map(|_| Value::Vector(w.clone())).collect()
     }
@@ -296,10 +301,8 @@ mod tests {
             drop(v); // its storage's drop hands the elements off
             let credit = crate::guard::freeing().expect("a run's account of frees");
             wait_until("the hand-off to end", || credit.tally().1 == 1);
-            // one hand-off, credited with exactly what the background thread freed: the buffer
-            // and the box the job went in
-            let (_, boxed) = with_bytes(|| job(Vec::<Value>::new()));
-            assert_eq!(credit.tally(), (1, 1, -(buffer + boxed)));
+            // one hand-off, credited with exactly the buffer the background thread freed
+            assert_eq!(credit.tally(), (1, 1, -buffer));
             assert_eq!(refs(&w), 1);
         });
     }
@@ -316,7 +319,7 @@ mod tests {
         let w = witness();
         // the hashers made outside the count: the first one allocates ahash's seeds for good
         let (mut set, mut map) = (ValueSet::default(), ValueMap::default());
-        let (elements, e) = with_bytes(|| job(holding(&w, 100)));
+        let (elements, e) = with_bytes(|| holding(&w, 100));
         let ((), s) = with_bytes(|| set.extend((0..100).map(Value::Int)));
         let ((), m) = with_bytes(|| {
             map.extend(
@@ -326,16 +329,17 @@ mod tests {
                     .map(|(v, i)| (Value::Int(i), v)),
             )
         });
-        // each job is freed with the box it went in
-        let (set, sb) = with_bytes(|| job(set));
-        let (map, mb) = with_bytes(|| job(map));
-        let jobs = [(elements, e), (set, s + sb), (map, m + mb)];
+        let jobs = [
+            (Job::Elements(elements), e),
+            (Job::Members(set), s),
+            (Job::Entries(map), m),
+        ];
         for (job, bytes) in jobs {
             assert!(bytes > 0);
             let credit = Arc::new(Freeing::default());
             credit.begin();
             let handoff = Handoff {
-                job: Some(job),
+                job,
                 credit: Some(credit.clone()),
             };
             handoff.free(); // here, as the background thread would: ended once, not again on drop
@@ -350,7 +354,7 @@ mod tests {
         let credit = Arc::new(Freeing::default());
         credit.begin();
         drop(Handoff {
-            job: Some(job(holding(&w, 3))),
+            job: Job::Elements(holding(&w, 3)),
             credit: Some(credit.clone()),
         });
         assert_eq!(credit.tally(), (1, 1, 0));
@@ -363,9 +367,9 @@ mod tests {
             IN_DROPPER.with(|d| d.set(true));
             let w = witness();
             let credit = Arc::new(Freeing::default());
-            match hand_off(job(holding(&w, 5)), Some(credit.clone())) {
-                Err(back) => assert_eq!(taken_back::<Vec<Value>>(back).len(), 5),
-                Ok(()) => panic!("handed off from the background thread"),
+            match hand_off(Job::Elements(holding(&w, 5)), Some(credit.clone())) {
+                Err(Job::Elements(v)) => assert_eq!(v.len(), 5),
+                _ => panic!("handed off from the background thread"),
             }
             // refused before it began: nothing for the memory check to wait for
             assert_eq!(credit.tally(), (0, 0, 0));
@@ -382,7 +386,7 @@ mod tests {
         let blocker = Arc::new(Freeing::default());
         let hold = blocker.hold_ends();
         let first = Handoff {
-            job: Some(job(Vec::<Value>::new())),
+            job: Job::Elements(Vec::new()),
             credit: Some(blocker.clone()),
         };
         assert!(tx.try_send(first).is_ok());
@@ -391,7 +395,7 @@ mod tests {
         let mut queued = 0;
         let mut kept = Vec::new();
         for _ in 0..BACKLOG + 2 {
-            match hand_off(job(holding(&w, 1)), Some(credit.clone())) {
+            match hand_off(Job::Elements(holding(&w, 1)), Some(credit.clone())) {
                 Ok(()) => queued += 1,
                 Err(job) => kept.push(job),
             }
@@ -404,8 +408,9 @@ mod tests {
         // a refused hand-off comes back whole, its credit ended at once
         let back = BACKLOG + 2 - queued;
         assert_eq!(kept.len(), back);
-        let kept: Vec<Vec<Value>> = kept.into_iter().map(taken_back).collect();
-        assert!(kept.iter().all(|v| v.len() == 1));
+        assert!(kept
+            .iter()
+            .all(|j| matches!(j, Job::Elements(v) if v.len() == 1)));
         let (begun, ended, _) = credit.tally();
         assert_eq!((begun, ended), ((BACKLOG + 2) as u64, back as u64));
         drop(kept);
@@ -437,16 +442,16 @@ mod tests {
     #[test]
     fn contents_go_into_a_job_and_come_back_unchanged() {
         let items: Vec<Value> = (0..3).map(Value::Int).collect();
-        assert_eq!(taken_back::<Vec<Value>>(Some(job(items.clone()))), items);
+        let back = Vec::<Value>::from_job(items.clone().into_job());
+        assert_eq!(back, items);
         let set: ValueSet = (0..3).map(Value::Int).collect();
         assert_eq!(set.count(), 3);
-        assert_eq!(taken_back::<ValueSet>(Some(job(set.clone()))), set);
+        assert_eq!(ValueSet::from_job(set.clone().into_job()), set);
         let map: ValueMap = (0..3).map(|i| (Value::Int(i), Value::Nil)).collect();
-        assert_eq!(taken_back::<ValueMap>(Some(job(map.clone()))), map);
+        assert_eq!(ValueMap::from_job(map.clone().into_job()), map);
         // another kind of job gives empty storage, never another's contents
-        assert!(taken_back::<ValueSet>(Some(job(items))).is_empty());
-        assert!(taken_back::<Vec<Value>>(Some(job(map))).is_empty());
-        assert!(taken_back::<Vec<Value>>(None).is_empty());
+        assert!(ValueSet::from_job(items.into_job()).is_empty());
+        assert!(Vec::<Value>::from_job(map.into_job()).is_empty());
     }
 
     /// A chain of one-element vectors `depth` deep around a reference to `w`.
