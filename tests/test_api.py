@@ -196,6 +196,8 @@ def test_arithmetic_overflow_is_an_error_not_a_wrap() -> None:
 
 def test_panic_becomes_internal_error() -> None:
     """A panic inside the core becomes an `internal_error` result, never a crash."""
+    if not hasattr(ptc._core, "_panic_for_tests"):
+        pytest.skip("NEEDS A TEST BUILD: built without the test-hooks feature (release wheels are)")
     r = ptc._core._panic_for_tests()
     assert r.outcome == "error"
     assert r.ok is False

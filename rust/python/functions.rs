@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::control::{bounded, guarded};
-use super::core_session::{run_outcome, Core};
+use super::core_session::Core;
 use super::result::{LazyValue, RunOutcome};
 use super::{convert, core_session, errors, host, printable};
 use crate::error::{Error, ErrorKind};
@@ -16,7 +16,6 @@ use crate::eval::UserNs;
 use crate::format::{print, PrintOpts};
 use crate::guard::{Budget, NeverInterrupted};
 use crate::limits::Limits;
-use crate::session::{run_source, SessionState};
 use crate::value::Value;
 
 /// `to_clojure(value, limit=None, printable_limit=None, hide_private=False, max_tokens=None,
@@ -213,31 +212,6 @@ pub(super) fn error_kinds() -> Vec<(&'static str, &'static str, &'static str, &'
 #[pyfunction]
 pub(super) fn special_forms() -> Vec<&'static str> {
     crate::analyzer::SPECIAL_FORMS.to_vec()
-}
-
-/// How many lists of host input were split between two threads, how many items were converted
-/// in blocks there (not left to the one-thread paths), and how many of those by the helper
-/// thread: the tests see which path large input took (`test-hooks` builds only).
-#[cfg(feature = "test-hooks")]
-#[pyfunction]
-pub(super) fn _split_conversions() -> (usize, usize, usize) {
-    super::convert::split_counts()
-}
-
-/// Panics inside the interpreter boundary, to prove that panics become internal errors.
-#[pyfunction]
-pub(super) fn _panic_for_tests(py: Python<'_>) -> PyResult<RunOutcome> {
-    let state = SessionState::new(Value::empty_map());
-    let (r, ns) = py.detach(|| run_source("(__panic__)", &state, &PanicHost, &Limits::default()));
-    Ok(run_outcome(py, &r, &ns.unwrap_or_default(), Limits::default(), false)?.0)
-}
-
-/// Panics at the Python boundary (outside any run), to prove that it reaches Python as
-/// `ptc.InternalError`, not as a `PanicException`.
-#[pyfunction]
-pub(super) fn _boundary_panic_for_tests(py: Python<'_>) -> PyResult<()> {
-    #[allow(clippy::panic)]
-    guarded(py, || panic!("deliberate panic at the boundary"))
 }
 
 /// An argument as Python sees it: the value, `unknown` where the source does not show it.
@@ -519,25 +493,4 @@ pub(super) fn _refused(
         0.0,
         0,
     ))
-}
-
-/// A host whose only tool panics: proves that a panic becomes an internal error.
-pub struct PanicHost;
-
-impl crate::eval::Host for PanicHost {
-    fn has_tool(&self, name: &str) -> bool {
-        name == "__panic__"
-    }
-    fn tool_names(&self) -> Vec<String> {
-        vec!["__panic__".into()]
-    }
-    #[allow(clippy::panic)]
-    fn call_tool(
-        &self,
-        _: &str,
-        _: &[Value],
-        _: &crate::eval::ToolCtx<'_>,
-    ) -> Result<Value, crate::eval::ToolFailure> {
-        panic!("deliberate panic for tests")
-    }
 }

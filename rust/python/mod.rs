@@ -28,12 +28,11 @@ mod functions;
 use control::CancelToken;
 use core_session::CoreSession;
 #[cfg(feature = "test-hooks")]
-use functions::_split_conversions;
+mod test_hooks;
 use functions::{
-    _at_exit, _boundary_panic_for_tests, _panic_for_tests, _refused, _tool_call_id, _tool_lineage,
-    _tool_sites, _tool_time_left, _unknown_tool, builtin_names, builtins, complete_prefix,
-    count_tokens, error_kinds, prompt_functions, record_main_thread, run_once, special_forms,
-    to_clojure, type_label,
+    _at_exit, _refused, _tool_call_id, _tool_lineage, _tool_sites, _tool_time_left, _unknown_tool,
+    builtin_names, builtins, complete_prefix, count_tokens, error_kinds, prompt_functions,
+    record_main_thread, run_once, special_forms, to_clojure, type_label,
 };
 
 // the walk over Python data borrows objects on the promise that no other thread runs Python
@@ -56,10 +55,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prompt_functions, m)?)?;
     m.add_function(wrap_pyfunction!(special_forms, m)?)?;
     m.add_function(wrap_pyfunction!(error_kinds, m)?)?;
-    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    // what the tests reach in: not in release wheels
     #[cfg(feature = "test-hooks")]
-    m.add_function(wrap_pyfunction!(_split_conversions, m)?)?;
-    m.add_function(wrap_pyfunction!(_boundary_panic_for_tests, m)?)?;
+    for hook in [
+        wrap_pyfunction!(test_hooks::_panic_for_tests, m)?,
+        wrap_pyfunction!(test_hooks::_boundary_panic_for_tests, m)?,
+        wrap_pyfunction!(test_hooks::_split_conversions, m)?,
+    ] {
+        m.add_function(hook)?;
+    }
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_time_left, m)?)?;
     m.add_function(wrap_pyfunction!(_tool_call_id, m)?)?;

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 
-use crate::guard::Freeing;
 use super::{Value, ValueMap, ValueSet};
+use crate::guard::Freeing;
 
 /// Collections with at least this many elements are freed in the background. Under Miri,
 /// which runs the tests below a hundred times slower, fewer: the same paths in seconds.
