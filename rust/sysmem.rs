@@ -95,11 +95,16 @@ const THREAD_OVERHEAD: i64 = 96 << 20;
 
 impl Shared {
     /// Reads the headroom now (the work has not begun).
+    ///
+    /// With no room left for a second thread's overhead the work is over its allowance from
+    /// the start, and stops at its first check: allocating on until the usual check (after
+    /// 16 MB) could find the address space full first, and a refused allocation aborts.
     pub fn new() -> Arc<Shared> {
+        let allowed = allowance(0).saturating_sub(THREAD_OVERHEAD);
         Arc::new(Shared {
-            allowed: allowance(0).saturating_sub(THREAD_OVERHEAD),
+            allowed,
             used: AtomicI64::new(0),
-            exceeded: AtomicBool::new(false),
+            exceeded: AtomicBool::new(allowed <= 0),
         })
     }
 }
@@ -168,7 +173,7 @@ impl Watch {
                     ErrorKind::MemoryExceeded,
                     format!(
                         "the input needs more memory than this process has left ({} MB are available)",
-                        s.allowed >> 20
+                        s.allowed.max(0) >> 20
                     ),
                 ));
             }

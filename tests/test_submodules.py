@@ -35,6 +35,7 @@ def test_the_package_has_the_submodules_this_test_expects() -> None:
         "limits",
         "llm",
         "observe",
+        "planning",
         "prompts",
         "reference",
         "repl",

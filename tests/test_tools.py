@@ -97,6 +97,34 @@ def test_named_argument_keys_are_str_with_underscores() -> None:
     assert all(type(k) is str for k in kwargs["rows"][0])
 
 
+@pytest.mark.parametrize(
+    ("call", "key"),
+    [
+        ("(tool/geocode {:a-b 1 :a_b 2})", ":a_b"),
+        ("(tool/geocode :zip-code 1 :zip_code 2)", ":zip_code"),
+        ("(tool/geocode {:opts {:max-hits 1 :max_hits 2}})", ":max_hits"),
+        ('(tool/geocode {:rows [{:a 1 "a" 2}]})', '"a"'),
+    ],
+)
+def test_named_argument_keys_that_become_one_python_key_are_an_error(call: str, key: str) -> None:
+    """SAFETY.md: nothing is lost silently across the boundary: two different keys that become
+    one Python key (`-` -> `_`, a keyword equal to a string of its text) are a tool error naming
+    the key, and the tool is not called."""
+    rec = Recorder()
+    r = ptc.run(call, tools={"geocode": rec})
+    assert rec.calls == []
+    assert isinstance(r.error, ptc.ToolError)
+    assert "two named arguments become the one Python key" in r.error.message
+    assert f"which would keep only one: {key} and an earlier key" in r.error.message
+
+
+def test_a_repeated_keyword_pair_keeps_the_last_value() -> None:
+    """The same keyword twice is one key in the program too: the last value, as in a map."""
+    rec = Recorder()
+    ptc.run("(tool/geocode :limit 1 :limit 2)", tools={"geocode": rec})
+    assert rec.calls == [((), {"limit": 2})]
+
+
 def test_pairs_with_hyphenated_keys() -> None:
     """LANGUAGE.md §8.2: `:zip-code` -> `zip_code` also for keyword/value pairs."""
 

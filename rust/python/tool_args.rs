@@ -45,7 +45,8 @@ pub fn named_value<'py>(
             let d = PyDict::new(py);
             for (k, val) in guard::charged(m.iter()) {
                 let val = guard::deeper(|| named_value(conv, py, val, depth + 1))?;
-                d.set_item(named_key(conv, k)?, val)?;
+                // a map's keys are different in the program: any clash is a collision
+                set_named(&d, named_key(conv, k)?, val, k, std::iter::empty())?;
             }
             Ok(d.into_any())
         }
@@ -59,6 +60,29 @@ pub fn named_value<'py>(
         }
         other => conv.convert(other),
     }
+}
+
+/// Sets `key` (the Python form of the program's key `k`) in `d`, refusing a key already there
+/// from another program key: `:a-b` and `:a_b` (or `:a` and `"a"`) are different keys in the
+/// program and one in Python, which would keep only the last. `earlier` are the program keys
+/// set before; a repeated keyword/value pair (the same key) keeps the last, as in a map.
+pub fn set_named<'a, 'py>(
+    d: &Bound<'py, PyDict>,
+    key: Bound<'py, PyAny>,
+    val: Bound<'py, PyAny>,
+    k: &Value,
+    mut earlier: impl Iterator<Item = &'a Value>,
+) -> PyResult<()> {
+    if d.contains(&key)? && !earlier.any(|e| e == k) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "two named arguments become the one Python key {}, which would keep only one: {} \
+             and an earlier key (a keyword's `-` becomes `_`; a keyword equals a string of its \
+             text)",
+            key.repr()?,
+            crate::format::mention(k)
+        )));
+    }
+    d.set_item(key, val)
 }
 
 pub fn named_key<'py>(conv: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>> {
