@@ -1,6 +1,6 @@
-"""The hints that say how to install an optional SDK work before ptc-runtime is published
-(issue 30, item 5: `pip install 'ptc-runtime[openai]'` fails while the package is not on PyPI):
-each also says how to install the extra from a clone, and names an extra the project has."""
+"""The hints that say how to install an optional SDK name both ways in (issue 30, item 5; issue
+35): the package index first (a wheel), and a clone of the repository (the contributor's path,
+and the only one until a release is tagged); each names an extra the project has."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["p
 
 def hint(package: str, extra: str) -> str:
     return (
-        f"the '{package}' package is needed for this: pip install 'ptc-runtime[{extra}]' (until"
-        " ptc-runtime is published, from the root of a clone of its repository: pip install"
+        f"the '{package}' package is needed for this: pip install 'ptc-runtime[{extra}]' (from a"
+        " clone of its repository, at its root: pip install"
         f" '.[{extra}]')"
     )
 
@@ -69,9 +69,8 @@ def test_the_postgres_store_without_psycopg_says_how_to_install_it(
     with pytest.raises(ImportError) as caught:
         pgstore._driver()
     assert str(caught.value) == (
-        "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]' (until"
-        " ptc-runtime is published, from the root of a clone of its repository: pip install"
-        " '.[postgres]')"
+        "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]' (from a"
+        " clone of its repository, at its root: pip install '.[postgres]')"
     )
     assert "postgres" in EXTRAS
 

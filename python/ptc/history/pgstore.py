@@ -52,9 +52,8 @@ def _driver() -> Any:
         import psycopg_pool
     except ImportError as e:  # an optional extra
         raise ImportError(
-            "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]' (until"
-            " ptc-runtime is published, from the root of a clone of its repository: pip install"
-            " '.[postgres]')"
+            "the PostgreSQL store needs psycopg 3: pip install 'ptc-runtime[postgres]' (from a"
+            " clone of its repository, at its root: pip install '.[postgres]')"
         ) from e
     return psycopg, psycopg_pool
 

@@ -48,11 +48,11 @@ Messages = list[dict[str, str]]
 
 
 def install_hint(extra: str) -> str:
-    """How to install ptc with ``extra``: from PyPI, and from a clone until it is published
-    there (``ptc-runtime`` is not yet, so the first command alone would fail)."""
+    """How to install ptc with ``extra``: from the package index (a wheel), and from a clone
+    (the contributor's path, and the only one until a release is tagged)."""
     return (
-        f"pip install 'ptc-runtime[{extra}]' (until ptc-runtime is published, from the root of"
-        f" a clone of its repository: pip install '.[{extra}]')"
+        f"pip install 'ptc-runtime[{extra}]' (from a clone of its repository, at its root:"
+        f" pip install '.[{extra}]')"
     )
 
 
