@@ -1,4 +1,4 @@
-"""Two builds of ptc side by side on the conversion's rows, for a change to the boundary.
+"""Two builds of ptc side by side on the evaluator's and the conversion's rows.
 
     python benches/compare_builds.py BEFORE_PYTHON AFTER_PYTHON [--runs 3] [--rounds 7]
 
@@ -52,7 +52,38 @@ def rows() -> dict[str, Callable[[], Callable[[], Any]]]:
         s = ptc.Session(data={"orders": nested})
         return lambda: s.run("(take 20000 data/orders)").value
 
+    def program(source: str, data: Any = None) -> Callable[[], Callable[[], Any]]:
+        def setup() -> Callable[[], Any]:
+            s = ptc.Session(
+                data=data or {}, limits={"timeout_ms": 60_000, "fuel": 10**9, "loop_limit": 10**7}
+            )
+            return lambda: s.run(source)
+
+        return setup
+
+    def tiny() -> Callable[[], Any]:
+        s = ptc.Session()
+        return lambda: [s.run("(+ 1 2)") for _ in range(10_000)]
+
     return {
+        # the evaluator: builtins called by id, closures by their code
+        "(+ 1 2), 10,000 Session.run calls": tiny,
+        "filter/map/reduce over 100k records": program(
+            "(->> data/o (filter #(> (:total %) 100)) (map :total) (reduce +))", {"o": flat}
+        ),
+        "group-by + aggregate + sort, 100k": program(
+            "(->> data/o (group-by :region) (map (fn [[k v]] [k (reduce + (map :total v))]))"
+            " (sort-by second))",
+            {"o": flat},
+        ),
+        "a closure reducing 1M": program("(reduce (fn [a x] (+ a x)) 0 (range 1000000))"),
+        "loop/recur 1M": program(
+            "(loop [i 0 acc 0] (if (< i 1000000) (recur (inc i) (+ acc i)) acc))"
+        ),
+        "a defn called 100k times": program(
+            "(do (defn f [x] (* 2 x)) (reduce + (map f (range 100000))))"
+        ),
+        # the boundary
         "Session(data=...), 100k nested orders": lambda: lambda: ptc.Session(data={"o": nested}),
         "Session(data=...), 100k flat records": lambda: lambda: ptc.Session(data={"o": flat}),
         "Session(data=...), 60 lists of 1,500 orders": lambda: lambda: ptc.Session(data=many),
@@ -65,10 +96,12 @@ def rows() -> dict[str, Callable[[], Callable[[], Any]]]:
     }
 
 
-def measure(rounds: int) -> dict[str, list[float]]:
+def measure(rounds: int, only: str) -> dict[str, list[float]]:
     sys.path.insert(0, str(HERE))
     out: dict[str, list[float]] = {}
     for name, setup in rows().items():
+        if only not in name:
+            continue
         f = setup()
         times = []
         for r in range(rounds + 1):
@@ -89,15 +122,17 @@ def main() -> None:
     p.add_argument("after")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--only", default="", help="the rows whose name contains this text")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(measure(args.rounds)))
+        print(json.dumps(measure(args.rounds, args.only)))
         return
     times: dict[str, dict[str, list[float]]] = {}
     for _ in range(args.runs):
         for label, python in (("before", args.before), ("after", args.after)):
             cmd = [python, __file__, "-", "-", "--child", "--rounds", str(args.rounds)]
+            cmd += ["--only", args.only]
             got = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
             for name, ts in got.items():
                 times.setdefault(name, {}).setdefault(label, []).extend(ts)

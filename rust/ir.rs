@@ -294,7 +294,8 @@ impl crate::value::Code for Lambda {
 impl crate::value::Closure {
     /// The compiled function this closure runs. Every closure is made by the evaluator from a
     /// `Lambda`, so this is `None` only for a code no evaluator made.
+    #[inline]
     pub fn lambda(&self) -> Option<&Lambda> {
-        (&*self.code as &dyn std::any::Any).downcast_ref()
+        self.code_as()
     }
 }

@@ -133,6 +133,48 @@ def test_results_become_data() -> None:
     assert r.value == [{"start": "2024-01-01", "end": "2024-02-01", "status": "open"}]
 
 
+@dataclasses.dataclass
+class Node:
+    name: str
+    child: Any = None
+
+
+def test_a_list_or_dict_result_is_walked_by_the_core_and_made_data_only_when_it_must_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # plain data goes to the core as it is; a date deep in a list sends the whole result
+    # through to_data once (its pre-walk, _needs, counted), then to the core again
+    from ptc.tools import rich_types
+
+    walks: list[object] = []
+    needs = rich_types._needs
+    monkeypatch.setattr(rich_types, "_needs", lambda v: walks.append(v) or needs(v))
+    plain = [{"id": i, "tags": ["a", "b"], "total": i / 2} for i in range(3000)]
+    r = run("(count (tool/rows))", rows=lambda: plain)
+    assert r.value == 3000 and walks == []
+    rich = [{"x": 1}, {"x": [{"on": dt.date(2024, 5, 6)}, dt.datetime(2024, 1, 1, 12, 0)]}]
+    r = run("(tool/rows)", rows=lambda: rich)
+    assert r.value == [{"x": 1}, {"x": [{"on": "2024-05-06"}, "2024-01-01T12:00:00"]}]
+    assert walks == [rich]
+
+
+def test_a_result_the_core_cannot_read_says_where_whether_or_not_python_made_it_data() -> None:
+    r = run("(tool/rows)", rows=lambda: [{"x": 1}, {"x": object()}])
+    assert r.error is not None and r.error.type == "tool_error"
+    assert r.error.message == (
+        "Tool 'rows' failed: returned a value that cannot be used: TypeError: result[1].x: "
+        "object is not supported (use None, bool, int, float, str, list, tuple, dict, set)"
+    )
+    loop = Node("a")
+    loop.child = loop
+    r = run("(tool/rows)", rows=lambda: {"rows": [1, {"n": loop}]})
+    assert r.error is not None and r.error.type == "tool_error"
+    assert r.error.message == (
+        "Tool 'rows' failed: ValueError: result.rows[1].n.child: this Node contains itself "
+        "(a cycle); a tool's result must be a tree"
+    )
+
+
 def test_typeddict_and_optional_parameters() -> None:
     def search(query: str, filters: Filter | None = None) -> dict[str, Any]:
         return {"query": query, "filters": filters}

@@ -53,36 +53,45 @@ enum Seg {
     Index(usize),
 }
 
-/// A conversion's error: the message and, as it unwinds, the path to where it arose.
+/// A conversion's error: what went wrong and, as it unwinds, the path to where it arose.
 pub struct ConvError {
     path: Vec<Seg>,
-    message: String,
+    cause: Cause,
+}
+
+enum Cause {
+    Message(String),
+    /// An object of a type the walker has no value for (a date, a model): a tool's result is
+    /// then made data by `ptc.tools.rich_types.to_data` and converted again.
+    Unsupported(String),
     /// An exception to raise as it is (Ctrl-C arrived during the conversion; out of memory).
-    raise: Option<PyErr>,
+    Raise(PyErr),
 }
 
 impl ConvError {
     fn new(message: impl Into<String>) -> Self {
+        ConvError::with(Cause::Message(message.into()))
+    }
+    fn with(cause: Cause) -> Self {
         ConvError {
             path: Vec::new(),
-            message: message.into(),
-            raise: None,
+            cause,
         }
     }
     fn raise(e: PyErr) -> Self {
-        ConvError {
-            path: Vec::new(),
-            message: String::new(),
-            raise: Some(e),
-        }
+        ConvError::with(Cause::Raise(e))
     }
     fn memory(e: crate::error::Error) -> Self {
         ConvError::raise(pyo3::exceptions::PyMemoryError::new_err(e.message.clone()))
     }
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.cause, Cause::Unsupported(_))
+    }
     pub fn into_pyerr(self, root: &str) -> PyErr {
-        if let Some(e) = self.raise {
-            return e;
-        }
+        let message = match self.cause {
+            Cause::Raise(e) => return e,
+            Cause::Message(m) | Cause::Unsupported(m) => m,
+        };
         let mut p = root.to_string();
         // a path thousands of levels long says no more than its ends and its length
         let n = self.path.len();
@@ -103,9 +112,9 @@ impl ConvError {
             }
         }
         if p.is_empty() {
-            PyTypeError::new_err(self.message)
+            PyTypeError::new_err(message)
         } else {
-            PyTypeError::new_err(format!("{p}: {}", self.message))
+            PyTypeError::new_err(format!("{p}: {message}"))
         }
     }
 }

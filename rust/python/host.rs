@@ -13,7 +13,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use super::convert::{GcPause, ToPy, ToValue};
+use super::convert::{ConvError, GcPause, ToPy, ToValue};
 use super::tool_args::{describe_exception, named_args, named_key, named_value, set_named};
 use super::workers::SHUTTING_DOWN;
 use crate::error::Pos;
@@ -400,33 +400,23 @@ impl RunHost {
                 super::hang::call_hanging_at_exit(f.bind(py), &positional, &named)
             })
         };
-        let result = match result {
-            Ok(r) => r,
-            Err(e) if !e.is_instance_of::<PyException>(py) => {
-                // KeyboardInterrupt, SystemExit, ...: not the tool's failure but the host's
-                // decision; the run ends and `run()` raises it
-                self.set_pending(e);
-                return Err(ToolFailure::Stopped(ctx.budget.stop(interrupted_error())));
-            }
-            Err(e) => {
-                // ptc's own check of the arguments against the tool's signature (python/ptc/
-                // _tools.py) marks its exception with the hint to show
-                let value = e.value(py);
-                if let Ok(hint) = value
-                    .getattr("ptc_hint")
-                    .and_then(|h| h.extract::<String>())
-                {
-                    let message = value.str().map(|s| s.to_string()).unwrap_or_default();
-                    return Err(ToolFailure::Misused { message, hint });
-                }
-                return Err(fail(e));
-            }
-        };
+        let result = result.map_err(|e| self.tool_error(py, e, ctx))?;
         if let Some(v) = crate::python::convert::scalar_value(&result) {
             return Ok(v);
         }
-        let mut back = ToValue::new(py).map_err(fail)?;
-        back.convert(&result).map_err(|e| {
+        let mut converted = ToValue::new(py).map_err(fail)?.convert(&result);
+        if converted.as_ref().is_err_and(ConvError::is_unsupported) {
+            // a date, a model, an enum...: made data in Python (only now: plain data, most
+            // results, is walked once, by the core) and converted again
+            let data = guard::without_budget(|| {
+                TO_DATA
+                    .import(py, "ptc.tools.rich_types", "to_data")?
+                    .call1((&result,))
+            })
+            .map_err(|e| self.tool_error(py, e, ctx))?;
+            converted = ToValue::new(py).map_err(fail)?.convert(&data);
+        }
+        converted.map_err(|e| {
             let err = e.into_pyerr("result");
             if !err.is_instance_of::<PyException>(py) {
                 // Ctrl-C while a large result was being converted
@@ -439,7 +429,30 @@ impl RunHost {
             ))
         })
     }
+
+    /// What a tool's exception (raised by its code, or by making its result data) does to the run.
+    fn tool_error(&self, py: Python<'_>, e: PyErr, ctx: &ToolCtx<'_>) -> ToolFailure {
+        if !e.is_instance_of::<PyException>(py) {
+            // KeyboardInterrupt, SystemExit, ...: not the tool's failure but the host's
+            // decision; the run ends and `run()` raises it
+            self.set_pending(e);
+            return ToolFailure::Stopped(ctx.budget.stop(interrupted_error()));
+        }
+        // ptc's own check of the arguments against the tool's signature (python/ptc/
+        // tools/adapter.py) marks its exception with the hint to show
+        let value = e.value(py);
+        if let Ok(hint) = value
+            .getattr("ptc_hint")
+            .and_then(|h| h.extract::<String>())
+        {
+            let message = value.str().map(|s| s.to_string()).unwrap_or_default();
+            return ToolFailure::Misused { message, hint };
+        }
+        ToolFailure::Failed(describe_exception(py, &e))
+    }
 }
+
+static TO_DATA: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
 /// Marks the thread as running a tool of `session` for `budget`'s run for as long as it lives
 /// (restored however the call ends).

@@ -355,6 +355,10 @@ pub trait Code: std::any::Any + Send + Sync {
 
 pub struct Closure {
     pub code: Arc<dyn Code>,
+    /// `code`'s data and concrete type, read once when the closure is made: a call finds its
+    /// function without a virtual call or the `dyn` pointer's offset (`Closure::code_as`).
+    code_ptr: *const (),
+    code_type: std::any::TypeId,
     pub captures: Box<[Value]>,
     /// The type of the last value this function returned (packed `TypeTag`), for host summaries.
     pub last_return: AtomicU64,
@@ -407,13 +411,28 @@ impl Native {
     }
 }
 
+// SAFETY: `code_ptr` points into `code`, which is `Send + Sync` and lives as long as the closure.
+unsafe impl Send for Closure {}
+// SAFETY: as above.
+unsafe impl Sync for Closure {}
+
 impl Closure {
-    pub fn new(code: Arc<dyn Code>, captures: Box<[Value]>) -> Self {
+    pub fn new<C: Code>(code: Arc<C>, captures: Box<[Value]>) -> Self {
         Closure {
+            code_ptr: Arc::as_ptr(&code).cast(),
+            code_type: std::any::TypeId::of::<C>(),
             code,
             captures,
             last_return: AtomicU64::new(0),
         }
+    }
+    /// The code as the `C` it was made from; `None` for another type.
+    #[inline]
+    pub fn code_as<C: Code>(&self) -> Option<&C> {
+        // SAFETY: `code_ptr` is the data of the `Arc` in `code`, alive while `self` is, and a
+        // `C` when the type recorded at construction is `C`'s.
+        (self.code_type == std::any::TypeId::of::<C>())
+            .then(|| unsafe { &*self.code_ptr.cast::<C>() })
     }
     pub fn record_return(&self, tag: TypeTag) {
         self.last_return.store(tag.pack(), AtomicOrdering::Relaxed);
@@ -996,4 +1015,50 @@ pub fn is_keyword_text(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'?' | b'!'))
+}
+
+#[cfg(test)]
+mod closure_tests {
+    use super::*;
+
+    struct Square(u64);
+    struct Other;
+    impl Code for Square {
+        fn params_text(&self) -> String {
+            format!("x{}", self.0)
+        }
+    }
+    impl Code for Other {
+        fn params_text(&self) -> String {
+            String::new()
+        }
+    }
+
+    #[test]
+    fn code_as_gives_the_code_back_as_the_type_it_was_made_from() {
+        let c = Closure::new(Arc::new(Square(7)), Box::new([]));
+        assert_eq!(c.code_as::<Square>().map(|s| s.0), Some(7));
+        assert!(c.code_as::<Other>().is_none());
+        assert_eq!(c.code.params_text(), "x7");
+    }
+
+    #[test]
+    fn code_as_reads_the_shared_code_while_other_owners_come_and_go() {
+        let code = Arc::new(Square(3));
+        let c = Arc::new(Closure::new(
+            code.clone(),
+            vec![Value::Int(1)].into_boxed_slice(),
+        ));
+        drop(code); // the closure's own reference keeps it
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let c = c.clone();
+                std::thread::spawn(move || c.code_as::<Square>().map(|s| s.0))
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), Some(3));
+        }
+        assert_eq!(Arc::strong_count(&c), 1);
+    }
 }

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _PLAIN = (str, int, float, bool, type(None))  # results returned as they are
 _EXACT_PLAIN = frozenset(_PLAIN)  # (a type lookup: far cheaper than isinstance/isawaitable)
+_AS_THEY_ARE = frozenset((list, dict))
 
 
 class EventLoopRef:
@@ -302,7 +303,9 @@ class ToolAdapter:
             return result
         if inspect.isawaitable(result):  # an `async def` tool (or one returning an awaitable)
             result = self.loop_ref.resolve(result)
-        if isinstance(result, _PLAIN):
+        if isinstance(result, _PLAIN) or type(result) in _AS_THEY_ARE:
+            # a list or dict goes to the core as it is: plain data (most results) is walked once,
+            # there, which hands what holds a date, a model, an enum... to to_data itself
             return result
         from ptc.tools.rich_types import to_data
 

@@ -14,7 +14,7 @@ use pyo3::Borrowed;
 
 use super::ffi::{self, Kind};
 use super::walk::{Side, Stop, Walker};
-use super::{big_int_text, fresh_map, key_seg, keyword_type, ConvError, Seg, Tables};
+use super::{big_int_text, fresh_map, key_seg, keyword_type, Cause, ConvError, Seg, Tables};
 use crate::value::{Value, ValueMap, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
@@ -234,9 +234,9 @@ impl<'py> Side for Held<'py> {
             .name()
             .map(|n| n.to_string())
             .unwrap_or_else(|_| "object".into());
-        Err(ConvError::new(format!(
+        Err(ConvError::with(Cause::Unsupported(format!(
             "{tname} is not supported (use None, bool, int, float, str, list, tuple, dict, set)"
-        )))
+        ))))
     }
 
     fn big_int(w: &mut W<'py>, o: *mut py::PyObject) -> ConvError {
