@@ -73,7 +73,7 @@ pub mod memory {
 
 use data::{intern, map, text, thin, value};
 use lang::{analyzer, builtins, catalogue, eval, hints, ir, liveness, meant, reader, regex_search};
-use memory::{alloc, dropper, sysmem};
+use memory::{alloc, sysmem};
 use print::{format, tokens};
 use run::{error, guard, limits, session, sites, threads};
 // read inside the crate by the bindings only

@@ -44,3 +44,10 @@ def test_cargo_clippy_with_the_unsafe_lints() -> None:
     outside an `unsafe` block in an `unsafe fn`, and a public `unsafe fn` without `# Safety`."""
     out = cargo("clippy", "--all-targets", "--features", "python", "--", "-D", "warnings")
     assert out.returncode == 0, out.stderr[-6000:]
+
+
+def test_cargo_clippy_without_the_bindings() -> None:
+    """The library as `cargo test` and the fuzz harness build it (no PyO3): an import only
+    the bindings use is a warning there, denied too."""
+    out = cargo("clippy", "--all-targets", "--", "-D", "warnings")
+    assert out.returncode == 0, out.stderr[-6000:]

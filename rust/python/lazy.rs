@@ -69,7 +69,7 @@ impl LazyValue {
 
 impl Drop for LazyValue {
     fn drop(&mut self) {
-        crate::dropper::release(std::mem::take(&mut self.value));
+        crate::memory::dropper::release(std::mem::take(&mut self.value));
     }
 }
 
