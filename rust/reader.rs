@@ -27,10 +27,29 @@ pub enum FormKind {
     VarRef(Str),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Form {
     pub kind: FormKind,
     pub pos: Pos,
+}
+
+// Threading macros clone forms (and the analyzer compares them) as deep as the text nests, up
+// to `max_nesting`: each level continues on a fresh stack segment when the native one runs low,
+// and is charged to the run (nested threading clones a quadratic number of forms).
+impl Clone for Form {
+    fn clone(&self) -> Self {
+        crate::guard::charge(1);
+        crate::guard::deeper(|| Form {
+            kind: self.kind.clone(),
+            pos: self.pos,
+        })
+    }
+}
+
+impl PartialEq for Form {
+    fn eq(&self, other: &Self) -> bool {
+        self.pos == other.pos && crate::guard::deeper(|| self.kind == other.kind)
+    }
 }
 
 impl Drop for Form {

@@ -519,6 +519,9 @@ impl Analyzer {
                 if self.depth + args.len() > self.max_nesting {
                     return Err(self.too_deep(pos));
                 }
+                if args.len() == 1 {
+                    return self.expr(first, tail).map(Some); // nothing to thread: no copy
+                }
                 let mut acc = first.clone();
                 for step in &args[1..] {
                     acc = thread_step(acc, step, name == "->")?;

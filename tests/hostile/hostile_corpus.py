@@ -794,6 +794,25 @@ C("nested_fn_10k_text", None, ERR("max_nesting"), gen=["nested_fn", 10_000])
 C("nested_let_400_ok", None, OK(V(1)), gen=["nest", "(let [a 1] ", 400, "a", ")"])
 C("nested_when_400_ok", None, OK(V(3)), gen=["nest", "(when true ", 400, "3", ")"])
 C("nested_fn_200_ok", None, OK(V(1)), gen=["nested_fn", 200])
+# threading macros clone the forms they thread: with max_nesting raised, a nest deep enough to
+# overflow a native stack (found by the eval fuzzer: copying the form recursed) must end in its
+# value or a limit, the copies charged to the run (nested steps copy a quadratic number)
+C(
+    "nested_threading_6250",
+    None,
+    OK(V(1)),
+    gen=["nest", "(-> ", 6250, "1", ")"],
+    max_nesting=20_000,
+)
+C(
+    "nested_threading_steps_6000",
+    None,
+    OK(V(6001)),
+    ERR("timeout_ms"),
+    ERR("max_memory"),
+    gen=["nest", "(-> ", 6000, "1", " inc)"],
+    max_nesting=20_000,
+)
 
 # ============================================================================ parallel
 category("parallel")
