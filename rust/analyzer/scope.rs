@@ -39,24 +39,35 @@ impl Analyzer {
     }
 
     pub(super) fn resolve_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
-        let scope = &self.scopes[depth];
-        if let Some((_, slot)) = scope.names.iter().rev().find(|(n, _)| n.as_str() == name) {
-            return Some(LocalRef::Slot(*slot));
-        }
-        if let Some(i) = scope.captures.iter().position(|(n, _)| n.as_str() == name) {
-            return Some(LocalRef::Capture(i as u32));
-        }
-        if depth == 0 {
-            return None;
-        }
-        let outer = self.resolve_in(depth - 1, name)?;
-        let src = match outer {
-            LocalRef::Slot(s) => CaptureSrc::Local(s),
-            LocalRef::Capture(i) => CaptureSrc::Capture(i),
+        // the nearest function that knows the name, looked for outwards in a loop: functions
+        // nest as deep as `max_nesting` allows, too deep for a recursion on the native stack
+        let mut d = depth;
+        let mut found = loop {
+            let scope = &self.scopes[d];
+            if let Some((_, slot)) = scope.names.iter().rev().find(|(n, _)| n.as_str() == name) {
+                break LocalRef::Slot(*slot);
+            }
+            if let Some(i) = scope.captures.iter().position(|(n, _)| n.as_str() == name) {
+                break LocalRef::Capture(i as u32);
+            }
+            if d == 0 {
+                charge_walk(depth);
+                return None;
+            }
+            d -= 1;
         };
-        let scope = &mut self.scopes[depth];
-        scope.captures.push((Str::from(name), src));
-        Some(LocalRef::Capture(scope.captures.len() as u32 - 1))
+        charge_walk(depth - d);
+        // each function inside that one captures it from the function around it
+        for inner in d + 1..=depth {
+            let src = match found {
+                LocalRef::Slot(s) => CaptureSrc::Local(s),
+                LocalRef::Capture(i) => CaptureSrc::Capture(i),
+            };
+            let scope = &mut self.scopes[inner];
+            scope.captures.push((Str::from(name), src));
+            found = LocalRef::Capture(scope.captures.len() as u32 - 1);
+        }
+        Some(found)
     }
 
     pub(super) fn resolve_local(&mut self, name: &str) -> Option<Node> {
@@ -82,5 +93,13 @@ impl Analyzer {
             }
         }
         out
+    }
+}
+
+/// A long walk outwards is charged to the run (each name inside functions nested thousands deep
+/// walks them all); the few functions ordinary programs nest cost nothing, as before.
+fn charge_walk(scopes: usize) {
+    if scopes > 16 {
+        crate::guard::charge(scopes);
     }
 }

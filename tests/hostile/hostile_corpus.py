@@ -804,6 +804,28 @@ C(
     gen=["nest", "(-> ", 6250, "1", ")"],
     max_nesting=20_000,
 )
+# a name inside functions nested that deep was looked up by a recursion through every
+# enclosing function (a native stack overflow, also found with max_nesting raised)
+C(
+    "nested_fn_20k_raised_nesting",
+    None,
+    OK(ANYV),
+    ERR("timeout_ms"),
+    ERR("fuel"),
+    gen=["nest", "(fn [] ", 20_000, "1", ")"],
+    max_nesting=30_000,
+)
+C(
+    "nested_pcalls_fn_20k_raised_nesting",
+    None,
+    OK(ANYV),
+    ERR("timeout_ms"),
+    ERR("fuel"),
+    ERR("max_depth"),
+    ERR("max_memory"),
+    gen=["nest", "(pcalls (fn [] ", 20_000, "1", "))"],
+    max_nesting=50_000,
+)
 C(
     "nested_threading_steps_6000",
     None,
