@@ -496,7 +496,7 @@ impl std::fmt::Debug for Value {
 
 pub fn fn_label(f: &Value) -> String {
     match f {
-        Value::Closure(c) => format!("#fn[{}]", c.code.params_text()),
+        Value::Closure(c) => format!("#fn[{}]", c.code().params_text()),
         _ => "#fn[...]".into(),
     }
 }

@@ -8,6 +8,7 @@
 //! (`let`/`loop`/`if-let`/`doseq`), `patterns` (destructuring), `where_form`, `threading`
 //! (`->`/`->>`) and `symbols` (`max_symbols`); forms outside the language are in `crate::meant`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::builtins;
@@ -519,12 +520,9 @@ impl Analyzer {
                 if self.depth + args.len() > self.max_nesting {
                     return Err(self.too_deep(pos));
                 }
-                if args.len() == 1 {
-                    return self.expr(first, tail).map(Some); // nothing to thread: no copy
-                }
-                let mut acc = first.clone();
+                let mut acc = Cow::Borrowed(first); // copied at the first step, if any
                 for step in &args[1..] {
-                    acc = thread_step(acc, step, name == "->")?;
+                    acc = Cow::Owned(thread_step(acc.into_owned(), step, name == "->")?);
                 }
                 self.expr(&acc, tail)?
             }

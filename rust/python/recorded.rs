@@ -239,7 +239,7 @@ pub fn digest_into(h: &mut Sha256, v: &Value) {
                 h.update(l.pos.line.to_le_bytes());
                 h.update(l.pos.col.to_le_bytes());
             }
-            text(h, 4, &c.code.params_text());
+            text(h, 4, &c.code().params_text());
             for x in c.captures.iter() {
                 crate::guard::deeper(|| digest_into(h, x));
             }

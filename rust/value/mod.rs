@@ -354,7 +354,8 @@ pub trait Code: std::any::Any + Send + Sync {
 }
 
 pub struct Closure {
-    pub code: Arc<dyn Code>,
+    /// Private: `code_ptr` and `code_type` describe it (`Closure::code` reads it).
+    code: Arc<dyn Code>,
     /// `code`'s data and concrete type, read once when the closure is made: a call finds its
     /// function without a virtual call or the `dyn` pointer's offset (`Closure::code_as`).
     code_ptr: *const (),
@@ -425,6 +426,9 @@ impl Closure {
             captures,
             last_return: AtomicU64::new(0),
         }
+    }
+    pub fn code(&self) -> &dyn Code {
+        &*self.code
     }
     /// The code as the `C` it was made from; `None` for another type.
     #[inline]
@@ -1039,7 +1043,7 @@ mod closure_tests {
         let c = Closure::new(Arc::new(Square(7)), Box::new([]));
         assert_eq!(c.code_as::<Square>().map(|s| s.0), Some(7));
         assert!(c.code_as::<Other>().is_none());
-        assert_eq!(c.code.params_text(), "x7");
+        assert_eq!(c.code().params_text(), "x7");
     }
 
     #[test]
