@@ -97,6 +97,41 @@ def test_named_argument_keys_are_str_with_underscores() -> None:
     assert all(type(k) is str for k in kwargs["rows"][0])
 
 
+def test_named_argument_values_convert_as_any_value_but_for_their_keyword_keys() -> None:
+    """A named argument's value converts as a positional one does (one walker): a vector used as
+    a map key is a tuple, a set's members and a keyword value keep their keyword objects; only
+    the keyword keys of its maps, at every depth, become `str` with `-` -> `_`."""
+    rec = Recorder()
+    r = ptc.run(
+        "(tool/geocode {:opts {[1 2] :x-y} :tags #{:a-b} :deep [[{:k-1 #{[1]}}]]})",
+        tools={"geocode": rec},
+    )
+    assert r.error is None
+    ((args, kwargs),) = rec.calls
+    assert args == ()
+    assert kwargs == {
+        "opts": {(1, 2): ptc.Keyword("x-y")},
+        "tags": {ptc.Keyword("a-b")},
+        "deep": [[{"k_1": {(1,)}}]],
+    }
+    assert type(kwargs["opts"][(1, 2)]) is ptc.Keyword
+
+
+def test_a_named_argument_nested_past_the_output_limit_is_a_tool_error() -> None:
+    """SAFETY.md: a value nested deeper than Python can print is refused at the boundary, as a
+    tool error the program sees, and the tool is not called (positional and named alike)."""
+    deep = "(reduce (fn [a _] [a]) 1 (range 1000))"
+    for call in (f"(tool/geocode {{:x {deep}}})", f"(tool/geocode {deep})"):
+        rec = Recorder()
+        r = ptc.run(call, tools={"geocode": rec})
+        assert rec.calls == []
+        assert isinstance(r.error, ptc.ToolError), call
+        assert (
+            "ValueError: the value is nested more than 900 levels deep and cannot be converted "
+            "to Python" in r.error.message
+        ), r.error.message
+
+
 @pytest.mark.parametrize(
     ("call", "key"),
     [

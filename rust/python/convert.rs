@@ -13,7 +13,7 @@ use ahash::AHashMap;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
+use pyo3::types::PyType;
 use smallvec::SmallVec;
 
 use crate::intern::Interner;
@@ -27,12 +27,13 @@ mod split;
 mod to_py;
 mod walk;
 
+use ffi::Kind;
 pub use ffi::{check_layout, GcPause};
 pub use held::ToValue;
-pub use to_py::{scalar_to_python, ToPy, MAX_OUTPUT_DEPTH};
+pub use to_py::{named_clash, scalar_to_python, ToPy, MAX_OUTPUT_DEPTH};
 
 #[cfg(feature = "test-hooks")]
-pub use split::counts as split_counts;
+pub use split::COUNTS as SPLIT_COUNTS;
 
 /// Strings at least this long are shared by identity when converted.
 const LONG_STRING: usize = 256;
@@ -136,19 +137,21 @@ fn fresh_map<K, V>() -> AHashMap<K, V> {
     AHashMap::with_hasher(SEEDS.with(Clone::clone))
 }
 
-/// A plain scalar (None, a bool, an int that fits, a float) without a converter; `None` for
-/// anything else, which takes the general path (and its errors).
+/// An exact None, bool, int that fits or float, read without a converter (a tool's result is
+/// most often one, and making a converter cost more than reading it); `None` for anything else.
 pub fn scalar_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
-    if obj.is_none() {
-        Some(Value::Nil)
-    } else if obj.is_exact_instance_of::<PyBool>() {
-        Some(Value::Bool(obj.is_truthy().unwrap_or(false)))
-    } else if obj.is_exact_instance_of::<PyInt>() {
-        obj.extract::<i64>().ok().map(Value::Int)
-    } else {
-        obj.cast_exact::<PyFloat>()
-            .ok()
-            .map(|f| Value::Float(f.value()))
+    let o = obj.as_ptr();
+    // SAFETY: `obj` is alive and the GIL is held (its `Bound` proves both); each read is of
+    // the exact type the classifier found.
+    unsafe {
+        match ffi::kind(o) {
+            Kind::None => Some(Value::Nil),
+            Kind::True => Some(Value::Bool(true)),
+            Kind::False => Some(Value::Bool(false)),
+            Kind::Int => ffi::exact_int(o).map(Value::Int),
+            Kind::Float => Some(Value::Float(ffi::float(o))),
+            _ => None,
+        }
     }
 }
 

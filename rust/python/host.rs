@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::convert::{ConvError, GcPause, ToPy, ToValue};
-use super::tool_args::{describe_exception, named_args, named_key, named_value, set_named};
+use super::tool_args::{describe_exception, named_args, set_named};
 use super::workers::SHUTTING_DOWN;
 use crate::error::Pos;
 use crate::eval::{Gate, Host, ToolCtx, ToolFailure};
@@ -373,8 +373,8 @@ impl RunHost {
             Some(pairs) => {
                 let d = PyDict::new(py);
                 for (i, (k, v)) in pairs.iter().enumerate() {
-                    let key = named_key(&mut conv, k).map_err(fail)?;
-                    let value = named_value(&mut conv, py, v, 0).map_err(fail)?;
+                    let key = conv.named_key(k).map_err(fail)?;
+                    let value = conv.named(v).map_err(fail)?;
                     let earlier = pairs[..i].iter().map(|(e, _)| e);
                     set_named(&d, key, value, k, earlier).map_err(fail)?;
                 }

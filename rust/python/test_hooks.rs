@@ -16,7 +16,8 @@ use crate::value::Value;
 /// thread: the tests see which path large input took (`test-hooks` builds only).
 #[pyfunction]
 pub(super) fn _split_conversions() -> (usize, usize, usize) {
-    super::convert::split_counts()
+    let get = |i: usize| super::convert::SPLIT_COUNTS[i].load(std::sync::atomic::Ordering::Relaxed);
+    (get(0), get(1), get(2))
 }
 
 /// Panics inside the interpreter boundary, to prove that panics become internal errors

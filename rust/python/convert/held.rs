@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use ahash::AHashMap;
 use pyo3::ffi as py;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyTuple, PyType};
 use pyo3::Borrowed;
 
 use super::ffi::{self, Kind};
@@ -200,9 +200,6 @@ impl<'py> Side for Held<'py> {
         }
         if obj.is_instance_of::<PyString>() {
             return w.string(o);
-        }
-        if obj.is_instance_of::<PyBool>() {
-            return Ok(Value::Bool(obj.is_truthy().unwrap_or(false)));
         }
         if obj.is_instance_of::<PyInt>() {
             // SAFETY: the GIL is held and `obj` is a live int (held).

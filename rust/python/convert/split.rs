@@ -34,28 +34,17 @@ pub(super) const SPLIT_MIN: usize = 2_048;
 /// holes not counted) and those of them the helper converted: the tests see which path large
 /// input took (`_core._split_conversions`, in builds with the `test-hooks` feature).
 #[cfg(feature = "test-hooks")]
-mod counted {
-    use std::sync::atomic::AtomicUsize;
-    pub static SPLITS: AtomicUsize = AtomicUsize::new(0);
-    pub static BLOCK_ITEMS: AtomicUsize = AtomicUsize::new(0);
-    pub static HELPER_ITEMS: AtomicUsize = AtomicUsize::new(0);
-}
-
-#[cfg(feature = "test-hooks")]
-pub fn counts() -> (usize, usize, usize) {
-    use counted::*;
-    let get = |c: &std::sync::atomic::AtomicUsize| c.load(Ordering::Relaxed);
-    (get(&SPLITS), get(&BLOCK_ITEMS), get(&HELPER_ITEMS))
-}
+pub static COUNTS: [std::sync::atomic::AtomicUsize; 3] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 3];
+const SPLITS: usize = 0;
+const BLOCK_ITEMS: usize = 1;
+const HELPER_ITEMS: usize = 2;
 
 /// Adds to a counter of the `test-hooks` build; nothing in the others.
-macro_rules! count {
-    ($counter:ident, $n:expr) => {{
-        #[cfg(feature = "test-hooks")]
-        counted::$counter.fetch_add($n, Ordering::Relaxed);
-        #[cfg(not(feature = "test-hooks"))]
-        let _ = $n;
-    }};
+#[inline(always)]
+fn count(_counter: usize, _n: usize) {
+    #[cfg(feature = "test-hooks")]
+    COUNTS[_counter].fetch_add(_n, Ordering::Relaxed);
 }
 
 /// Items a thread takes at a time: small enough that neither waits long for the other at the
@@ -99,7 +88,7 @@ pub(super) fn split_list(
     let claims = Mutex::new((out.len(), len));
     let shared = Shared::new();
     let stop = AtomicBool::new(false);
-    let mut mine = Free::walker(w, Watch::sharing(shared.clone()));
+    let mut mine = Free::walker(w.tables.for_helper(), Watch::sharing(shared.clone()));
     let theirs_tables = w.tables.for_helper();
     let list = Items(l);
     let ran = std::thread::scope(|scope| {
@@ -108,10 +97,7 @@ pub(super) fn split_list(
             .name("ptc-convert".into())
             .spawn_scoped(scope, move || {
                 // its watch made here: allocations are counted per thread
-                let mut theirs = Walker {
-                    tables: theirs_tables,
-                    ..Free::walker_with(Watch::sharing(shared))
-                };
+                let mut theirs = Free::walker(theirs_tables, Watch::sharing(shared));
                 // SAFETY: the GIL-holding thread runs no Python code until it has joined this
                 // one (below), and the list and its items outlive the scope
                 let blocks = unsafe { blocks(&mut theirs, list, claims, stop, End::Back, depth) };
@@ -119,7 +105,7 @@ pub(super) fn split_list(
                 (blocks, theirs.side.failed, used)
             });
         if spawned.is_ok() {
-            count!(SPLITS, 1);
+            count(SPLITS, 1);
         }
         // a panic here must still stop the helper before the scope joins it
         let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -134,13 +120,13 @@ pub(super) fn split_list(
     });
     let ((mut done, mut failed), theirs) = ran;
     let converted = |b: &Blocks| b.0.iter().map(|b| b.1.len() - b.2.len()).sum::<usize>();
-    count!(BLOCK_ITEMS, converted(&done));
+    count(BLOCK_ITEMS, converted(&done));
     // no second thread (it could not start): this one took every block
     if let Ok(joined) = theirs {
         // a panic on the helper is raised here, where the entry point makes it InternalError
         let (more, their_failure, used) = joined.unwrap_or_else(|p| std::panic::resume_unwind(p));
-        count!(BLOCK_ITEMS, converted(&more));
-        count!(HELPER_ITEMS, converted(&more));
+        count(BLOCK_ITEMS, converted(&more));
+        count(HELPER_ITEMS, converted(&more));
         done.0.extend(more.0);
         failed = failed.or(their_failure);
         if let Some(watch) = &mut w.watch {
@@ -253,17 +239,10 @@ impl Stop for Hole {
 }
 
 impl Free {
-    /// A walker of this side with the tables `w` made so far (their objects held by it).
-    fn walker(w: &Walker<Held<'_>>, watch: Watch) -> Walker<Free> {
+    /// A walker of this side with tables made by the walker (whose objects it holds).
+    fn walker(tables: super::Tables, watch: Watch) -> Walker<Free> {
         Walker {
-            tables: w.tables.for_helper(),
-            ..Free::walker_with(watch)
-        }
-    }
-
-    fn walker_with(watch: Watch) -> Walker<Free> {
-        Walker {
-            tables: super::Tables::new(),
+            tables,
             watch: Some(watch),
             pending: Vec::new(),
             pending_held: 0,

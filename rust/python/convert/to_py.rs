@@ -5,6 +5,7 @@ use ahash::AHashMap;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::PyTypeInfo;
 
 use super::{fresh_map, keyword_type, LONG_STRING};
 use crate::value::{Str, Value};
@@ -114,146 +115,215 @@ impl<'py> ToPy<'py> {
     }
 
     pub fn convert(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-        let r = self.value(v, false);
-        crate::guard::charge_bytes(std::mem::take(&mut self.unpaid));
-        r
+        self.paid(|c| c.value::<Plain>(v))
+    }
+
+    /// A tool's named-argument value: its maps' keyword keys, at every depth, become strings
+    /// with `-` made `_` (as Python parameters and JSON schema properties are named).
+    pub fn named(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+        self.paid(|c| c.value::<Named>(v))
+    }
+
+    /// A named argument's key (see [`ToPy::named`]).
+    pub fn named_key(&mut self, k: &Value) -> PyResult<Bound<'py, PyAny>> {
+        self.paid(|c| Named::key(c, k))
     }
 
     pub fn py(&self) -> Python<'py> {
         self.py
     }
 
-    fn value(&mut self, v: &Value, hashable: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn paid<T>(&mut self, f: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
+        let r = f(self);
+        crate::guard::charge_bytes(std::mem::take(&mut self.unpaid));
+        r
+    }
+
+    /// `v` as a Python value: vectors as lists, maps as dicts (keys as `K` makes them), sets
+    /// as sets.
+    fn value<K: Keys>(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
+        self.nested(v, |c| {
+            Ok(match v {
+                Value::Vector(xs) => {
+                    let list = PyList::empty(py);
+                    for x in crate::guard::charged(xs.iter()) {
+                        list.append(c.value::<K>(x)?)?;
+                    }
+                    list.into_any()
+                }
+                Value::Map(m) => {
+                    let d = PyDict::new(py);
+                    for (k, val) in crate::guard::charged(m.iter()) {
+                        let key = K::key(c, k)?;
+                        let before = d.len();
+                        d.set_item(&key, c.value::<K>(val)?)?;
+                        if d.len() == before {
+                            // `Keyword("a") == "a"`, `1 == 1.0 == True`: one key would be lost
+                            return Err(K::clash(c, v, k, &key));
+                        }
+                    }
+                    d.into_any()
+                }
+                Value::Set(s) => c.set(v, s.iter(), |xs| PySet::new(py, xs))?,
+                other => c.atom(other)?,
+            })
+        })
+    }
+
+    /// `v` as a hashable Python value (a dict's key, a set's member): vectors as tuples, maps
+    /// as tuples of key/value pairs, sets as frozensets.
+    fn hashable(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        self.nested(v, |c| {
+            Ok(match v {
+                Value::Vector(xs) => {
+                    let items: Vec<_> = crate::guard::charged(xs.iter())
+                        .map(|x| c.hashable(x))
+                        .collect::<PyResult<_>>()?;
+                    PyTuple::new(py, items)?.into_any()
+                }
+                Value::Map(m) => {
+                    let items: Vec<_> = crate::guard::charged(m.iter())
+                        .map(|(k, v)| PyTuple::new(py, [c.hashable(k)?, c.hashable(v)?]))
+                        .collect::<PyResult<_>>()?;
+                    PyTuple::new(py, items)?.into_any()
+                }
+                Value::Set(s) => c.set(v, s.iter(), |xs| PyFrozenSet::new(py, xs))?,
+                other => c.atom(other)?,
+            })
+        })
+    }
+
+    /// What every value shares: the depth limit, scalars made directly, a container's memory
+    /// charged, and a fresh stack segment when this one runs low.
+    #[inline]
+    fn nested(
+        &mut self,
+        v: &Value,
+        f: impl FnOnce(&mut Self) -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if self.depth >= MAX_OUTPUT_DEPTH {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "the value is nested more than {MAX_OUTPUT_DEPTH} levels deep and cannot be converted to Python"
             )));
         }
-        if let Some((o, bytes)) = scalar_to_python(py, v) {
+        if let Some((o, bytes)) = scalar_to_python(self.py, v) {
             self.pay(bytes);
             return Ok(o);
         }
+        self.pay(py_size(v));
         self.depth += 1;
-        if let Value::Vector(_) | Value::Map(_) | Value::Set(_) = v {
-            self.pay(py_size(v));
-        }
-        let r = crate::guard::deeper(|| {
-            Ok(match v {
-                Value::Str(s) => self.string(s),
-                Value::Keyword(k) => self.keyword(k)?,
-                Value::Vector(xs) => {
-                    if hashable {
-                        let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(xs.iter())
-                            .map(|x| self.value(x, true))
-                            .collect::<PyResult<_>>()?;
-                        PyTuple::new(py, items)?.into_any()
-                    } else {
-                        let list = PyList::empty(py);
-                        for x in crate::guard::charged(xs.iter()) {
-                            list.append(self.value(x, false)?)?;
-                        }
-                        list.into_any()
-                    }
-                }
-                Value::Map(m) => {
-                    if hashable {
-                        let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(m.iter())
-                            .map(|(k, v)| {
-                                Ok(
-                                    PyTuple::new(py, [self.value(k, true)?, self.value(v, true)?])?
-                                        .into_any(),
-                                )
-                            })
-                            .collect::<PyResult<_>>()?;
-                        PyTuple::new(py, items)?.into_any()
-                    } else {
-                        let d = PyDict::new(py);
-                        for (k, val) in crate::guard::charged(m.iter()) {
-                            let key = self.value(k, true)?;
-                            let before = d.len();
-                            d.set_item(&key, self.value(val, false)?)?;
-                            if d.len() == before {
-                                // `Keyword("a") == "a"`, `1 == 1.0 == True`: one key would be lost
-                                let keys = m.iter().map(|(k, _)| k);
-                                return Err(self.collision("a map has keys", v, keys, k, &key));
-                            }
-                        }
-                        d.into_any()
-                    }
-                }
-                Value::Set(s) => {
-                    let items: Vec<Bound<'py, PyAny>> = crate::guard::charged(s.iter())
-                        .map(|x| self.value(x, true))
-                        .collect::<PyResult<_>>()?;
-                    let set = if hashable {
-                        PyFrozenSet::new(py, &items)?.into_any()
-                    } else {
-                        PySet::new(py, &items)?.into_any()
-                    };
-                    if set.len()? != items.len() {
-                        // as for a map's keys: members equal in Python would be lost
-                        let seen = PySet::empty(py)?;
-                        for (x, item) in s.iter().zip(&items) {
-                            if seen.contains(item)? {
-                                return Err(self.collision(
-                                    "a set has members",
-                                    v,
-                                    s.iter(),
-                                    x,
-                                    item,
-                                ));
-                            }
-                            seen.add(item)?;
-                        }
-                    }
-                    set
-                }
-                Value::Date(days) => {
-                    check_python_year(v)?;
-                    let date = DATE_TYPE.import(py, "datetime", "date")?;
-                    date.call_method1("fromordinal", (*days as i64 + 719_163,))?
-                }
-                Value::DateTime(ms) => {
-                    check_python_year(v)?;
-                    let dt = DATETIME_TYPE.import(py, "datetime", "datetime")?;
-                    let utc = UTC.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-                        Ok(py
-                            .import("datetime")?
-                            .getattr("timezone")?
-                            .getattr("utc")?
-                            .unbind())
-                    })?;
-                    dt.call_method1("fromtimestamp", (*ms as f64 / 1000.0, utc.bind(py)))?
-                }
-                f @ crate::fn_pat!() => {
-                    PyString::new(py, &crate::format::print_full(f, false)).into_any()
-                }
-                other => PyString::new(py, &crate::format::print_full(other, false)).into_any(),
-            })
-        });
+        let r = crate::guard::deeper(|| f(self));
         self.depth -= 1;
         r
     }
+
+    /// A set's members, hashable, in the Python set `make` makes of them.
+    fn set<'v, S: PyTypeInfo>(
+        &mut self,
+        whole: &Value,
+        members: impl Iterator<Item = &'v Value> + Clone,
+        make: impl FnOnce(&[Bound<'py, PyAny>]) -> PyResult<Bound<'py, S>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let items: Vec<_> = crate::guard::charged(members.clone())
+            .map(|x| self.hashable(x))
+            .collect::<PyResult<_>>()?;
+        let set = make(&items)?.into_any();
+        if set.len()? != items.len() {
+            // as for a map's keys: members equal in Python would be lost
+            let seen = PySet::empty(self.py)?;
+            for (x, item) in members.zip(&items) {
+                if seen.contains(item)? {
+                    return Err(self.collision(whole, x, item));
+                }
+                seen.add(item)?;
+            }
+        }
+        Ok(set)
+    }
+
+    /// A value that holds no other: a string, a keyword, a date; a function as its text.
+    fn atom(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match v {
+            Value::Str(s) => self.string(s),
+            Value::Keyword(k) => self.keyword(k)?,
+            Value::Date(days) => {
+                check_python_year(v)?;
+                let date = DATE_TYPE.import(py, "datetime", "date")?;
+                date.call_method1("fromordinal", (*days as i64 + 719_163,))?
+            }
+            Value::DateTime(ms) => {
+                check_python_year(v)?;
+                let dt = DATETIME_TYPE.import(py, "datetime", "datetime")?;
+                let utc = UTC.import(py, "datetime", "UTC")?;
+                dt.call_method1("fromtimestamp", (*ms as f64 / 1000.0, utc))?
+            }
+            other => PyString::new(py, &crate::format::print_full(other, false)).into_any(),
+        })
+    }
+}
+
+/// How a map's keys become Python keys.
+trait Keys {
+    fn key<'py>(c: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>>;
+    /// The error for `k` of the map `whole`, whose Python `key` an earlier key became.
+    fn clash<'py>(c: &mut ToPy<'py>, whole: &Value, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
+        c.collision(whole, k, key)
+    }
+}
+
+/// A value's keys as they are: keywords as keyword objects, the rest hashable.
+struct Plain;
+
+impl Keys for Plain {
+    fn key<'py>(c: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>> {
+        c.hashable(k)
+    }
+}
+
+/// A tool's named arguments: keyword keys as strings with `-` made `_`.
+struct Named;
+
+impl Keys for Named {
+    fn key<'py>(c: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>> {
+        match k {
+            Value::Keyword(s) => Ok(PyString::new(c.py, &s.replace('-', "_")).into_any()),
+            other => c.hashable(other),
+        }
+    }
+    fn clash<'py>(_: &mut ToPy<'py>, _: &Value, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
+        named_clash(key, k)
+    }
+}
+
+/// Two of a tool's named-argument keys, different in the program (`:a-b` and `:a_b`, `:a` and
+/// `"a"`), that become the one Python `key`: Python would keep only the last.
+pub fn named_clash(key: &Bound<'_, PyAny>, k: &Value) -> PyErr {
+    let shown = key.repr().map(|r| r.to_string()).unwrap_or_default();
+    pyo3::exceptions::PyValueError::new_err(format!(
+        "two named arguments become the one Python key {shown}, which would keep only one: {} \
+         and an earlier key (a keyword's `-` becomes `_`; a keyword equals a string of its text)",
+        crate::format::mention(k)
+    ))
 }
 
 impl<'py> ToPy<'py> {
-    /// The error for `later`, whose Python form `later_py` equals that of an earlier one of
-    /// `all` (the keys or members of `whole`): Python would keep only one of them.
-    fn collision<'v>(
-        &mut self,
-        what: &str,
-        whole: &Value,
-        all: impl Iterator<Item = &'v Value>,
-        later: &Value,
-        later_py: &Bound<'py, PyAny>,
-    ) -> PyErr {
+    /// The error for `later`, whose Python form `later_py` equals that of an earlier key or
+    /// member of `whole` (a map or a set): Python would keep only one of them.
+    fn collision(&mut self, whole: &Value, later: &Value, later_py: &Bound<'py, PyAny>) -> PyErr {
+        let (what, all): (_, Box<dyn Iterator<Item = &Value>>) = match whole {
+            Value::Map(m) => ("a map has keys", Box::new(m.iter().map(|(k, _)| k))),
+            Value::Set(s) => ("a set has members", Box::new(s.iter())),
+            _ => ("a value has parts", Box::new(std::iter::empty())),
+        };
         let mut earlier = None;
         for x in all {
             if std::ptr::eq(x, later) || x == later {
                 break;
             }
-            if let Ok(o) = self.value(x, true) {
+            if let Ok(o) = self.hashable(x) {
                 if o.eq(later_py).unwrap_or(false) {
                     earlier = Some(x);
                     break;
