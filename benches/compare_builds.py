@@ -3,10 +3,10 @@
     python benches/compare_builds.py BEFORE_PYTHON AFTER_PYTHON [--runs 3] [--rounds 7]
 
 Each Python is an interpreter with one build of ptc installed (a venv per worktree). The builds
-run alternately in fresh processes (`--runs` each); every row takes a warm-up round and
-`--rounds` timed ones. Printed: per row, each build's minimum and median (ms) over all its runs,
-and the change. Not a pytest file: pytest-benchmark compares ptc with CPython in one process;
-this compares two ptc builds, which cannot share one.
+run alternately in fresh processes (`--runs` each; which goes first swaps every run); every row
+takes a warm-up round and `--rounds` timed ones. Printed: per row, each build's minimum and
+median (ms) over all its runs, and the change. Not a pytest file: pytest-benchmark compares ptc
+with CPython in one process; this compares two ptc builds, which cannot share one.
 """
 
 from __future__ import annotations
@@ -129,8 +129,11 @@ def main() -> None:
         print(json.dumps(measure(args.rounds, args.only)))
         return
     times: dict[str, dict[str, list[float]]] = {}
-    for _ in range(args.runs):
-        for label, python in (("before", args.before), ("after", args.after)):
+    pair = [("before", args.before), ("after", args.after)]
+    for run in range(args.runs):
+        # the second process of a pair measured up to 13% slower on the memory-heavy rows with
+        # the same build in both places: the order swaps every run, so neither build has it
+        for label, python in pair if run % 2 == 0 else pair[::-1]:
             cmd = [python, __file__, "-", "-", "--child", "--rounds", str(args.rounds)]
             cmd += ["--only", args.only]
             got = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
