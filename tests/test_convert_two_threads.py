@@ -12,6 +12,7 @@ from a clone: pyproject.toml turns it on; release wheels do not).
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 import os
@@ -72,6 +73,14 @@ def session(data: dict[str, Any]) -> tuple[ptc.Session, int]:
     before = splits()
     s = ptc.Session(data=data)
     return s, splits() - before
+
+
+def counted_session(data: dict[str, Any]) -> tuple[ptc.Session, tuple[int, ...]]:
+    """A Session of `data`, and what its conversion added to the split counters: lists split,
+    items converted in blocks, and those of them the helper thread converted."""
+    before = _core._split_conversions()
+    s = ptc.Session(data=data)
+    return s, tuple(a - b for a, b in zip(_core._split_conversions(), before, strict=True))
 
 
 def one_thread(item: Any) -> str:
@@ -302,14 +311,28 @@ def test_the_helper_thread_converts_items() -> None:
     thread holding the GIL tens of milliseconds alone, starting the helper tens of
     microseconds, so the helper converts some of them."""
     rows = [{"id": i, "name": f"n{i}", "v": [i, i / 2]} for i in range(200_000)]
-    before = _core._split_conversions()
-    s = ptc.Session(data={"rows": rows})
-    after = _core._split_conversions()
-    assert after[0] == before[0] + 1
-    assert after[1] - before[1] == 199_999
-    assert 0 < after[2] - before[2] < 199_999
+    s, (split, in_blocks, by_helper) = counted_session({"rows": rows})
+    assert (split, in_blocks) == (1, 199_999)
+    assert 0 < by_helper < 199_999
     assert s.run("(nth data/rows 199999)").value == rows[-1]
     assert s.run("(reduce + (map :id data/rows))").value == sum(range(200_000))
+
+
+def test_a_long_tuple_of_tuples_is_split_as_a_list_is() -> None:
+    """Tuples are read in place as lists are, on either thread: a tuple of 100,000 tuples is
+    split, the helper converts some of its items, and every tuple is a vector; a tuple
+    subclass (a namedtuple) converts on the one-thread path to the same vector."""
+    rows = tuple((i, f"s{i}", [i, i / 2]) for i in range(100_000))
+    s, (split, in_blocks, by_helper) = counted_session({"rows": rows})
+    assert (split, in_blocks) == (1, 99_999)
+    assert 0 < by_helper < 99_999
+    assert s.run("(nth data/rows 99999)").value == [99_999, "s99999", [99_999, 49_999.5]]
+    assert s.run("(every? vector? data/rows)").value is True
+    assert s.run("(reduce + (map first data/rows))").value == sum(range(100_000))
+    point = collections.namedtuple("point", "x y")
+    s = ptc.Session(data={"p": point(1, "b"), "ps": [point(i, i) for i in range(3_000)]})
+    assert s.run("data/p").value == [1, "b"]
+    assert s.run("(nth data/ps 2999)").value == [2_999, 2_999]
 
 
 @pytest.mark.parametrize("change", ["pop", "clear", "extend"])

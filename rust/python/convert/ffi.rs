@@ -28,6 +28,7 @@ pub(super) enum Kind {
     None,
     True,
     False,
+    Tuple,
     Other,
 }
 
@@ -56,6 +57,8 @@ pub(super) unsafe fn kind(o: *mut ffi::PyObject) -> Kind {
             Kind::True
         } else if o == ffi::Py_False() {
             Kind::False
+        } else if t == &raw mut ffi::PyTuple_Type {
+            Kind::Tuple
         } else {
             Kind::Other
         }
@@ -171,16 +174,22 @@ pub(super) unsafe fn text<'a>(o: *mut ffi::PyObject) -> Option<Cow<'a, str>> {
     }
 }
 
-/// A list's length and item array, read afresh (Python code may have changed both).
+/// A list's or tuple's length and item array, read afresh (Python code may have changed a
+/// list's both).
 ///
 /// # Safety
-/// `o` is a live exact list.
+/// `o` is a live list or tuple, or an object of a subclass of either.
 #[inline(always)]
-pub(super) unsafe fn list(o: *mut ffi::PyObject) -> (*mut *mut ffi::PyObject, usize) {
-    // SAFETY: the contract.
+pub(super) unsafe fn items(o: *mut ffi::PyObject) -> (*mut *mut ffi::PyObject, usize) {
+    // SAFETY: the contract; a subclass's objects have the base type's layout.
     unsafe {
-        let n = ffi::PyList_GET_SIZE(o) as usize;
-        ((*o.cast::<ffi::PyListObject>()).ob_item, n)
+        if ffi::Py_TYPE(o) == &raw mut ffi::PyList_Type || ffi::PyList_Check(o) != 0 {
+            let n = ffi::PyList_GET_SIZE(o) as usize;
+            ((*o.cast::<ffi::PyListObject>()).ob_item, n)
+        } else {
+            let n = ffi::PyTuple_GET_SIZE(o) as usize;
+            ((*o.cast::<ffi::PyTupleObject>()).ob_item.as_mut_ptr(), n)
+        }
     }
 }
 
@@ -281,12 +290,13 @@ pub fn check_layout(py: Python<'_>) -> PyResult<()> {
     let made = pyo3::types::PyList::new(py, texts)?;
     let dict = pyo3::types::PyDict::new(py);
     dict.set_item(texts[1], 7)?;
-    // SAFETY: the GIL is held and every object read is alive (held by `made` and `dict`).
+    let pair = pyo3::types::PyTuple::new(py, [5, 6])?;
+    // SAFETY: the GIL is held and every object read is alive (held by `made`, `dict`, `pair`).
     let reads = unsafe {
-        let (items, n) = list(made.as_ptr());
+        let (made_items, n) = items(made.as_ptr());
         let mut texts_read = true;
         for (i, expected) in texts.iter().enumerate() {
-            let o = *items.add(i);
+            let o = *made_items.add(i);
             texts_read &= kind(o) == Kind::Str
                 && chars(o) == expected.chars().count()
                 && text(o).as_deref() == Some(*expected);
@@ -296,10 +306,16 @@ pub fn check_layout(py: Python<'_>) -> PyResult<()> {
         let entry_read = entry.is_some_and(|(k, v)| {
             text(k).as_deref() == Some(texts[1]) && kind(v) == Kind::Int && exact_int(v) == Some(7)
         });
-        n == texts.len() && texts_read && entry_read && kind(dict.as_ptr()) == Kind::Dict
+        let (pair_items, pair_n) = items(pair.as_ptr());
+        let pair_read = pair_n == 2 && exact_int(*pair_items.add(1)) == Some(6);
+        n == texts.len()
+            && texts_read
+            && entry_read
+            && pair_read
+            && kind(dict.as_ptr()) == Kind::Dict
     };
     if !reads {
-        return refuse("lays out its lists, dicts or strings differently");
+        return refuse("lays out its lists, tuples, dicts or strings differently");
     }
     Ok(())
 }
@@ -334,7 +350,8 @@ mod tests {
                 ("None", Kind::None),
                 ("True", Kind::True),
                 ("False", Kind::False),
-                ("(1, 2)", Kind::Other),
+                ("(1, 2)", Kind::Tuple),
+                ("type('T', (tuple,), {})()", Kind::Other),
                 ("{1, 2}", Kind::Other),
                 ("b'bytes'", Kind::Other),
                 ("type('S', (str,), {})('sub')", Kind::Other),
@@ -392,13 +409,34 @@ mod tests {
             let l = PyList::new(py, [10, 20, 30]).unwrap_or_else(|e| panic!("{e}"));
             // SAFETY: the GIL is held and `l` is a live list; indexes below its length.
             let read: Vec<i64> = unsafe {
-                let (items, n) = list(l.as_ptr());
+                let (items, n) = items(l.as_ptr());
                 (0..n).filter_map(|i| exact_int(*items.add(i))).collect()
             };
             assert_eq!(read, [10, 20, 30]);
             l.append(40).unwrap_or_else(|e| panic!("{e}"));
             // SAFETY: as above (the array may have moved: read afresh).
-            assert_eq!(unsafe { list(l.as_ptr()) }.1, 4);
+            assert_eq!(unsafe { items(l.as_ptr()) }.1, 4);
+        });
+    }
+
+    #[test]
+    fn a_tuple_and_subclasses_read_their_items_in_place() {
+        with_py(|py| {
+            for code in [
+                "(10, 20, 30)",
+                "type('T', (tuple,), {})((10, 20, 30))",
+                "type('L', (list,), {})([10, 20, 30])",
+                "()",
+            ] {
+                let o = eval(py, code);
+                // SAFETY: the GIL is held and `o` is a live tuple or list (or subclass).
+                let read: Vec<i64> = unsafe {
+                    let (items, n) = items(o.as_ptr());
+                    (0..n).filter_map(|i| exact_int(*items.add(i))).collect()
+                };
+                let expected: &[i64] = if code == "()" { &[] } else { &[10, 20, 30] };
+                assert_eq!(read, expected, "{code}");
+            }
         });
     }
 

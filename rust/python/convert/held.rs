@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use ahash::AHashMap;
 use pyo3::ffi as py;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType};
 use pyo3::Borrowed;
 
 use super::ffi::{self, Kind};
@@ -110,21 +110,6 @@ impl<'py> Held<'py> {
         held
     }
 
-    /// A tuple's items (each held by PyO3's iterator) as a vector.
-    fn tuple(w: &mut W<'py>, t: &Bound<'py, PyTuple>, depth: usize) -> Result<Value, ConvError> {
-        Self::tick(w, t.len())?;
-        Self::reserve(w, crate::guard::values_bytes(t.len()))?;
-        let mut out = Vec::with_capacity(t.len());
-        for (i, item) in t.iter().enumerate() {
-            if i % 256 == 255 {
-                Self::tick(w, 256)?;
-            }
-            let v = w.value(item.as_ptr(), depth + 1);
-            out.push(v.map_err(|e| e.under(|| Seg::Index(i)))?);
-        }
-        Ok(Value::vector(out))
-    }
-
     /// A set or frozenset (or subclass), iterated by Python.
     fn set(w: &mut W<'py>, obj: &Bound<'py, PyAny>, depth: usize) -> Result<Value, ConvError> {
         let mut out = ValueSet::default();
@@ -216,12 +201,9 @@ impl<'py> Side for Held<'py> {
         if unsafe { py::PyDict_Check(o) } != 0 {
             return Self::container(w, o, |w| w.dict(o, depth));
         }
-        // SAFETY: as above.
-        if unsafe { py::PyList_Check(o) } != 0 {
+        // SAFETY: as above, for a subclass of list or tuple.
+        if unsafe { py::PyList_Check(o) != 0 || py::PyTuple_Check(o) != 0 } {
             return Self::container(w, o, |w| w.list(o, depth));
-        }
-        if let Ok(t) = obj.cast::<PyTuple>() {
-            return Self::container(w, o, |w| Self::tuple(w, t, depth));
         }
         if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
             return Self::set(w, &obj, depth);
@@ -356,7 +338,7 @@ impl<'py> Side for Held<'py> {
         depth: usize,
     ) -> Option<Result<Value, ConvError>> {
         // SAFETY: the GIL is held and `l` is alive.
-        let exact = unsafe { ffi::kind(l) } == Kind::List;
+        let exact = matches!(unsafe { ffi::kind(l) }, Kind::List | Kind::Tuple);
         (exact && w.watch.is_some() && super::split::worth_it(len))
             .then(|| super::split::split_list(w, l, depth))
     }

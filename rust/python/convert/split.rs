@@ -1,14 +1,14 @@
 //! A large list of host input converted by two threads at once: the thread holding the GIL
 //! takes blocks of items from the front, a helper thread takes blocks from the back, and each
 //! converts its items all the way (reads the objects and builds the values). The walker
-//! decides: any exact list of host input at least [`SPLIT_MIN`] long, at any depth.
+//! decides: any exact list or tuple of host input at least [`SPLIT_MIN`] long, at any depth.
 //!
 //! While the blocks convert, neither thread writes to any Python object or runs Python code:
-//! both read exact `dict`s, `list`s, `str`s, `int`s and `float`s, `None` and bools (raw reads,
-//! and `PyDict_Next` and `PyLong_AsLongLongAndOverflow`, which for these types only read), and
-//! touch no reference count. The thread holding the GIL keeps it, so no other Python thread
+//! both read exact `dict`s, `list`s, `tuple`s, `str`s, `int`s and `float`s, `None` and bools
+//! (raw reads, and `PyDict_Next` and `PyLong_AsLongLongAndOverflow`, which for these types only
+//! read), and touch no reference count. The thread holding the GIL keeps it, so no other Python thread
 //! runs either: nothing changes or frees what the helper reads without holding the GIL. An item
-//! holding anything else (a tuple, a subclass, a container referenced from elsewhere too, a
+//! holding anything else (a set, a subclass, a container referenced from elsewhere too, a
 //! big int, a non-string key) is a hole. Once the helper is joined, the thread holding the GIL
 //! fills the holes in order with the one-thread paths, so errors and sharing come as on one
 //! thread, and so does Python code (a subclass's methods, Ctrl-C's handler), which runs only
@@ -68,14 +68,15 @@ pub(super) fn worth_it(len: usize) -> bool {
     len >= SPLIT_MIN && crate::guard::cpus() >= 2
 }
 
-/// The items of a long exact list of host input, on two threads (see the module's comment).
+/// The items of a long exact list or tuple of host input, on two threads (see the module's
+/// comment).
 pub(super) fn split_list(
     w: &mut Walker<Held<'_>>,
     l: *mut py::PyObject,
     depth: usize,
 ) -> Result<Value, ConvError> {
-    // SAFETY: the GIL is held and `l` is a live exact list.
-    let len = unsafe { ffi::list(l) }.1;
+    // SAFETY: the GIL is held and `l` is a live exact list or tuple.
+    let len = unsafe { ffi::items(l) }.1;
     Held::tick(w, len)?;
     Held::reserve(w, crate::guard::values_bytes(len))?;
     let mut out: Vec<Value> = Vec::with_capacity(len);
@@ -84,7 +85,7 @@ pub(super) fn split_list(
     // read after everything that may run Python code (Ctrl-C's handler, the first item's
     // methods), which may have changed the list: from here to the join nothing can
     // SAFETY: as above.
-    let len = unsafe { ffi::list(l) }.1;
+    let len = unsafe { ffi::items(l) }.1;
     let claims = Mutex::new((out.len(), len));
     let shared = Shared::new();
     let stop = AtomicBool::new(false);
@@ -170,7 +171,7 @@ unsafe impl Send for Items {}
 /// Takes blocks from its end of the list until the threads meet (or `stop`).
 ///
 /// # Safety
-/// `list` is a live exact list that no code changes while this runs, nor its items.
+/// `list` is a live exact list or tuple that no code changes while this runs, nor its items.
 unsafe fn blocks(
     w: &mut Walker<Free>,
     list: Items,
@@ -181,7 +182,7 @@ unsafe fn blocks(
 ) -> Blocks {
     let mut done = Blocks::default();
     // SAFETY: as the function's contract; the list does not change, so neither does this.
-    let items = unsafe { ffi::list(list.0) }.0;
+    let items = unsafe { ffi::items(list.0) }.0;
     while !stop.load(Ordering::Acquire) && w.side.failed.is_none() {
         if Free::tick(w, 0).is_err() {
             break;

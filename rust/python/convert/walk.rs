@@ -1,8 +1,8 @@
 //! The walker: Python data to core values, by exact type (`ffi::kind`), on either thread of a
 //! conversion. What differs between the threads is a [`Side`]: the thread holding the GIL
 //! (`held.rs`) converts anything, may run Python code and reports errors with their paths; the
-//! split's helper thread (`split.rs`) reads exact JSON-like objects only and leaves anything
-//! else to the other (a hole). The walk borrows what it reaches from its parents (a reference
+//! split's helper thread (`split.rs`) reads exact JSON-like objects and tuples only, leaving
+//! anything else to the other (a hole). The walk borrows what it reaches from its parents (a reference
 //! count written for each object of a large input cost a tenth of the conversion).
 
 use std::borrow::Cow;
@@ -40,7 +40,7 @@ pub(super) trait Side: Sized {
         Self::hole()
     }
     fn memory(w: &mut Walker<Self>, e: crate::error::Error) -> Self::Stop;
-    /// Anything but an exact str, dict, list, int, float, `None` or bool.
+    /// Anything but an exact str, dict, list, tuple, int, float, `None` or bool.
     fn other(
         _: &mut Walker<Self>,
         _: *mut py::PyObject,
@@ -110,7 +110,7 @@ impl<S: Side> Walker<S> {
         match unsafe { ffi::kind(o) } {
             Kind::Str => self.string(o),
             Kind::Dict => S::container(self, o, |w| w.dict(o, depth)),
-            Kind::List => S::container(self, o, |w| w.list(o, depth)),
+            Kind::List | Kind::Tuple => S::container(self, o, |w| w.list(o, depth)),
             // SAFETY: as above; an exact int.
             Kind::Int => match unsafe { ffi::exact_int(o) } {
                 Some(i) => Ok(Value::Int(i)),
@@ -157,10 +157,10 @@ impl<S: Side> Walker<S> {
         Ok(v)
     }
 
-    /// An exact list (or one of its subclasses) as a vector.
+    /// A list or tuple (or one of their subclasses) as a vector.
     pub(super) fn list(&mut self, l: *mut py::PyObject, depth: usize) -> Result<Value, S::Stop> {
-        // SAFETY: `l` is a live list.
-        let len = unsafe { ffi::list(l) }.1;
+        // SAFETY: `l` is a live list or tuple.
+        let len = unsafe { ffi::items(l) }.1;
         if let Some(done) = S::long_list(self, l, len, depth) {
             return done;
         }
@@ -183,8 +183,8 @@ impl<S: Side> Walker<S> {
     ) -> Result<bool, S::Stop> {
         while out.len() < to {
             let i = out.len();
-            // SAFETY: `l` is a live list; its item array and length are read afresh.
-            let (mut items, mut n) = unsafe { ffi::list(l) };
+            // SAFETY: `l` is a live list or tuple; its item array and length are read afresh.
+            let (mut items, mut n) = unsafe { ffi::items(l) };
             if i >= n {
                 return Ok(false);
             }
@@ -193,7 +193,7 @@ impl<S: Side> Walker<S> {
                 // signal handler run here may change the list or free its items
                 S::tick(self, 256)?;
                 // SAFETY: as above.
-                (items, n) = unsafe { ffi::list(l) };
+                (items, n) = unsafe { ffi::items(l) };
                 if i >= n {
                     return Ok(false);
                 }
