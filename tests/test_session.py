@@ -297,3 +297,26 @@ def test_session_from_json_reads_data_straight_into_the_core(tmp_path: Path) -> 
         ptc.Session.from_json("[1, 2]")
     with pytest.raises(ValueError, match="invalid JSON"):
         ptc.Session.from_json('{"a": ')
+
+
+def test_a_bare_core_session_refuses_what_only_session_checks() -> None:
+    """`ptc._core.CoreSession` is `ptc.Session`'s Rust half: alone it runs a plain program,
+    and anything `Session` checks first (limits, a check, a cancel that is not a token, a
+    program that is not a str) is a TypeError that says so, not an AttributeError naming a
+    private method."""
+    message = (
+        "a bare CoreSession runs a str program with no limits, check or approved plan, and a "
+        "CancelToken or None as cancel; ptc.Session checks the rest (use it)"
+    )
+    core = ptc._core.CoreSession(None, {})
+    assert core.run("(+ 1 2)").value == 3
+    calls: list[tuple[object, dict[str, object]]] = [
+        ("(+ 1 2)", {"limits": {"fuel": 10}}),
+        ("(+ 1 2)", {"check": True}),
+        ("(+ 1 2)", {"cancel": "not a token"}),
+        (b"(+ 1 2)", {}),
+    ]
+    for source, kwargs in calls:
+        with pytest.raises(TypeError) as e:
+            core.run(source, **kwargs)
+        assert str(e.value) == message

@@ -958,10 +958,7 @@ impl CoreSession {
         // core here: a Python method in front of it cost about 150 ns, a sixth of a tiny
         // program's whole run
         if check || approved.is_some() {
-            return slf.call_method1(
-                "_run_checked",
-                (source, limits, cancel, lazy, check, approved),
-            );
+            return checked_path(slf)?.call1((source, limits, cancel, lazy, check, approved));
         }
         let py = slf.py();
         let token = match cancel {
@@ -978,7 +975,7 @@ impl CoreSession {
         }
         // the checks and their messages live in Python (`Session._run_checked`): not a str, a
         // text that is not valid Unicode, limits to normalize, a cancel that is not a token
-        slf.call_method1("_run_checked", (source, limits, cancel, lazy))
+        checked_path(slf)?.call1((source, limits, cancel, lazy))
     }
 
     /// Runs a program as `Core::run` does (limits already a dict of overrides, cancel a token
@@ -1198,4 +1195,19 @@ fn no_worker_error(stop: crate::error::Error) -> crate::error::Error {
         "tools that block forever hold a worker each; give them their own timeouts so they \
          return, or run fewer tool-calling runs at once",
     )
+}
+
+/// `Session._run_checked`, the checked path of `run`; a bare `CoreSession` has none (it was an
+/// `AttributeError` naming a private method).
+fn checked_path<'py>(slf: &Bound<'py, CoreSession>) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    slf.getattr(pyo3::intern!(py, "_run_checked")).map_err(|e| {
+        if !e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) {
+            return e;
+        }
+        pyo3::exceptions::PyTypeError::new_err(
+            "a bare CoreSession runs a str program with no limits, check or approved plan, and a \
+             CancelToken or None as cancel; ptc.Session checks the rest (use it)",
+        )
+    })
 }
