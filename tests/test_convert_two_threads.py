@@ -320,12 +320,13 @@ def test_the_helper_thread_converts_items() -> None:
 
 def test_a_long_tuple_of_tuples_is_split_as_a_list_is() -> None:
     """Tuples are read in place as lists are, on either thread: a tuple of 100,000 tuples is
-    split, the helper converts some of its items, and every tuple is a vector; a tuple
-    subclass (a namedtuple) converts on the one-thread path to the same vector."""
+    split, its items converted in blocks, and every tuple is a vector; a tuple subclass (a
+    namedtuple) converts on the one-thread path to the same vector."""
     rows = tuple((i, f"s{i}", [i, i / 2]) for i in range(100_000))
-    s, (split, in_blocks, by_helper) = counted_session({"rows": rows})
+    s, (split, in_blocks, _) = counted_session({"rows": rows})
+    # every item but the first converted in blocks, where only the walker's in-place reads
+    # run (which thread took them is the test above's: valgrind runs one thread at a time)
     assert (split, in_blocks) == (1, 99_999)
-    assert 0 < by_helper < 99_999
     assert s.run("(nth data/rows 99999)").value == [99_999, "s99999", [99_999, 49_999.5]]
     assert s.run("(every? vector? data/rows)").value is True
     assert s.run("(reduce + (map first data/rows))").value == sum(range(100_000))
