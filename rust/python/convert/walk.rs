@@ -2,8 +2,8 @@
 //! conversion. What differs between the threads is a [`Side`]: the thread holding the GIL
 //! (`held.rs`) converts anything, may run Python code and reports errors with their paths; the
 //! split's helper thread (`split.rs`) reads exact JSON-like objects and tuples only, leaving
-//! anything else to the other (a hole). The walk borrows what it reaches from its parents (a reference
-//! count written for each object of a large input cost a tenth of the conversion).
+//! anything else to the other (a hole). The walk borrows what it reaches from its parents (a
+//! reference count written for each object of a large input cost a tenth of the conversion).
 
 use std::borrow::Cow;
 
