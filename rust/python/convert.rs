@@ -27,7 +27,6 @@ mod split;
 mod to_py;
 mod walk;
 
-use ffi::Kind;
 pub use ffi::{check_layout, GcPause};
 pub use held::ToValue;
 pub use to_py::{named_clash, scalar_to_python, ToPy, MAX_OUTPUT_DEPTH};
@@ -140,19 +139,8 @@ fn fresh_map<K, V>() -> AHashMap<K, V> {
 /// An exact None, bool, int that fits or float, read without a converter (a tool's result is
 /// most often one, and making a converter cost more than reading it); `None` for anything else.
 pub fn scalar_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
-    let o = obj.as_ptr();
-    // SAFETY: `obj` is alive and the GIL is held (its `Bound` proves both); each read is of
-    // the exact type the classifier found.
-    unsafe {
-        match ffi::kind(o) {
-            Kind::None => Some(Value::Nil),
-            Kind::True => Some(Value::Bool(true)),
-            Kind::False => Some(Value::Bool(false)),
-            Kind::Int => ffi::exact_int(o).map(Value::Int),
-            Kind::Float => Some(Value::Float(ffi::float(o))),
-            _ => None,
-        }
-    }
+    // SAFETY: `obj` is alive and the GIL is held (its `Bound` proves both); `kind` is its own.
+    unsafe { walk::scalar(obj.as_ptr(), ffi::kind(obj.as_ptr())) }
 }
 
 /// A record shape and the key objects it was found by.

@@ -100,19 +100,6 @@ pub(super) unsafe fn exact_int(o: *mut ffi::PyObject) -> Option<i64> {
     (overflow == 0).then_some(i)
 }
 
-/// An int's (or subclass's) value; `None` when it does not fit in 64 bits, or its conversion
-/// raised (the exception is then set).
-///
-/// # Safety
-/// `o` is a live int and the GIL is held.
-pub(super) unsafe fn int(o: *mut ffi::PyObject) -> Option<i64> {
-    let mut overflow = 0;
-    // SAFETY: the contract. No object is made when it overflows, so no Python code runs.
-    let i = unsafe { ffi::PyLong_AsLongLongAndOverflow(o, &mut overflow) };
-    // SAFETY: the GIL is held.
-    (overflow == 0 && (i != -1 || unsafe { ffi::PyErr_Occurred() }.is_null())).then_some(i)
-}
-
 /// A str's length in characters.
 ///
 /// # Safety
@@ -477,8 +464,6 @@ mod tests {
                 let o = eval(py, code);
                 // SAFETY: the GIL is held and `o` is a live exact int.
                 assert_eq!(unsafe { exact_int(o.as_ptr()) }, expected, "{code}");
-                // SAFETY: as above.
-                assert_eq!(unsafe { int(o.as_ptr()) }, expected, "{code}");
                 assert!(
                     PyErr::take(py).is_none(),
                     "{code}: no exception is left set"

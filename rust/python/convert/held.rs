@@ -187,10 +187,10 @@ impl<'py> Side for Held<'py> {
             return w.string(o);
         }
         if obj.is_instance_of::<PyInt>() {
-            // SAFETY: the GIL is held and `obj` is a live int (held).
-            return match unsafe { ffi::int(o) } {
-                Some(i) => Ok(Value::Int(i)),
-                None => Err(Self::big_int(w, o)),
+            // an int subclass's value is read by CPython without calling its methods
+            return match obj.extract::<i64>() {
+                Ok(i) => Ok(Value::Int(i)),
+                Err(_) => Err(Self::big_int(w, o)),
             };
         }
         if let Ok(f) = obj.cast::<PyFloat>() {
@@ -219,10 +219,6 @@ impl<'py> Side for Held<'py> {
     }
 
     fn big_int(w: &mut W<'py>, o: *mut py::PyObject) -> ConvError {
-        let py = w.side.kw_type.py();
-        if let Some(e) = PyErr::take(py) {
-            return ConvError::new(e.to_string());
-        }
         // showing it makes Python objects (a method of it), and so may run Python code
         Self::before_python(w);
         let obj = Self::hold(w, o);

@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString,
 use pyo3::PyTypeInfo;
 
 use super::{fresh_map, keyword_type, LONG_STRING};
-use crate::value::{Str, Value};
+use crate::value::{MapData, Str, Value};
 
 /// Values nested deeper than this are not converted to Python objects (Python itself could
 /// not print or compare them without overflowing its recursion limit).
@@ -160,7 +160,7 @@ impl<'py> ToPy<'py> {
                         d.set_item(&key, c.value::<K>(val)?)?;
                         if d.len() == before {
                             // `Keyword("a") == "a"`, `1 == 1.0 == True`: one key would be lost
-                            return Err(K::clash(c, v, k, &key));
+                            return Err(K::clash(c, m, k, &key));
                         }
                     }
                     d.into_any()
@@ -232,10 +232,10 @@ impl<'py> ToPy<'py> {
         let set = make(&items)?.into_any();
         if set.len()? != items.len() {
             // as for a map's keys: members equal in Python would be lost
-            let seen = PySet::empty(self.py)?;
+            let (seen, all) = (PySet::empty(self.py)?, members.clone());
             for (x, item) in members.zip(&items) {
                 if seen.contains(item)? {
-                    return Err(self.collision(whole, x, item));
+                    return Err(self.collision("a set has members", whole, all, x, item));
                 }
                 seen.add(item)?;
             }
@@ -268,9 +268,10 @@ impl<'py> ToPy<'py> {
 /// How a map's keys become Python keys.
 trait Keys {
     fn key<'py>(c: &mut ToPy<'py>, k: &Value) -> PyResult<Bound<'py, PyAny>>;
-    /// The error for `k` of the map `whole`, whose Python `key` an earlier key became.
-    fn clash<'py>(c: &mut ToPy<'py>, whole: &Value, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
-        c.collision(whole, k, key)
+    /// The error for `k` of the map `m`, whose Python `key` an earlier key became.
+    fn clash<'py>(c: &mut ToPy<'py>, m: &MapData, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
+        let whole = Value::Map(m.clone());
+        c.collision("a map has keys", &whole, m.iter().map(|(k, _)| k), k, key)
     }
 }
 
@@ -293,7 +294,7 @@ impl Keys for Named {
             other => c.hashable(other),
         }
     }
-    fn clash<'py>(_: &mut ToPy<'py>, _: &Value, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
+    fn clash<'py>(_: &mut ToPy<'py>, _: &MapData, k: &Value, key: &Bound<'py, PyAny>) -> PyErr {
         named_clash(key, k)
     }
 }
@@ -310,14 +311,16 @@ pub fn named_clash(key: &Bound<'_, PyAny>, k: &Value) -> PyErr {
 }
 
 impl<'py> ToPy<'py> {
-    /// The error for `later`, whose Python form `later_py` equals that of an earlier key or
-    /// member of `whole` (a map or a set): Python would keep only one of them.
-    fn collision(&mut self, whole: &Value, later: &Value, later_py: &Bound<'py, PyAny>) -> PyErr {
-        let (what, all): (_, Box<dyn Iterator<Item = &Value>>) = match whole {
-            Value::Map(m) => ("a map has keys", Box::new(m.iter().map(|(k, _)| k))),
-            Value::Set(s) => ("a set has members", Box::new(s.iter())),
-            _ => ("a value has parts", Box::new(std::iter::empty())),
-        };
+    /// The error for `later`, whose Python form `later_py` equals that of an earlier one of
+    /// `all`, the keys or members of `whole`: Python would keep only one of them.
+    fn collision<'v>(
+        &mut self,
+        what: &str,
+        whole: &Value,
+        all: impl Iterator<Item = &'v Value>,
+        later: &Value,
+        later_py: &Bound<'py, PyAny>,
+    ) -> PyErr {
         let mut earlier = None;
         for x in all {
             if std::ptr::eq(x, later) || x == later {

@@ -18,6 +18,26 @@ use crate::value::Value;
 
 pub(super) const CHANGED: &str = "the dict changed size while it was being converted";
 
+/// The value of an exact None, bool, float or int that fits in 64 bits; `None` for anything
+/// else.
+///
+/// # Safety
+/// `o` is a live object whose exact type is `kind`.
+#[inline(always)]
+pub(super) unsafe fn scalar(o: *mut py::PyObject, kind: Kind) -> Option<Value> {
+    // SAFETY: the contract; each read is of the type the classifier found.
+    unsafe {
+        match kind {
+            Kind::None => Some(Value::Nil),
+            Kind::True => Some(Value::Bool(true)),
+            Kind::False => Some(Value::Bool(false)),
+            Kind::Int => ffi::exact_int(o).map(Value::Int),
+            Kind::Float => Some(Value::Float(ffi::float(o))),
+            _ => None,
+        }
+    }
+}
+
 /// What stops a walk: an error (with its path) or a hole.
 pub(super) trait Stop {
     /// The stop, as seen from the container holding what stopped (`seg` made only if needed).
@@ -111,17 +131,9 @@ impl<S: Side> Walker<S> {
             Kind::Str => self.string(o),
             Kind::Dict => S::container(self, o, |w| w.dict(o, depth)),
             Kind::List | Kind::Tuple => S::container(self, o, |w| w.list(o, depth)),
-            // SAFETY: as above; an exact int.
-            Kind::Int => match unsafe { ffi::exact_int(o) } {
-                Some(i) => Ok(Value::Int(i)),
-                None => Err(S::big_int(self, o)),
-            },
-            // SAFETY: as above; an exact float.
-            Kind::Float => Ok(Value::Float(unsafe { ffi::float(o) })),
-            Kind::None => Ok(Value::Nil),
-            Kind::True => Ok(Value::Bool(true)),
-            Kind::False => Ok(Value::Bool(false)),
             Kind::Other => S::other(self, o, depth),
+            // SAFETY: as above; `kind` is `o`'s. Not a scalar: an int too big for 64 bits.
+            kind => unsafe { scalar(o, kind) }.ok_or_else(|| S::big_int(self, o)),
         }
     }
 
