@@ -29,7 +29,7 @@ mod walk;
 
 pub use ffi::{check_layout, GcPause};
 pub use held::ToValue;
-pub use to_py::{named_clash, scalar_to_python, ToPy, MAX_OUTPUT_DEPTH};
+pub use to_py::{scalar_to_python, ToPy, MAX_OUTPUT_DEPTH};
 
 #[cfg(feature = "test-hooks")]
 pub use split::COUNTS as SPLIT_COUNTS;

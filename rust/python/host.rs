@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::convert::{ConvError, GcPause, ToPy, ToValue};
-use super::tool_args::{describe_exception, named_args, set_named};
+use super::tool_args::{describe_exception, named_args};
 use super::workers::SHUTTING_DOWN;
 use crate::error::Pos;
 use crate::eval::{Gate, Host, ToolCtx, ToolFailure};
@@ -370,16 +370,7 @@ impl RunHost {
         // value pairs) gets them as a dict and no positional list, any other call the list
         let positional = PyList::empty(py);
         let named = match named_args(args) {
-            Some(pairs) => {
-                let d = PyDict::new(py);
-                for (i, (k, v)) in pairs.iter().enumerate() {
-                    let key = conv.named_key(k).map_err(fail)?;
-                    let value = conv.named(v).map_err(fail)?;
-                    let earlier = pairs[..i].iter().map(|(e, _)| e);
-                    set_named(&d, key, value, k, earlier).map_err(fail)?;
-                }
-                d.into_any()
-            }
+            Some(map) => conv.named(&map).map_err(fail)?,
             None => {
                 for a in args {
                     positional

@@ -124,11 +124,6 @@ impl<'py> ToPy<'py> {
         self.paid(|c| c.value::<Named>(v))
     }
 
-    /// A named argument's key (see [`ToPy::named`]).
-    pub fn named_key(&mut self, k: &Value) -> PyResult<Bound<'py, PyAny>> {
-        self.paid(|c| Named::key(c, k))
-    }
-
     pub fn py(&self) -> Python<'py> {
         self.py
     }
@@ -301,7 +296,7 @@ impl Keys for Named {
 
 /// Two of a tool's named-argument keys, different in the program (`:a-b` and `:a_b`, `:a` and
 /// `"a"`), that become the one Python `key`: Python would keep only the last.
-pub fn named_clash(key: &Bound<'_, PyAny>, k: &Value) -> PyErr {
+fn named_clash(key: &Bound<'_, PyAny>, k: &Value) -> PyErr {
     let shown = key.repr().map(|r| r.to_string()).unwrap_or_default();
     pyo3::exceptions::PyValueError::new_err(format!(
         "two named arguments become the one Python key {shown}, which would keep only one: {} \
