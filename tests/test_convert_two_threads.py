@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import enum
 import json
 import os
 import re
@@ -244,6 +245,11 @@ def at(i: int, layout: str) -> str:
             "(use None, bool, int, float, str, list, tuple, dict, set)",
         ),
         (
+            lambda rows, top: rows[3000].__setitem__("m", {float("nan"): 1, float("nan"): 2}),
+            "{3000}.m: this dict has more than one NaN key: Python keeps them apart (NaN equals "
+            "nothing), here they would be one key and the others lost; use keys that are not NaN",
+        ),
+        (
             # two errors, one in each thread's half: the first by index is the one reported
             lambda rows, top: [rows[i].__setitem__("when", object()) for i in (6500, 2500)],
             "{2500}.when: object is not supported "
@@ -334,6 +340,38 @@ def test_a_long_tuple_of_tuples_is_split_as_a_list_is() -> None:
     s = ptc.Session(data={"p": point(1, "b"), "ps": [point(i, i) for i in range(3_000)]})
     assert s.run("data/p").value == [1, "b"]
     assert s.run("(nth data/ps 2999)").value == [2_999, 2_999]
+
+
+def test_maps_that_are_not_records_convert_in_the_blocks() -> None:
+    """Dicts that are not records (keys that are not strings, more keys than a record holds,
+    a str subclass's keys) take the walker's map path on either thread: a list of them is split
+    with no item left to the thread holding the GIL, and each converts as on one thread."""
+
+    class Color(enum.StrEnum):
+        RED = "red"
+        BLUE = "blue-ish"
+
+    def row(i: int) -> dict[Any, Any]:
+        if i % 3 == 0:
+            return {i: f"v{i}", -1.5: None, None: [i], True: "yes", (i, "t"): i}
+        if i % 3 == 1:
+            return {f"k{j}": i + j for j in range(70)}
+        return {Color.RED: i, Color.BLUE: "b"}
+
+    rows = [row(i) for i in range(9_000)]
+    s, (split, in_blocks, _) = counted_session({"rows": rows})
+    assert (split, in_blocks) == (1, 8_999)
+    assert s.run("(get (nth data/rows 3000) 3000)").value == "v3000"
+    assert s.run('(get (nth data/rows 3000) [3000 "t"])').value == 3000
+    assert s.run("(map (nth data/rows 3000) [-1.5 nil true])").value == [None, [3000], "yes"]
+    assert s.run("(count (nth data/rows 3001))").value == 70
+    assert s.run("(:k69 (nth data/rows 3001))").value == 3070
+    assert s.run("[(:red (nth data/rows 3002)) (:blue-ish (nth data/rows 3002))]").value == [
+        3002,
+        "b",
+    ]
+    for i in (3000, 3001, 3002):
+        assert s.run(f"(str (nth data/rows {i}))").value == one_thread(row(i))
 
 
 @pytest.mark.parametrize("change", ["pop", "clear", "extend"])

@@ -10,18 +10,14 @@ use ahash::AHashMap;
 use pyo3::ffi as py;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType};
-use pyo3::Borrowed;
 
 use super::ffi::{self, Kind};
 use super::walk::{Side, Stop, Walker};
-use super::{big_int_text, fresh_map, key_seg, keyword_type, Cause, ConvError, Seg, Tables};
-use crate::value::{Value, ValueMap, ValueSet};
+use super::{big_int_text, fresh_map, keyword_type, Cause, ConvError, Seg, Tables};
+use crate::value::{Value, ValueSet};
 
 pub const MAX_INPUT_DEPTH: usize = 1_000;
 
-const NAN_KEYS: &str = "this dict has more than one NaN key: Python keeps them apart (NaN equals \
-                        nothing), here they would be one key and the others lost; use keys that \
-                        are not NaN";
 const NAN_MEMBERS: &str = "this set has more than one NaN: Python keeps them apart (NaN equals \
                            nothing), here they would be one member and the others lost";
 
@@ -125,24 +121,6 @@ impl<'py> Held<'py> {
         }
         Ok(Value::set(out))
     }
-
-    /// A map key: a str (kept by address, so records repeating it skip hashing its text) as a
-    /// keyword when it is keyword text, anything else as its value.
-    fn key(w: &mut W<'py>, k: *mut py::PyObject, depth: usize) -> Result<Value, ConvError> {
-        // SAFETY: the GIL is held and `k` is a live key.
-        if unsafe { py::PyUnicode_Check(k) } == 0 {
-            return w.value(k, depth + 1);
-        }
-        if let Some(v) = w.tables.keys.get(&(k as usize)) {
-            return Ok(v.clone());
-        }
-        let text = w.text(k)?;
-        let (v, kept) = w.tables.add_key(k as usize, &text);
-        if kept {
-            Self::hold(w, k);
-        }
-        Ok(v)
-    }
 }
 
 impl Stop for ConvError {
@@ -236,56 +214,6 @@ impl<'py> Side for Held<'py> {
             .map_err(|e| ConvError::new(e.to_string()))?;
         let text = s.to_str().map_err(|e| ConvError::new(e.to_string()))?;
         Ok(Cow::Owned(text.to_owned()))
-    }
-
-    fn map(w: &mut W<'py>, d: *mut py::PyObject, depth: usize) -> Result<Value, ConvError> {
-        let py = w.side.kw_type.py();
-        // SAFETY: the GIL is held and `d` is a live dict.
-        let len = unsafe { py::PyDict_Size(d) } as usize;
-        Self::reserve(w, crate::guard::values_bytes(len).saturating_mul(3))?;
-        let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
-        // Python keeps NaN keys apart (NaN equals nothing); here they are one key: a second
-        // one would be lost
-        let mut nan_keys = 0;
-        let mut pos = 0;
-        for entries in 1.. {
-            // Python code run by a key (its `__hash__`) or a value may change the dict
-            // SAFETY: as above.
-            if unsafe { py::PyDict_Size(d) } as usize != len {
-                return Err(ConvError::new(super::walk::CHANGED));
-            }
-            // SAFETY: as above; the entries are alive while the dict holds them.
-            let Some((k, v)) = (unsafe { ffi::dict_next(d, &mut pos) }) else {
-                break;
-            };
-            // one dict can hold millions of entries: Ctrl-C is looked at every 65,536 of them
-            // (the dict was charged for all of them at once)
-            if entries % (1 << 16) == 0 {
-                Self::before_python(w);
-                py.check_signals().map_err(ConvError::raise)?;
-            }
-            // a key that is not a string may run Python code, which could free the value
-            // SAFETY: the GIL is held; `k` and `v` are alive (just read from the dict).
-            let held = if unsafe { py::PyUnicode_CheckExact(k) } != 0 {
-                None
-            } else {
-                // SAFETY: as above.
-                Some(unsafe { Borrowed::from_ptr(py, v) }.to_owned())
-            };
-            let key = Self::key(w, k, depth)?;
-            if matches!(key, Value::Float(f) if f.is_nan()) {
-                nan_keys += 1;
-                if nan_keys > 1 {
-                    return Err(ConvError::new(NAN_KEYS));
-                }
-            }
-            let v = held.as_ref().map_or(v, |h| h.as_ptr());
-            let val = w
-                .value(v, depth + 1)
-                .map_err(|e| e.under(|| key_seg(&key)))?;
-            m.insert(key, val);
-        }
-        Ok(Value::map(m))
     }
 
     fn container(

@@ -4,12 +4,13 @@
 //! decides: any exact list or tuple of host input at least [`SPLIT_MIN`] long, at any depth.
 //!
 //! While the blocks convert, neither thread writes to any Python object or runs Python code:
-//! both read exact `dict`s, `list`s, `tuple`s, `str`s, `int`s and `float`s, `None` and bools
-//! (raw reads, and `PyDict_Next` and `PyLong_AsLongLongAndOverflow`, which for these types only
-//! read), and touch no reference count. The thread holding the GIL keeps it, so no other
+//! both read exact `dict`s, `list`s, `tuple`s, `str`s, `int`s and `float`s, `None` and bools,
+//! and the text of a str subclass used as a dict key (raw reads, and `PyDict_Next` and
+//! `PyLong_AsLongLongAndOverflow`, which for these types only read), and touch no reference
+//! count. The thread holding the GIL keeps it, so no other
 //! Python thread runs either: nothing changes or frees what the helper reads without holding
 //! the GIL. An item holding anything else (a set, a subclass, a container referenced from
-//! elsewhere too, a big int, a non-string key) is a hole. Once the helper is joined, the
+//! elsewhere too, a big int, a key that is none of these) is a hole. Once the helper is joined, the
 //! thread holding the GIL fills the holes in order with the one-thread paths, so errors and
 //! sharing come as on one thread, and so does Python code (a subclass's methods, Ctrl-C's
 //! handler), which runs only then: what it changes in items converted already is not seen,

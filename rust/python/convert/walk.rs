@@ -14,9 +14,12 @@ use super::ffi::{self, Kind};
 use super::{key_seg, Seg, Tables, LONG_STRING};
 use crate::map::{MapData, MAX_SHAPED_KEYS};
 use crate::sysmem::Watch;
-use crate::value::Value;
+use crate::value::{Value, ValueMap};
 
 pub(super) const CHANGED: &str = "the dict changed size while it was being converted";
+const NAN_KEYS: &str = "this dict has more than one NaN key: Python keeps them apart (NaN equals \
+                        nothing), here they would be one key and the others lost; use keys that \
+                        are not NaN";
 
 /// The value of an exact None, bool, float or int that fits in 64 bits; `None` for anything
 /// else.
@@ -77,11 +80,6 @@ pub(super) trait Side: Sized {
         _: &mut Walker<Self>,
         _: *mut py::PyObject,
     ) -> Result<Cow<'s, str>, Self::Stop> {
-        Err(Self::hole())
-    }
-    /// A dict that is not a record (a key not a string, too many keys, keys equal once
-    /// converted).
-    fn map(_: &mut Walker<Self>, _: *mut py::PyObject, _depth: usize) -> Result<Value, Self::Stop> {
         Err(Self::hole())
     }
     /// A list or dict: `convert` it, once per object when it is referenced from elsewhere too.
@@ -237,7 +235,67 @@ impl<S: Side> Walker<S> {
                 return Ok(v);
             }
         }
-        S::map(self, d, depth)
+        self.map(d, len, depth)
+    }
+
+    /// A dict that is not a record (a key not a string, too many keys, keys equal once
+    /// converted): a map.
+    fn map(&mut self, d: *mut py::PyObject, len: usize, depth: usize) -> Result<Value, S::Stop> {
+        S::reserve(self, crate::guard::values_bytes(len).saturating_mul(3))?;
+        let mut m = ValueMap::with_capacity_and_hasher(len, Default::default());
+        // Python keeps NaN keys apart (NaN equals nothing); here they are one key: a second
+        // one would be lost
+        let mut nan_keys = 0;
+        let mut pos = 0;
+        for entries in 1.. {
+            // Python code run by a key (a subclass's methods) or a value may change the dict
+            // SAFETY: `d` is a live dict.
+            if unsafe { py::PyDict_Size(d) } as usize != len {
+                return Err(S::error(self, CHANGED));
+            }
+            // SAFETY: as above; the entries are alive while the dict holds them.
+            let Some((k, v)) = (unsafe { ffi::dict_next(d, &mut pos) }) else {
+                break;
+            };
+            // charged as a list's items are: in groups, before the next entry is taken
+            if entries % 256 == 0 {
+                S::tick(self, 256)?;
+            }
+            // the value borrowed on `pending` while the key converts: held if Python code runs
+            self.pending.push(v as usize);
+            let key = self.key(k, depth);
+            self.pending.pop();
+            self.pending_held = self.pending_held.min(self.pending.len());
+            let key = key?;
+            if matches!(key, Value::Float(f) if f.is_nan()) {
+                nan_keys += 1;
+                if nan_keys > 1 {
+                    return Err(S::error(self, NAN_KEYS));
+                }
+            }
+            let val = self.value(v, depth + 1);
+            let val = val.map_err(|e| e.under(|| key_seg(&key)))?;
+            m.insert(key, val);
+        }
+        Ok(Value::map(m))
+    }
+
+    /// A map key: a str (or subclass; kept by address, so records repeating it skip hashing
+    /// its text) as a keyword when it is keyword text, anything else as its value.
+    fn key(&mut self, k: *mut py::PyObject, depth: usize) -> Result<Value, S::Stop> {
+        if let Some(v) = self.tables.keys.get(&(k as usize)) {
+            return Ok(v.clone());
+        }
+        // SAFETY: `k` is a live key (its type's flags only read).
+        if unsafe { py::PyUnicode_Check(k) } == 0 {
+            return self.value(k, depth + 1);
+        }
+        let text = self.text(k)?;
+        let (v, kept) = self.tables.add_key(k as usize, &text);
+        if kept {
+            S::kept(self, k);
+        }
+        Ok(v)
     }
 
     /// A dict whose keys are all exact strs, as a record sharing its shape (key list) with the
