@@ -38,6 +38,7 @@ def rows() -> dict[str, Callable[[], Callable[[], Any]]]:
     many = {str(k): nested[k * 1500 : (k + 1) * 1500] for k in range(60)}
     big_map = {f"key{i}": {"v": i, "t": f"text {i}"} for i in range(100_000)}
     tuples = [(i, f"s{i}", [i, i / 2]) for i in range(100_000)]
+    keyed = [{j: f"v{j}" for j in range(i % 7, i % 7 + 4)} for i in range(100_000)]
 
     def calls(tool: Callable[..., Any], arg: str) -> Callable[[], Any]:
         s = ptc.Session(tools={"f": tool}, limits={"max_tool_calls": 10_000})
@@ -89,6 +90,9 @@ def rows() -> dict[str, Callable[[], Callable[[], Any]]]:
         "Session(data=...), 60 lists of 1,500 orders": lambda: lambda: ptc.Session(data=many),
         "Session(data=...), one 100k-key map": lambda: lambda: ptc.Session(data={"m": big_map}),
         "Session(data=...), 100k tuples": lambda: lambda: ptc.Session(data={"t": tuples}),
+        "Session(data=...), 100k maps with int keys": lambda: (
+            lambda: ptc.Session(data={"k": keyed})
+        ),
         "10,000 tool calls, an int argument": lambda: calls(lambda x: x, "i"),
         "10,000 tool calls, a map argument": lambda: calls(lambda **kw: kw["a"], '{:a i :b "x"}'),
         "a tool's result of 12,000 orders": result,

@@ -722,6 +722,24 @@ def test_a_dict_mutated_during_conversion_is_an_error_not_a_panic() -> None:
         ptc.Session(data={"d": inner})
 
 
+def test_a_map_key_that_frees_its_value_while_it_converts() -> None:
+    """A dict that is not a record (a frozenset key): the key's iteration (Python code) empties
+    the dict, freeing the value only the dict held. The walk read that value before the key
+    converted and holds it once Python code runs, so it reads nothing freed; the change is then
+    an error naming the dict."""
+    inner: dict[Any, Any] = {}
+
+    class Meddling(frozenset):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            inner.clear()
+            return super().__iter__()
+
+    inner[Meddling({1})] = [f"only here {i}" for i in range(1_000)]
+    inner[2] = 3
+    with pytest.raises(TypeError, match=r"^data\.d: the dict changed size while it was being"):
+        ptc.Session(data={"d": inner})
+
+
 @pytest.mark.parametrize("how", ["clear", "shrink", "grow", "replace"])
 def test_a_list_mutated_during_conversion_is_walked_safely(how: str) -> None:
     """A set subclass whose iteration changes the list being converted, while the walk asks
