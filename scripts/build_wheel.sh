@@ -116,7 +116,7 @@ names = {m.name.split("/", 1)[1] for m in members}
 problems = []
 for need in ("LICENSE", "README.md", "pyproject.toml", "Cargo.toml", "Cargo.lock", "build.rs",
              "rust/lib.rs", "python/ptc/__init__.py", "python/ptc/_core.pyi", "python/ptc/py.typed",
-             "python/ptc/reference/LANGUAGE.md"):
+             "python/ptc/reference/LANGUAGE.md", ".cargo/config.toml"):
     if need not in names:
         problems.append(f"missing {need}")
 for m in members:
